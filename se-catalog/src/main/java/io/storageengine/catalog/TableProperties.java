@@ -1,0 +1,17 @@
+package io.storageengine.catalog;
+
+/** Iceberg table properties and snapshot summary keys that the engine reads and writes. */
+public final class TableProperties {
+  /** {@code append} (default) or {@code entity}. */
+  public static final String MODE = "se.mode";
+  public static final String MODE_APPEND = "append";
+  public static final String MODE_ENTITY = "entity";
+  /** Entity tables: numeric, date or timestamp column; highest version wins per key. */
+  public static final String VERSION_COLUMN = "se.version-column";
+  /** Entity tables: how long deletes are remembered (ISO-8601 duration or ms); default 7 days. */
+  public static final String TOMBSTONE_RETENTION = "se.tombstone-retention";
+  /** Snapshot summary: the last WAL seq included in the table state as of this snapshot. */
+  public static final String SUMMARY_WAL_SEQ = "se.wal.seq";
+
+  private TableProperties() {}
+}

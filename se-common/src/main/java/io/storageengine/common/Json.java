@@ -1,0 +1,62 @@
+package io.storageengine.common;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+
+/** One shared, strict JSON mapper: unknown properties are errors. */
+public final class Json {
+  public static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+
+  private Json() {}
+
+  public static byte[] toBytes(Object value) {
+    try {
+      return MAPPER.writeValueAsBytes(value);
+    } catch (JsonProcessingException e) {
+      throw SeException.internal("cannot serialize JSON", e);
+    }
+  }
+
+  public static String toString(Object value) {
+    return new String(toBytes(value), StandardCharsets.UTF_8);
+  }
+
+  /** Parses bytes into a tree; malformed JSON is {@link ErrorCode#INVALID_JSON}. */
+  public static JsonNode parse(byte[] bytes) {
+    try {
+      JsonNode node = MAPPER.readTree(bytes);
+      if (node == null || node.isMissingNode()) {
+        throw new SeException(ErrorCode.INVALID_JSON, "invalid JSON: empty document");
+      }
+      return node;
+    } catch (IOException e) {
+      throw new SeException(ErrorCode.INVALID_JSON, "invalid JSON: " + firstLine(e.getMessage()));
+    }
+  }
+
+  public static <T> T read(byte[] bytes, Class<T> type) {
+    try {
+      return MAPPER.readValue(bytes, type);
+    } catch (IOException e) {
+      throw new SeException(ErrorCode.INVALID_JSON, "invalid JSON: " + firstLine(e.getMessage()));
+    }
+  }
+
+  public static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  private static String firstLine(String s) {
+    if (s == null) {
+      return "unreadable";
+    }
+    int nl = s.indexOf('\n');
+    return nl < 0 ? s : s.substring(0, nl);
+  }
+}

@@ -1,0 +1,76 @@
+package io.storageengine.common;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.LoggerContext;
+import ch.qos.logback.classic.encoder.JsonEncoder;
+import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.ConsoleAppender;
+import ch.qos.logback.core.encoder.Encoder;
+import java.util.Locale;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Configures logging to stdout from {@code SE_LOG} (levels, e.g.
+ * {@code info,io.storageengine.ingest=debug}) and {@code SE_LOG_FORMAT} ({@code text} or
+ * {@code json}: one JSON object per line).
+ */
+public final class Logging {
+  private Logging() {}
+
+  public static void configureFromEnvironment() {
+    configure(System.getenv("SE_LOG"), System.getenv("SE_LOG_FORMAT"));
+  }
+
+  public static void configure(String levels, String format) {
+    if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+      return;
+    }
+    context.reset();
+    Encoder<ILoggingEvent> encoder;
+    if (format != null && format.trim().toLowerCase(Locale.ROOT).equals("json")) {
+      JsonEncoder json = new JsonEncoder();
+      json.setWithArguments(false);
+      json.setWithSequenceNumber(false);
+      json.setWithNanoseconds(false);
+      encoder = json;
+    } else {
+      PatternLayoutEncoder text = new PatternLayoutEncoder();
+      text.setPattern("%d{HH:mm:ss.SSS} %-5level [%thread] %logger{30} - %msg%n");
+      encoder = text;
+    }
+    encoder.setContext(context);
+    encoder.start();
+    ConsoleAppender<ILoggingEvent> console = new ConsoleAppender<>();
+    console.setContext(context);
+    console.setName("stdout");
+    console.setEncoder(encoder);
+    console.start();
+    Logger root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    root.addAppender(console);
+    root.setLevel(Level.INFO);
+    // Chatty third-party libraries stay at WARN unless asked for.
+    for (String noisy : new String[] {"org.apache.hadoop", "org.apache.parquet", "io.netty",
+        "com.linecorp.armeria", "org.eclipse.jetty", "org.apache.iceberg", "org.gaul", "org.jclouds"}) {
+      context.getLogger(noisy).setLevel(Level.WARN);
+    }
+    context.getLogger("org.apache.iceberg.BaseMetastoreCatalog").setLevel(Level.WARN);
+    if (levels == null || levels.isBlank()) {
+      return;
+    }
+    for (String part : levels.split(",")) {
+      String p = part.trim();
+      if (p.isEmpty()) {
+        continue;
+      }
+      int eq = p.indexOf('=');
+      if (eq < 0) {
+        root.setLevel(Level.toLevel(p, Level.INFO));
+      } else {
+        context.getLogger(p.substring(0, eq).trim())
+            .setLevel(Level.toLevel(p.substring(eq + 1).trim(), Level.INFO));
+      }
+    }
+  }
+}

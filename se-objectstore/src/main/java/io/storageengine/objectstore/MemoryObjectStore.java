@@ -1,0 +1,88 @@
+package io.storageengine.objectstore;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/** An in-process store for tests. All operations are atomic through the map's own CAS. */
+public final class MemoryObjectStore implements ObjectStore {
+  private final ConcurrentSkipListMap<String, Blob> blobs = new ConcurrentSkipListMap<>();
+  private final AtomicLong versions = new AtomicLong();
+
+  @Override
+  public Optional<Blob> get(String key) {
+    Blob b = blobs.get(Keys.check(key));
+    return b == null ? Optional.empty() : Optional.of(new Blob(b.data().clone(), b.etag()));
+  }
+
+  @Override
+  public Optional<byte[]> getRange(String key, long offset, int length) {
+    Blob b = blobs.get(Keys.check(key));
+    if (b == null) {
+      return Optional.empty();
+    }
+    int from = (int) Math.min(offset, b.data().length);
+    int to = (int) Math.min((long) from + length, b.data().length);
+    return Optional.of(Arrays.copyOfRange(b.data(), from, to));
+  }
+
+  @Override
+  public Optional<ObjectInfo> head(String key) {
+    Blob b = blobs.get(Keys.check(key));
+    return b == null ? Optional.empty() : Optional.of(new ObjectInfo(key, b.data().length, b.etag()));
+  }
+
+  @Override
+  public String put(String key, byte[] data) {
+    Blob b = newBlob(data);
+    blobs.put(Keys.check(key), b);
+    return b.etag();
+  }
+
+  @Override
+  public Optional<String> putIfAbsent(String key, byte[] data) {
+    Blob b = newBlob(data);
+    return blobs.putIfAbsent(Keys.check(key), b) == null ? Optional.of(b.etag()) : Optional.empty();
+  }
+
+  @Override
+  public Optional<String> putIfMatch(String key, byte[] data, String etag) {
+    Keys.check(key);
+    Blob current = blobs.get(key);
+    if (current == null || !current.etag().equals(etag)) {
+      return Optional.empty();
+    }
+    Blob b = newBlob(data);
+    return blobs.replace(key, current, b) ? Optional.of(b.etag()) : Optional.empty();
+  }
+
+  @Override
+  public List<ObjectInfo> list(String prefix) {
+    List<ObjectInfo> out = new ArrayList<>();
+    for (Map.Entry<String, Blob> e : blobs.tailMap(prefix, true).entrySet()) {
+      if (!e.getKey().startsWith(prefix)) {
+        break;
+      }
+      out.add(new ObjectInfo(e.getKey(), e.getValue().data().length, e.getValue().etag()));
+    }
+    return out;
+  }
+
+  @Override
+  public void delete(String key) {
+    blobs.remove(Keys.check(key));
+  }
+
+  @Override
+  public String describe() {
+    return "memory";
+  }
+
+  private Blob newBlob(byte[] data) {
+    return new Blob(data.clone(), "m" + versions.incrementAndGet());
+  }
+}

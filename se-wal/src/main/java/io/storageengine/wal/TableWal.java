@@ -1,0 +1,32 @@
+package io.storageengine.wal;
+
+import io.storageengine.common.Ids;
+import java.util.UUID;
+
+/**
+ * The WAL of one table: keyed by the tenant and the Iceberg table UUID, never by name, so a
+ * renamed table keeps its WAL and a re-created table never reads the old one's.
+ */
+public record TableWal(String catalogId, UUID tableUuid) {
+  public TableWal {
+    Ids.requireCatalogId(catalogId);
+  }
+
+  /** {@code tenants/<catalog_id>/tables/<table_uuid>/} */
+  public String prefix() {
+    return "tenants/" + catalogId + "/tables/" + tableUuid + "/";
+  }
+
+  public String stateKey() {
+    return prefix() + "state.json";
+  }
+
+  /** {@code wal/<seq, 20 digits>.seg} under the table prefix. */
+  public String segmentKey(long seq) {
+    return prefix() + "wal/" + String.format("%020d", seq) + ".seg";
+  }
+
+  public String tombstonePrefix() {
+    return prefix() + "tombstones/";
+  }
+}

@@ -1,0 +1,17 @@
+package io.storageengine.wal;
+
+/**
+ * One validated batch inside a WAL segment.
+ *
+ * <p>{@code arrowIpc} is an Arrow IPC <em>stream</em> (schema + one or more record batches).
+ * Every top-level and nested field of that schema carries the table's Iceberg field id in its
+ * field metadata under {@link #FIELD_ID_METADATA_KEY}; {@code schemaId} is the Iceberg schema id
+ * the batch was validated against. Columns absent from the schema were absent from the batch
+ * (a partial upsert for entity tables); delete frames carry the key and version columns only.
+ */
+public record WalFrame(
+    WalOperation operation, int schemaId, long[] requestIds, long rowCount, byte[] arrowIpc) {
+
+  /** Arrow field metadata key holding the Iceberg field id (the Parquet/Arrow convention). */
+  public static final String FIELD_ID_METADATA_KEY = "PARQUET:field_id";
+}

@@ -1,0 +1,31 @@
+package io.storageengine.wal;
+
+import java.util.List;
+import java.util.Optional;
+
+/** Read side and bookkeeping of the WAL, used by reconciliation and maintenance. */
+public interface WalLog {
+  /** The table's state; {@link WalState#EMPTY} when it has never been written. */
+  WalState state(TableWal table);
+
+  /** Sequence numbers of the segments present with seq {@code > afterSeq}, ascending. */
+  List<Long> segmentsAfter(TableWal table, long afterSeq);
+
+  /** Reads and checks one segment (CRC, header); empty if it does not exist. */
+  Optional<WalSegment> read(TableWal table, long seq);
+
+  /** Raises {@code published_seq} to {@code seq} by CAS; never lowers it. */
+  void advancePublished(TableWal table, long seq);
+
+  /**
+   * Raises {@code gc_seq} to {@code min(seq, published_seq)} by CAS first, then deletes the
+   * segments at or below it. Returns the number of segments deleted.
+   */
+  int collectGarbage(TableWal table, long seq);
+
+  /** The last name recorded by {@link WalWriter#registerTableName}, if any. */
+  Optional<TableName> tableName(TableWal table);
+
+  /** Every table of {@code catalogId} (or of all catalogs when null) that has a WAL. */
+  List<TableWal> tables(String catalogId);
+}

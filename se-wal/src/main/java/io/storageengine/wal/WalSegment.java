@@ -1,0 +1,16 @@
+package io.storageengine.wal;
+
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * An immutable WAL segment: its sequence number, the header written by its writer, and its
+ * frames in arrival order. Arrival order across the log is (seq, frame index, row index).
+ */
+public record WalSegment(
+    long seq, String writerId, String writerNonce, UUID tableUuid, List<WalFrame> frames) {
+
+  public long rowCount() {
+    return frames.stream().mapToLong(WalFrame::rowCount).sum();
+  }
+}
