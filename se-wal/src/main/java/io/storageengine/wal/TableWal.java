@@ -1,6 +1,7 @@
 package io.storageengine.wal;
 
 import io.storageengine.common.Ids;
+import java.util.Objects;
 import java.util.UUID;
 
 /**
@@ -10,6 +11,7 @@ import java.util.UUID;
 public record TableWal(String catalogId, UUID tableUuid) {
   public TableWal {
     Ids.requireCatalogId(catalogId);
+    Objects.requireNonNull(tableUuid, "tableUuid");
   }
 
   /** {@code tenants/<catalog_id>/tables/<table_uuid>/} */
@@ -17,13 +19,24 @@ public record TableWal(String catalogId, UUID tableUuid) {
     return "tenants/" + catalogId + "/tables/" + tableUuid + "/";
   }
 
+  /** {@code wal/} under the table prefix: where the segments are. */
+  public String walPrefix() {
+    return prefix() + "wal/";
+  }
+
+  /** {@code table.json} under the table prefix: the last known name, see {@link TableName}. */
+  public String tableNameKey() {
+    return prefix() + "table.json";
+  }
+
+  /** {@code state.json} under the table prefix, see {@link WalState}. */
   public String stateKey() {
     return prefix() + "state.json";
   }
 
   /** {@code wal/<seq, 20 digits>.seg} under the table prefix. */
   public String segmentKey(long seq) {
-    return prefix() + "wal/" + String.format("%020d", seq) + ".seg";
+    return walPrefix() + String.format("%020d", seq) + ".seg";
   }
 
   public String tombstonePrefix() {

@@ -1,0 +1,306 @@
+package io.storageengine.wal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Ids;
+import io.storageengine.common.Json;
+import io.storageengine.common.SeException;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.objectstore.ObjectStore.ObjectInfo;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The WAL on an {@link ObjectStore}, with the exactly-once append protocol of ARCHITECTURE.md
+ * 6.5. One instance per process (or per test actor) is enough for every table; it is
+ * thread-safe. Its writer id must be unique among the writers of the cluster (host and pid, or a
+ * random UUID): together with the per-append nonce it lets an append recognise its own segment
+ * after a lost response.
+ *
+ * <p>Every store call is retried a bounded number of times on UNAVAILABLE; after that the
+ * UNAVAILABLE propagates and nothing was acknowledged. A segment whose outcome stayed unknown
+ * is left in place (never cleaned up on an unknown outcome): it is a valid segment that may be
+ * reconciled, so a caller that retries such an append may write its rows twice.
+ *
+ * <p>The recycled-slot rule ({@code seq <= gc_seq} after the create means "delete and rewrite")
+ * cannot tell a slot that was collected before our create from our own segment having been
+ * reconciled, published and collected while this writer was stalled between its create and its
+ * state read. The rule resolves that case towards a duplicate, never towards a loss; it needs a
+ * stall longer than a whole reconciliation cycle.
+ */
+public final class ObjectStoreWal implements WalWriter, WalLog {
+  public static final int DEFAULT_ATTEMPTS = 3;
+  public static final Duration DEFAULT_BACKOFF = Duration.ofMillis(20);
+
+  private static final Logger LOG = LoggerFactory.getLogger(ObjectStoreWal.class);
+  private static final Pattern SEGMENT_NAME = Pattern.compile("(\\d{20})\\.seg");
+  private static final Pattern TABLE_KEY =
+      Pattern.compile("tenants/([^/]+)/tables/([^/]+)/(state\\.json|wal/\\d{20}\\.seg)");
+
+  private final ObjectStore store;
+  private final String writerId;
+  private final StoreRetry retry;
+  private final WalStateFile stateFile;
+  /** Per table, the seq after this writer's last append: where the next one starts probing. */
+  private final ConcurrentHashMap<TableWal, AtomicLong> nextSeqHints = new ConcurrentHashMap<>();
+
+  public ObjectStoreWal(ObjectStore store, String writerId) {
+    this(store, writerId, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF);
+  }
+
+  /**
+   * @param attemptsPerCall how often one store call is tried when it fails with UNAVAILABLE
+   * @param backoff pause after the first failed attempt; it grows linearly with the attempt
+   */
+  public ObjectStoreWal(
+      ObjectStore store, String writerId, int attemptsPerCall, Duration backoff) {
+    this.store = Objects.requireNonNull(store, "store");
+    // Rejects an id the segment header cannot hold now rather than at the first append.
+    this.writerId = WalSegmentCodec.checkWriterId(writerId);
+    this.retry = new StoreRetry(attemptsPerCall, backoff);
+    this.stateFile = new WalStateFile(store, retry);
+  }
+
+  public String writerId() {
+    return writerId;
+  }
+
+  @Override
+  public long append(TableWal table, List<WalFrame> frames) {
+    Objects.requireNonNull(table, "table");
+    // A fresh nonce per append: a segment carrying it can only be this append's own.
+    String nonce = UUID.randomUUID().toString();
+    byte[] segment = WalSegmentCodec.encode(writerId, nonce, table.tableUuid(), frames);
+    long seq = Math.max(hint(table), stateFile.read(table).publishedSeq() + 1);
+    while (true) {
+      if (!create(table, seq, segment, nonce)) {
+        seq++;
+        continue;
+      }
+      WalState state = stateFile.read(table);
+      if (seq <= state.gcSeq()) {
+        // The slot was published and collected before our create landed in it: no reader will
+        // ever look at it again, so the rows would be lost. Move them above gc_seq.
+        String key = table.segmentKey(seq);
+        LOG.info("WAL segment {} landed in a recycled slot (gc_seq {}): rewriting", key,
+            state.gcSeq());
+        retry.run("delete recycled WAL segment " + key, () -> store.delete(key));
+        seq = state.gcSeq() + 1;
+        continue;
+      }
+      nextSeqHints.computeIfAbsent(table, t -> new AtomicLong())
+          .accumulateAndGet(seq + 1, Math::max);
+      return seq;
+    }
+  }
+
+  /**
+   * Tries to create segment {@code seq}: true when it now holds our segment (created now, or by
+   * an earlier attempt whose response was lost), false when another writer owns the slot.
+   */
+  private boolean create(TableWal table, long seq, byte[] segment, String nonce) {
+    String key = table.segmentKey(seq);
+    if (retry.call("create WAL segment " + key, () -> store.putIfAbsent(key, segment))
+        .isPresent()) {
+      return true;
+    }
+    Optional<byte[]> head = retry.call("read WAL segment header " + key,
+        () -> store.getRange(key, 0, WalSegmentCodec.MAX_HEADER_BYTES));
+    if (head.isEmpty()) {
+      // Collected between our attempt and this read: the slot is below gc_seq, so not usable.
+      return false;
+    }
+    WalSegmentCodec.Header header;
+    try {
+      header = WalSegmentCodec.decodeHeader(key, head.get());
+    } catch (SeException e) {
+      LOG.warn("skipping unreadable WAL segment slot: {}", e.getMessage());
+      return false;
+    }
+    return header.writerId().equals(writerId) && header.writerNonce().equals(nonce);
+  }
+
+  private long hint(TableWal table) {
+    AtomicLong hint = nextSeqHints.get(table);
+    return hint == null ? 0 : hint.get();
+  }
+
+  @Override
+  public void registerTableName(TableWal table, TableName name) {
+    ObjectNode json = tableNameJson(name);
+    String key = table.tableNameKey();
+    Optional<TableName> current;
+    try {
+      current = tableName(table);
+    } catch (SeException e) {
+      if (e.code() != ErrorCode.INTERNAL) {
+        throw e;
+      }
+      current = Optional.empty(); // a damaged hint is simply replaced
+    }
+    if (current.isPresent() && current.get().equals(name)) {
+      return;
+    }
+    // A plain put: the file is a hint and the last writer's name is as good as any.
+    retry.call("write " + key, () -> store.put(key, Json.toBytes(json)));
+  }
+
+  @Override
+  public WalState state(TableWal table) {
+    return stateFile.read(table);
+  }
+
+  @Override
+  public List<Long> segmentsAfter(TableWal table, long afterSeq) {
+    String prefix = table.walPrefix();
+    List<ObjectInfo> objects = retry.call("list " + prefix, () -> store.list(prefix));
+    List<Long> seqs = new ArrayList<>();
+    for (ObjectInfo object : objects) {
+      Matcher m = SEGMENT_NAME.matcher(object.key().substring(prefix.length()));
+      if (m.matches()) {
+        long seq = Long.parseLong(m.group(1));
+        if (seq > afterSeq) {
+          seqs.add(seq);
+        }
+      }
+    }
+    seqs.sort(null);
+    return seqs;
+  }
+
+  @Override
+  public Optional<WalSegment> read(TableWal table, long seq) {
+    String key = table.segmentKey(seq);
+    Optional<ObjectStore.Blob> blob = retry.call("read " + key, () -> store.get(key));
+    if (blob.isEmpty()) {
+      return Optional.empty();
+    }
+    WalSegment segment = WalSegmentCodec.decode(key, seq, blob.get().data());
+    if (!segment.tableUuid().equals(table.tableUuid())) {
+      throw new SeException(ErrorCode.INTERNAL, "corrupt WAL segment " + key
+          + ": written for table " + segment.tableUuid());
+    }
+    return Optional.of(segment);
+  }
+
+  @Override
+  public void advancePublished(TableWal table, long seq) {
+    if (seq < 0) {
+      throw SeException.invalid("published seq must not be negative, got %d", seq);
+    }
+    stateFile.update(table,
+        s -> seq > s.publishedSeq() ? new WalState(seq, s.gcSeq()) : s);
+  }
+
+  @Override
+  public int collectGarbage(TableWal table, long seq) {
+    // gc_seq is raised first so that a writer landing in a slot we are about to free sees it.
+    WalState state = stateFile.update(table, s -> {
+      long target = Math.min(seq, s.publishedSeq());
+      return target > s.gcSeq() ? new WalState(s.publishedSeq(), target) : s;
+    });
+    int deleted = 0;
+    // Deletes everything at or below gc_seq, including leftovers of earlier passes and of
+    // writers that landed in recycled slots.
+    for (long old : segmentsAfter(table, 0)) {
+      if (old > state.gcSeq()) {
+        break;
+      }
+      String key = table.segmentKey(old);
+      retry.run("delete " + key, () -> store.delete(key));
+      deleted++;
+    }
+    return deleted;
+  }
+
+  @Override
+  public Optional<TableName> tableName(TableWal table) {
+    String key = table.tableNameKey();
+    return retry.call("read " + key, () -> store.get(key))
+        .map(blob -> parseTableName(key, blob.data()));
+  }
+
+  @Override
+  public List<TableWal> tables(String catalogId) {
+    String prefix = catalogId == null
+        ? "tenants/"
+        : "tenants/" + Ids.requireCatalogId(catalogId) + "/tables/";
+    List<ObjectInfo> objects = retry.call("list " + prefix, () -> store.list(prefix));
+    Set<TableWal> tables = new LinkedHashSet<>();
+    for (ObjectInfo object : objects) {
+      Matcher m = TABLE_KEY.matcher(object.key());
+      if (m.matches() && Ids.isValidCatalogId(m.group(1))) {
+        parseUuid(m.group(2)).ifPresent(uuid -> tables.add(new TableWal(m.group(1), uuid)));
+      }
+    }
+    return List.copyOf(tables);
+  }
+
+  private static Optional<UUID> parseUuid(String text) {
+    try {
+      UUID uuid = UUID.fromString(text);
+      // fromString accepts shortened forms; only the canonical one names a table directory.
+      return uuid.toString().equals(text) ? Optional.of(uuid) : Optional.empty();
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  private static ObjectNode tableNameJson(TableName name) {
+    if (name == null || name.namespace() == null || name.name() == null
+        || name.name().isEmpty()) {
+      throw SeException.invalid("table name needs a namespace and a non-empty name: %s", name);
+    }
+    ObjectNode json = Json.object();
+    ArrayNode namespace = json.putArray("namespace");
+    for (String level : name.namespace()) {
+      if (level == null || level.isEmpty()) {
+        throw SeException.invalid("empty namespace level in table name %s", name);
+      }
+      namespace.add(level);
+    }
+    json.put("name", name.name());
+    return json;
+  }
+
+  private static TableName parseTableName(String key, byte[] bytes) {
+    JsonNode node;
+    try {
+      node = Json.parse(bytes);
+    } catch (SeException e) {
+      throw corruptName(key, e.getMessage());
+    }
+    if (!node.isObject() || node.size() != 2 || !node.path("namespace").isArray()
+        || !node.path("name").isTextual()) {
+      throw corruptName(key, "expected {\"namespace\":[..],\"name\":\"..\"}");
+    }
+    List<String> namespace = new ArrayList<>();
+    for (Iterator<JsonNode> it = node.get("namespace").elements(); it.hasNext(); ) {
+      JsonNode level = it.next();
+      if (!level.isTextual()) {
+        throw corruptName(key, "namespace levels must be strings");
+      }
+      namespace.add(level.asText());
+    }
+    return new TableName(List.copyOf(namespace), node.get("name").asText());
+  }
+
+  private static SeException corruptName(String key, String detail) {
+    return new SeException(ErrorCode.INTERNAL, "corrupt table name file " + key + ": " + detail);
+  }
+}
