@@ -52,7 +52,7 @@ public final class Logging {
     root.setLevel(Level.INFO);
     // Chatty third-party libraries stay at WARN unless asked for.
     for (String noisy : new String[] {"org.apache.hadoop", "org.apache.parquet", "io.netty",
-        "com.linecorp.armeria", "org.eclipse.jetty", "org.apache.iceberg", "org.gaul", "org.jclouds"}) {
+        "com.linecorp.armeria", "org.eclipse.jetty", "org.apache.iceberg", "org.gaul", "org.jclouds", "org.apache.arrow"}) {
       context.getLogger(noisy).setLevel(Level.WARN);
     }
     context.getLogger("org.apache.iceberg.BaseMetastoreCatalog").setLevel(Level.WARN);

@@ -1,0 +1,163 @@
+package io.storageengine.server;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.linecorp.armeria.common.AggregatedHttpRequest;
+import com.linecorp.armeria.common.HttpHeaderNames;
+import com.linecorp.armeria.common.HttpMethod;
+import com.linecorp.armeria.common.HttpRequest;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.common.ResponseHeaders;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import io.storageengine.catalog.CatalogConfig;
+import io.storageengine.catalog.TenantCatalogRegistry;
+import io.storageengine.catalog.rest.IcebergRestFacade;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Ids;
+import io.storageengine.common.Json;
+import io.storageengine.common.SeException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The tenant catalog API (ARCHITECTURE.md section 4) under {@code /catalogs}, and each tenant's
+ * Iceberg REST base URI under {@code /catalogs/{id}/v1/}. Blocking registry work runs on the
+ * server's blocking executor. Error bodies are {@code {"error":{"code":..,"message":..}}};
+ * backend failures answer 500 with no backend detail (the detail goes to the log).
+ */
+final class CatalogHttpService implements HttpService {
+  private static final Logger LOG = LoggerFactory.getLogger(CatalogHttpService.class);
+  private static final int MAX_BODY_BYTES = 1 << 20;
+
+  private final TenantCatalogRegistry registry;
+  private final IcebergRestFacade facade;
+
+  CatalogHttpService(TenantCatalogRegistry registry) {
+    this.registry = registry;
+    this.facade = new IcebergRestFacade(registry);
+  }
+
+  @Override
+  public HttpResponse serve(ServiceRequestContext ctx, HttpRequest req) {
+    return HttpResponse.of(req.aggregate().thenApplyAsync(agg -> {
+      try {
+        return route(ctx, agg);
+      } catch (SeException e) {
+        return error(e);
+      } catch (RuntimeException e) {
+        LOG.error("catalog API request failed", e);
+        return error(new SeException(ErrorCode.INTERNAL, "internal error"));
+      }
+    }, ctx.blockingTaskExecutor()));
+  }
+
+  private HttpResponse route(ServiceRequestContext ctx, AggregatedHttpRequest req) {
+    String rawPath = ctx.rawPath();
+    int q = rawPath.indexOf('?');
+    if (q >= 0) {
+      rawPath = rawPath.substring(0, q);
+    }
+    HttpMethod method = req.method();
+    String rest = rawPath.equals("/catalogs") ? "" : rawPath.substring("/catalogs/".length());
+    if (rest.isEmpty()) {
+      if (method == HttpMethod.POST) {
+        return create(req);
+      }
+      return methodNotAllowed("POST", "listing catalogs is not supported; GET /catalogs/{id} instead");
+    }
+    int slash = rest.indexOf('/');
+    String id = decode(slash < 0 ? rest : rest.substring(0, slash));
+    String below = slash < 0 ? "" : rest.substring(slash + 1);
+    if (below.isEmpty()) {
+      Ids.requireCatalogId(id);
+      if (method == HttpMethod.GET) {
+        return json(HttpStatus.OK, registry.config(id).toResponseJson(id));
+      }
+      if (method == HttpMethod.DELETE) {
+        registry.delete(id);
+        return HttpResponse.of(HttpStatus.NO_CONTENT);
+      }
+      return methodNotAllowed("GET, DELETE", "method " + method + " is not allowed on /catalogs/{id}");
+    }
+    if (below.equals("v1") || below.startsWith("v1/")) {
+      return icebergRest(ctx, req, id, below.equals("v1") ? "" : below.substring(3));
+    }
+    throw SeException.notFound("no such resource: %s", ctx.path());
+  }
+
+  private HttpResponse create(AggregatedHttpRequest req) {
+    MediaType type = req.contentType();
+    if (type == null || !type.is(MediaType.JSON)) {
+      throw new SeException(ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+          "Content-Type must be application/json, got " + (type == null ? "none" : "'" + type + "'"));
+    }
+    if (req.content().length() > MAX_BODY_BYTES) {
+      throw SeException.invalid("request body larger than %d bytes", MAX_BODY_BYTES);
+    }
+    CatalogConfig.Request request = CatalogConfig.parseRequest(req.content().array());
+    CatalogConfig created = registry.create(request.catalogId(), request.config());
+    ResponseHeaders headers = ResponseHeaders.builder(HttpStatus.CREATED)
+        .contentType(MediaType.JSON_UTF_8)
+        .set(HttpHeaderNames.LOCATION, "/catalogs/" + request.catalogId())
+        .build();
+    return HttpResponse.of(headers, com.linecorp.armeria.common.HttpData.wrap(
+        Json.toBytes(created.toResponseJson(request.catalogId()))));
+  }
+
+  private HttpResponse icebergRest(ServiceRequestContext ctx, AggregatedHttpRequest req, String id, String path) {
+    if (!Ids.isValidCatalogId(id)) {
+      IcebergRestFacade.Response r = facade.handle(id, req.method().name(), path, Map.of(), new byte[0]);
+      return HttpResponse.of(HttpStatus.valueOf(r.status()), MediaType.JSON_UTF_8, r.body());
+    }
+    Map<String, String> query = new LinkedHashMap<>();
+    ctx.queryParams().forEach((k, v) -> query.putIfAbsent(k, v));
+    IcebergRestFacade.Response r = facade.handle(id, req.method().name(), path, query, req.content().array());
+    if (r.status() == 204) {
+      return HttpResponse.of(HttpStatus.NO_CONTENT);
+    }
+    return HttpResponse.of(HttpStatus.valueOf(r.status()), MediaType.JSON_UTF_8, r.body());
+  }
+
+  private static String decode(String segment) {
+    return URLDecoder.decode(segment.replace("+", "%2B"), StandardCharsets.UTF_8);
+  }
+
+  private static HttpResponse methodNotAllowed(String allow, String message) {
+    ResponseHeaders headers = ResponseHeaders.builder(HttpStatus.METHOD_NOT_ALLOWED)
+        .contentType(MediaType.JSON_UTF_8).set(HttpHeaderNames.ALLOW, allow).build();
+    return HttpResponse.of(headers, com.linecorp.armeria.common.HttpData.wrap(
+        Json.toBytes(errorBody(ErrorCode.METHOD_NOT_ALLOWED, message))));
+  }
+
+  /** Maps an error to its status; non-user failures never show their detail. */
+  static HttpResponse error(SeException e) {
+    ErrorCode code = e.code();
+    String message = e.getMessage();
+    int status = code.httpStatus();
+    if (code.category() == ErrorCode.Category.INTERNAL || code.category() == ErrorCode.Category.UNAVAILABLE) {
+      LOG.warn("catalog API backend failure: {}", e.getMessage(), e.getCause());
+      status = 500;
+      code = ErrorCode.INTERNAL;
+      message = "internal error: the catalog backend failed; see the server log";
+    }
+    return HttpResponse.of(HttpStatus.valueOf(status), MediaType.JSON_UTF_8, Json.toBytes(errorBody(code, message)));
+  }
+
+  private static ObjectNode errorBody(ErrorCode code, String message) {
+    ObjectNode body = Json.object();
+    ObjectNode error = body.putObject("error");
+    error.put("code", code.name());
+    error.put("message", message);
+    return body;
+  }
+
+  private static HttpResponse json(HttpStatus status, ObjectNode body) {
+    return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.toBytes(body));
+  }
+}

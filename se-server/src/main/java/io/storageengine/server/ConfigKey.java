@@ -1,0 +1,62 @@
+package io.storageengine.server;
+
+import java.util.Locale;
+
+/**
+ * Every configuration option, in one place: its flag ({@code --server.address}), its environment
+ * variable ({@code SE_SERVER_ADDRESS}), its default and what it means. A flag wins over the
+ * environment, the environment over the default.
+ */
+public enum ConfigKey {
+  SERVER_ADDRESS("server.address", "127.0.0.1:7777", "host:port of the one listener (HTTP and gRPC)"),
+  DATA_DIR("data-dir", ".se", "directory of the fs object store when --object-store.root is not set"),
+  OBJECT_STORE_TYPE("object-store.type", "fs", "cluster storage backend: fs, s3 or memory"),
+  OBJECT_STORE_ROOT("object-store.root", "", "fs: root directory (default: --data-dir)"),
+  OBJECT_STORE_BUCKET("object-store.bucket", "", "s3: bucket name"),
+  OBJECT_STORE_PREFIX("object-store.prefix", "", "s3: key prefix inside the bucket"),
+  OBJECT_STORE_ENDPOINT("object-store.endpoint", "", "s3: endpoint of an S3-compatible store (AWS_* variables give credentials and region)"),
+  OBJECT_STORE_REGION("object-store.region", "", "s3: region (default: AWS_REGION, else us-east-1)"),
+  SECRET_STORE_TYPE("secret-store.type", "file", "where catalog configs live: file (on cluster storage) or memory"),
+  INGEST_FLUSH_INTERVAL("ingest.flush-interval", "1s", "group-commit window per table (e.g. 200ms, 1s)"),
+  INGEST_FLUSH_BYTES("ingest.flush-bytes", "64MiB", "group-commit size threshold per table"),
+  INGEST_MEMORY_LIMIT("ingest.memory-limit", "1GiB", "global budget of unacknowledged ingest bytes"),
+  RECONCILE_INTERVAL("reconcile.interval", "1s", "how often se dev looks for WAL to publish"),
+  DEFAULT_CATALOG("dev.catalog", "warehouse", "se dev: the embedded catalog created on first start");
+
+  private final String flag;
+  private final String defaultValue;
+  private final String description;
+
+  ConfigKey(String flag, String defaultValue, String description) {
+    this.flag = flag;
+    this.defaultValue = defaultValue;
+    this.description = description;
+  }
+
+  /** The flag name without dashes, e.g. {@code server.address}. */
+  public String flag() {
+    return flag;
+  }
+
+  /** {@code SE_} + the flag upper-cased with dots and dashes as underscores. */
+  public String environmentVariable() {
+    return "SE_" + flag.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+  }
+
+  public String defaultValue() {
+    return defaultValue;
+  }
+
+  public String description() {
+    return description;
+  }
+
+  public static ConfigKey fromFlag(String flag) {
+    for (ConfigKey k : values()) {
+      if (k.flag.equals(flag)) {
+        return k;
+      }
+    }
+    throw new IllegalArgumentException("unknown option --" + flag);
+  }
+}

@@ -1,0 +1,79 @@
+package io.storageengine.server;
+
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.ServerBuilder;
+import com.linecorp.armeria.server.grpc.GrpcService;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import org.apache.arrow.flight.FlightGrpcUtils;
+import org.apache.arrow.flight.FlightProducer;
+import org.apache.arrow.memory.BufferAllocator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one listener: Armeria serving plain HTTP routes and, on the same port, gRPC with the Arrow
+ * Flight service (ingestion and Flight SQL). Requests are told apart by protocol, not by port.
+ */
+public final class Listener implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Listener.class);
+  /** Largest gRPC message accepted (one Arrow record batch). */
+  public static final int MAX_GRPC_MESSAGE_BYTES = 256 * 1024 * 1024;
+
+  private final Server server;
+
+  private Listener(Server server) {
+    this.server = server;
+  }
+
+  /**
+   * Starts listening. {@code routes} maps exact paths or {@code prefix:} paths (Armeria route
+   * syntax) to HTTP services; the Flight service is wrapped by {@code interceptors} and runs its
+   * producer calls on {@code flightExecutor}.
+   */
+  public static Listener start(InetSocketAddress address, Map<String, HttpService> routes,
+      BufferAllocator allocator, FlightProducer producer, ExecutorService flightExecutor,
+      List<ServerInterceptor> interceptors) {
+    var flight = FlightGrpcUtils.createFlightService(allocator, producer, null, flightExecutor);
+    var definition = ServerInterceptors.intercept(flight, interceptors);
+    GrpcService grpc = GrpcService.builder()
+        .addService(definition)
+        .maxRequestMessageLength(MAX_GRPC_MESSAGE_BYTES)
+        .maxResponseMessageLength(MAX_GRPC_MESSAGE_BYTES)
+        .useBlockingTaskExecutor(false)
+        .build();
+    ServerBuilder sb = Server.builder()
+        .http(new InetSocketAddress(address.getHostString(), address.getPort()))
+        // Flight streams live as long as the client wants; HTTP handlers bound their own work.
+        .requestTimeout(Duration.ZERO)
+        .maxRequestLength(0)
+        .idleTimeout(Duration.ofMinutes(5))
+        .http2InitialConnectionWindowSize(16 * 1024 * 1024)
+        .http2InitialStreamWindowSize(8 * 1024 * 1024)
+        .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
+        .service(grpc);
+    routes.forEach(sb::service);
+    Server server = sb.build();
+    server.start().join();
+    LOG.info("listening on {} (HTTP and Arrow Flight)", server.activeLocalPort());
+    return new Listener(server);
+  }
+
+  public int port() {
+    return server.activeLocalPort();
+  }
+
+  @Override
+  public void close() {
+    server.stop().join();
+  }
+
+}
