@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
       DevCommand.class,
       StartCommand.class,
       CatalogCommand.class,
+      TableCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {
