@@ -1,0 +1,169 @@
+package io.storageengine.query;
+
+import io.storageengine.common.SeException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.InputFile;
+import org.apache.iceberg.io.SeekableInputStream;
+
+/**
+ * Local copies of remote data files, least recently used evicted first once the cache holds more
+ * than its byte budget. Data files are immutable, so a copy never goes stale. A file in use by a
+ * running query is leased and not evicted until the lease is released; the budget may be exceeded
+ * while every file is leased.
+ */
+final class DataFileCache {
+  private final Path directory;
+  private final long maxBytes;
+  private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
+  private long totalBytes;
+
+  private static final class Entry {
+    final Path path;
+    final long bytes;
+    int leases;
+
+    Entry(Path path, long bytes) {
+      this.path = path;
+      this.bytes = bytes;
+    }
+  }
+
+  /** Holds a cached file until closed. */
+  interface Lease extends AutoCloseable {
+    Path path();
+
+    @Override
+    void close();
+  }
+
+  DataFileCache(Path directory, long maxBytes) {
+    this.directory = directory;
+    this.maxBytes = maxBytes;
+    try {
+      Files.createDirectories(directory);
+      // Copies from an earlier run are not indexed; start empty rather than exceed the budget.
+      try (Stream<Path> old = Files.list(directory)) {
+        for (Path file : (Iterable<Path>) old::iterator) {
+          Files.deleteIfExists(file);
+        }
+      }
+    } catch (IOException e) {
+      throw SeException.internal("cannot prepare the query cache directory", e);
+    }
+  }
+
+  /** A leased local copy of {@code location}, downloaded through {@code io} when absent. */
+  Lease acquire(FileIO io, String location) {
+    String key = key(location);
+    synchronized (this) {
+      Entry entry = entries.get(key);
+      if (entry != null) {
+        return lease(entry);
+      }
+    }
+    Path target = directory.resolve(key + ".parquet");
+    Path temp = directory.resolve(key + "." + UUID.randomUUID() + ".tmp");
+    long bytes;
+    InputFile input = io.newInputFile(location);
+    try (SeekableInputStream in = input.newStream(); InputStream stream = in) {
+      bytes = Files.copy(stream, temp);
+    } catch (IOException | UncheckedIOException e) {
+      deleteQuietly(temp);
+      throw SeException.unavailable("cannot read data file of the table", e);
+    }
+    synchronized (this) {
+      Entry entry = entries.get(key);
+      if (entry != null) {
+        deleteQuietly(temp);
+        return lease(entry);
+      }
+      try {
+        Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      } catch (IOException e) {
+        deleteQuietly(temp);
+        throw SeException.internal("cannot store a data file in the query cache", e);
+      }
+      entry = new Entry(target, bytes);
+      entries.put(key, entry);
+      totalBytes += bytes;
+      Lease lease = lease(entry);
+      evict();
+      return lease;
+    }
+  }
+
+  synchronized long totalBytes() {
+    return totalBytes;
+  }
+
+  synchronized int size() {
+    return entries.size();
+  }
+
+  private Lease lease(Entry entry) {
+    entry.leases++;
+    return new Lease() {
+      private boolean closed;
+
+      @Override
+      public Path path() {
+        return entry.path;
+      }
+
+      @Override
+      public void close() {
+        synchronized (DataFileCache.this) {
+          if (!closed) {
+            closed = true;
+            entry.leases--;
+            evict();
+          }
+        }
+      }
+    };
+  }
+
+  private void evict() {
+    Iterator<Map.Entry<String, Entry>> it = entries.entrySet().iterator();
+    while (totalBytes > maxBytes && it.hasNext()) {
+      Entry entry = it.next().getValue();
+      if (entry.leases == 0) {
+        it.remove();
+        totalBytes -= entry.bytes;
+        deleteQuietly(entry.path);
+      }
+    }
+  }
+
+  private static String key(String location) {
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(location.getBytes(StandardCharsets.UTF_8));
+      return HexFormat.of().formatHex(digest, 0, 20);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void deleteQuietly(Path path) {
+    try {
+      Files.deleteIfExists(path);
+    } catch (IOException ignored) {
+      // A leftover copy is removed at the next start.
+    }
+  }
+}

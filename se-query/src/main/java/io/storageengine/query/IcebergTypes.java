@@ -1,0 +1,142 @@
+package io.storageengine.query;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
+import org.apache.arrow.vector.types.DateUnit;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.TimeUnit;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Maps Iceberg types to DuckDB types (for reading Parquet) and to the Arrow types DuckDB
+ * produces for them (for metadata answers that are built without running a query).
+ */
+final class IcebergTypes {
+  private IcebergTypes() {}
+
+  /** The DuckDB type a column of Iceberg type {@code type} is read as. */
+  static String duckdbType(String column, Type type) {
+    switch (type.typeId()) {
+      case BOOLEAN: return "BOOLEAN";
+      case INTEGER: return "INTEGER";
+      case LONG: return "BIGINT";
+      case FLOAT: return "FLOAT";
+      case DOUBLE: return "DOUBLE";
+      case DECIMAL: {
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        return "DECIMAL(" + decimal.precision() + "," + decimal.scale() + ")";
+      }
+      case DATE: return "DATE";
+      case TIME: return "TIME";
+      case TIMESTAMP:
+        return ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
+      case TIMESTAMP_NANO:
+        // DuckDB has no nanosecond TIMESTAMPTZ; the zoned variant is read at microseconds.
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
+      case STRING: return "VARCHAR";
+      case UUID: return "UUID";
+      case FIXED:
+      case BINARY: return "BLOB";
+      case STRUCT: {
+        StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
+        for (Types.NestedField field : type.asStructType().fields()) {
+          fields.add(SqlText.quote(field.name()) + " " + duckdbType(column + "." + field.name(), field.type()));
+        }
+        return fields.toString();
+      }
+      case LIST:
+        return duckdbType(column, type.asListType().elementType()) + "[]";
+      case MAP: {
+        Types.MapType map = type.asMapType();
+        return "MAP(" + duckdbType(column, map.keyType()) + ", " + duckdbType(column, map.valueType()) + ")";
+      }
+      default:
+        throw new SeException(ErrorCode.UNSUPPORTED,
+            String.format("column `%s`: Iceberg type %s cannot be queried", column, type));
+    }
+  }
+
+  /** The Arrow field DuckDB returns for an Iceberg field (every DuckDB result column is nullable). */
+  static Field arrowField(String name, Type type) {
+    switch (type.typeId()) {
+      case STRUCT: {
+        List<Field> children = new ArrayList<>();
+        for (Types.NestedField field : type.asStructType().fields()) {
+          children.add(arrowField(field.name(), field.type()));
+        }
+        return new Field(name, FieldType.nullable(ArrowType.Struct.INSTANCE), children);
+      }
+      case LIST:
+        return new Field(name, FieldType.nullable(ArrowType.List.INSTANCE),
+            List.of(arrowField("l", type.asListType().elementType())));
+      case MAP: {
+        Types.MapType map = type.asMapType();
+        Field key = arrowField("key", map.keyType());
+        key = new Field("key", FieldType.notNullable(key.getType()), key.getChildren());
+        Field entries = new Field("entries", FieldType.notNullable(ArrowType.Struct.INSTANCE),
+            List.of(key, arrowField("value", map.valueType())));
+        return new Field(name, FieldType.nullable(new ArrowType.Map(false)), List.of(entries));
+      }
+      default:
+        return new Field(name, FieldType.nullable(primitiveArrowType(name, type)), List.of());
+    }
+  }
+
+  private static ArrowType primitiveArrowType(String column, Type type) {
+    switch (type.typeId()) {
+      case BOOLEAN: return ArrowType.Bool.INSTANCE;
+      case INTEGER: return new ArrowType.Int(32, true);
+      case LONG: return new ArrowType.Int(64, true);
+      case FLOAT: return new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE);
+      case DOUBLE: return new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE);
+      case DECIMAL: {
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        return new ArrowType.Decimal(decimal.precision(), decimal.scale(), 128);
+      }
+      case DATE: return new ArrowType.Date(DateUnit.DAY);
+      case TIME: return new ArrowType.Time(TimeUnit.MICROSECOND, 64);
+      case TIMESTAMP:
+        return new ArrowType.Timestamp(TimeUnit.MICROSECOND,
+            ((Types.TimestampType) type).shouldAdjustToUTC() ? "UTC" : null);
+      case TIMESTAMP_NANO:
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
+            ? new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")
+            : new ArrowType.Timestamp(TimeUnit.NANOSECOND, null);
+      case STRING:
+      case UUID: return ArrowType.Utf8.INSTANCE;
+      case FIXED:
+      case BINARY: return ArrowType.Binary.INSTANCE;
+      default:
+        throw new SeException(ErrorCode.UNSUPPORTED,
+            String.format("column `%s`: Iceberg type %s cannot be queried", column, type));
+    }
+  }
+
+  /** A SQL literal for a primitive initial default, or {@code NULL}. */
+  static String defaultLiteral(Types.NestedField field) {
+    Object value = field.initialDefault();
+    if (value == null) {
+      return "NULL";
+    }
+    switch (field.type().typeId()) {
+      case BOOLEAN:
+      case INTEGER:
+      case LONG:
+      case FLOAT:
+      case DOUBLE:
+        return "CAST(" + SqlText.literal(value.toString()) + " AS " + duckdbType(field.name(), field.type()) + ")";
+      case STRING:
+        return SqlText.literal(value.toString());
+      default:
+        // Other defaults are rare; reading them as NULL is documented as a limitation.
+        return "NULL";
+    }
+  }
+}

@@ -1,0 +1,478 @@
+package io.storageengine.query;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.ByteString;
+import com.google.protobuf.Message;
+import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.SeException;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.arrow.flight.BackpressureStrategy;
+import org.apache.arrow.flight.CallStatus;
+import org.apache.arrow.flight.CloseSessionRequest;
+import org.apache.arrow.flight.CloseSessionResult;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.GetSessionOptionsRequest;
+import org.apache.arrow.flight.GetSessionOptionsResult;
+import org.apache.arrow.flight.NoOpSessionOptionValueVisitor;
+import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.Result;
+import org.apache.arrow.flight.SchemaResult;
+import org.apache.arrow.flight.SessionOptionValue;
+import org.apache.arrow.flight.SessionOptionValueFactory;
+import org.apache.arrow.flight.SetSessionOptionsRequest;
+import org.apache.arrow.flight.SetSessionOptionsResult;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.sql.BasicFlightSqlProducer;
+import org.apache.arrow.flight.sql.SqlInfoBuilder;
+import org.apache.arrow.flight.sql.impl.FlightSql;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.iceberg.catalog.Catalog;
+
+/**
+ * Read-only Flight SQL over the Iceberg tables of one tenant per call.
+ *
+ * <p>The tenant is the catalog id of the {@code se-query-metadata} header or of the session
+ * option {@code catalog} (see {@link QueryMetadataInterceptor}); in SQL it is named
+ * {@code default}. Statements and prepared statements are planned by a {@link QueryEngine};
+ * results stream as Arrow batches straight from DuckDB. Mutations, transactions and parameter
+ * binding are refused. Hosts may subclass this producer, e.g. to accept ingestion through
+ * {@code acceptPut} / {@code acceptPutStatementBulkIngest}, which this class leaves alone.
+ */
+public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
+  /** Session option that selects the tenant. */
+  public static final String CATALOG_OPTION = "catalog";
+  private static final String SERVER_NAME = "Storage Engine";
+  private static final long BACKPRESSURE_WAIT_MS = 30_000;
+
+  private final BufferAllocator allocator;
+  private final TenantCatalogs catalogs;
+  private final QueryConfig config;
+  private final QueryEngine engine;
+  private final QuerySessions sessions;
+  private final Map<String, StatementHandle> preparedStatements;
+  private final SqlInfoBuilder sqlInfo;
+  private final CatalogMetadataStreams metadata;
+
+  public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config) {
+    this.allocator = allocator;
+    this.catalogs = catalogs;
+    this.config = config;
+    this.engine = new QueryEngine(catalogs, config);
+    this.sessions = new QuerySessions(config.maxSessions());
+    int maxPrepared = config.maxPreparedStatements();
+    this.preparedStatements = java.util.Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, StatementHandle> eldest) {
+        return size() > maxPrepared;
+      }
+    });
+    String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
+    this.sqlInfo = new SqlInfoBuilder()
+        .withFlightSqlServerName(SERVER_NAME)
+        .withFlightSqlServerVersion(version)
+        .withFlightSqlServerArrowVersion(Optional.ofNullable(Schema.class.getPackage().getImplementationVersion()).orElse("18.3.0"))
+        .withFlightSqlServerReadOnly(true)
+        .withFlightSqlServerSql(true)
+        .withFlightSqlServerSubstrait(false)
+        .withFlightSqlServerTransaction(FlightSql.SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
+        .withFlightSqlServerCancel(false)
+        .withSqlTransactionsSupported(false)
+        .withSqlIdentifierQuoteChar("\"")
+        .withSqlCatalogTerm("catalog")
+        .withSqlSchemaTerm("namespace")
+        .withSqlDdlCatalog(false)
+        .withSqlDdlSchema(false)
+        .withSqlDdlTable(false);
+    this.metadata = new CatalogMetadataStreams(allocator);
+  }
+
+  // ---------------------------------------------------------------- tenant selection
+
+  /**
+   * The catalog id of the current call: the {@code se-query-metadata} header wins over the
+   * session option. Throws INVALID_ARGUMENT saying how to select one when neither is present.
+   */
+  protected String selectedCatalogId() {
+    QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<String> fromHeader = call.headerCatalogId();
+    if (fromHeader.isPresent()) {
+      return fromHeader.get();
+    }
+    Optional<String> fromSession = call.sessionId().flatMap(sessions::catalog);
+    return fromSession.orElseThrow(() -> SeException.invalid(
+        "no catalog selected: send the gRPC header %s = {\"catalog_id\":\"<catalog>\"} "
+            + "or set the Flight SQL session option %s (JDBC: catalog=<catalog>)",
+        QueryMetadataInterceptor.HEADER_NAME, CATALOG_OPTION));
+  }
+
+  /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
+  protected Catalog selectedCatalog() {
+    return catalogs.catalog(selectedCatalogId());
+  }
+
+  // ---------------------------------------------------------------- statements
+
+  @Override
+  public FlightInfo getFlightInfoStatement(FlightSql.CommandStatementQuery command, CallContext context,
+      FlightDescriptor descriptor) {
+    try {
+      return plannedFlightInfo(selectedCatalogId(), command.getQuery(), descriptor);
+    } catch (RuntimeException e) {
+      throw FlightErrors.toFlight(e);
+    }
+  }
+
+  @Override
+  public SchemaResult getSchemaStatement(FlightSql.CommandStatementQuery command, CallContext context,
+      FlightDescriptor descriptor) {
+    try (PreparedQuery query = engine.prepare(selectedCatalogId(), command.getQuery(), Map.of())) {
+      return new SchemaResult(query.schema(allocator));
+    } catch (RuntimeException e) {
+      throw FlightErrors.toFlight(e);
+    }
+  }
+
+  @Override
+  public void getStreamStatement(FlightSql.TicketStatementQuery ticket, CallContext context,
+      ServerStreamListener listener) {
+    try {
+      StatementHandle handle = StatementHandle.decode(ticket.getStatementHandle().toByteArray());
+      String catalogId = selectedCatalogId();
+      if (!catalogId.equals(handle.catalogId())) {
+        throw SeException.invalid("ticket belongs to catalog `%s`, but this call selects `%s`", handle.catalogId(), catalogId);
+      }
+      try (PreparedQuery query = engine.prepare(handle.catalogId(), handle.sql(), handle.pins())) {
+        stream(query, listener);
+      }
+    } catch (RuntimeException e) {
+      listener.error(FlightErrors.toFlight(e));
+    }
+  }
+
+  private FlightInfo plannedFlightInfo(String catalogId, String sql, FlightDescriptor descriptor) {
+    try (PreparedQuery query = engine.prepare(catalogId, sql, Map.of())) {
+      Schema schema = query.schema(allocator);
+      StatementHandle handle = new StatementHandle(catalogId, sql, query.pins());
+      FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
+          .setStatementHandle(ByteString.copyFrom(handle.encode())).build();
+      return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+    }
+  }
+
+  /** Streams the query's batches as DuckDB produces them, waiting for a slow client. */
+  private void stream(PreparedQuery query, ServerStreamListener listener) {
+    try (BufferAllocator child = allocator.newChildAllocator("query-" + UUID.randomUUID(), 0, Long.MAX_VALUE);
+        ArrowReader reader = query.execute(child, config.batchRows())) {
+      VectorSchemaRoot root = reader.getVectorSchemaRoot();
+      BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
+      backpressure.register(listener);
+      listener.start(root);
+      while (reader.loadNextBatch()) {
+        BackpressureStrategy.WaitResult ready = backpressure.waitForListener(BACKPRESSURE_WAIT_MS);
+        if (ready == BackpressureStrategy.WaitResult.CANCELLED) {
+          return;
+        }
+        if (ready != BackpressureStrategy.WaitResult.READY) {
+          listener.error(CallStatus.TIMED_OUT.withDescription("client stopped reading the result").toRuntimeException());
+          return;
+        }
+        listener.putNext();
+      }
+      listener.completed();
+    } catch (java.io.IOException e) {
+      throw DuckDbErrors.translate(e);
+    }
+  }
+
+  // ---------------------------------------------------------------- prepared statements
+
+  @Override
+  public void createPreparedStatement(FlightSql.ActionCreatePreparedStatementRequest request, CallContext context,
+      StreamListener<Result> listener) {
+    try {
+      if (request.hasTransactionId()) {
+        throw SeException.invalid("transactions are not supported: queries are read-only");
+      }
+      String catalogId = selectedCatalogId();
+      Schema schema;
+      try (PreparedQuery query = engine.prepare(catalogId, request.getQuery(), Map.of())) {
+        schema = query.schema(allocator);
+      }
+      String id = UUID.randomUUID().toString();
+      preparedStatements.put(id, new StatementHandle(catalogId, request.getQuery(), Map.of()));
+      FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult.newBuilder()
+          .setPreparedStatementHandle(ByteString.copyFrom(id, StandardCharsets.UTF_8))
+          .setDatasetSchema(ByteString.copyFrom(schema.serializeAsMessage()))
+          .setParameterSchema(ByteString.copyFrom(new Schema(List.of()).serializeAsMessage()))
+          .build();
+      listener.onNext(new Result(Any.pack(result).toByteArray()));
+      listener.onCompleted();
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toFlight(e));
+    }
+  }
+
+  @Override
+  public void closePreparedStatement(FlightSql.ActionClosePreparedStatementRequest request, CallContext context,
+      StreamListener<Result> listener) {
+    preparedStatements.remove(request.getPreparedStatementHandle().toStringUtf8());
+    listener.onCompleted();
+  }
+
+  @Override
+  public FlightInfo getFlightInfoPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
+      CallContext context, FlightDescriptor descriptor) {
+    try {
+      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
+      return plannedFlightInfo(prepared.catalogId(), prepared.sql(), descriptor);
+    } catch (RuntimeException e) {
+      throw FlightErrors.toFlight(e);
+    }
+  }
+
+  @Override
+  public SchemaResult getSchemaPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
+      CallContext context, FlightDescriptor descriptor) {
+    try {
+      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of())) {
+        return new SchemaResult(query.schema(allocator));
+      }
+    } catch (RuntimeException e) {
+      throw FlightErrors.toFlight(e);
+    }
+  }
+
+  @Override
+  public void getStreamPreparedStatement(FlightSql.CommandPreparedStatementQuery command, CallContext context,
+      ServerStreamListener listener) {
+    try {
+      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of())) {
+        stream(query, listener);
+      }
+    } catch (RuntimeException e) {
+      listener.error(FlightErrors.toFlight(e));
+    }
+  }
+
+  /** The prepared statement of {@code handle}, usable only by calls selecting the same tenant. */
+  private StatementHandle prepared(ByteString handle) {
+    StatementHandle prepared = preparedStatements.get(handle.toStringUtf8());
+    if (prepared == null) {
+      throw SeException.notFound("prepared statement does not exist (closed or expired)");
+    }
+    String catalogId = selectedCatalogId();
+    if (!catalogId.equals(prepared.catalogId())) {
+      throw SeException.invalid("prepared statement belongs to catalog `%s`, but this call selects `%s`",
+          prepared.catalogId(), catalogId);
+    }
+    return prepared;
+  }
+
+  @Override
+  public Runnable acceptPutPreparedStatementQuery(FlightSql.CommandPreparedStatementQuery command, CallContext context,
+      FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    return refuse(ackStream, "query parameters are not supported: write literal values into the SQL");
+  }
+
+  @Override
+  public Runnable acceptPutStatement(FlightSql.CommandStatementUpdate command, CallContext context,
+      FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    return () -> {
+      try {
+        engine.prepare(selectedCatalogId(), command.getQuery(), Map.of()).close();
+        throw SeException.invalid("updates are not allowed: queries are read-only");
+      } catch (RuntimeException e) {
+        ackStream.onError(FlightErrors.toFlight(e));
+      }
+    };
+  }
+
+  @Override
+  public Runnable acceptPutPreparedStatementUpdate(FlightSql.CommandPreparedStatementUpdate command,
+      CallContext context, FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    return refuse(ackStream, "updates are not allowed: queries are read-only");
+  }
+
+  private static Runnable refuse(StreamListener<PutResult> ackStream, String message) {
+    return () -> ackStream.onError(CallStatus.INVALID_ARGUMENT.withDescription(message).toRuntimeException());
+  }
+
+  @Override
+  public void beginTransaction(FlightSql.ActionBeginTransactionRequest request, CallContext context,
+      StreamListener<FlightSql.ActionBeginTransactionResult> listener) {
+    listener.onError(CallStatus.INVALID_ARGUMENT
+        .withDescription("transactions are not supported: queries are read-only and see one snapshot each")
+        .toRuntimeException());
+  }
+
+  @Override
+  public void beginSavepoint(FlightSql.ActionBeginSavepointRequest request, CallContext context,
+      StreamListener<FlightSql.ActionBeginSavepointResult> listener) {
+    listener.onError(CallStatus.INVALID_ARGUMENT
+        .withDescription("savepoints are not supported: queries are read-only").toRuntimeException());
+  }
+
+  // ---------------------------------------------------------------- sessions
+
+  @Override
+  public void setSessionOptions(SetSessionOptionsRequest request, CallContext context,
+      StreamListener<SetSessionOptionsResult> listener) {
+    QueryCallContext call = QueryMetadataInterceptor.current();
+    String sessionId = call.sessionId().orElseGet(() -> {
+      String id = QuerySessions.newSessionId();
+      call.issueSession(id);
+      return id;
+    });
+    Map<String, SetSessionOptionsResult.Error> errors = new HashMap<>();
+    request.getSessionOptions().forEach((name, value) -> {
+      if (!CATALOG_OPTION.equals(name)) {
+        errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_NAME));
+        return;
+      }
+      if (value.isEmpty()) {
+        sessions.clearCatalog(sessionId);
+        return;
+      }
+      String catalogId = value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
+        @Override
+        public String visit(String text) {
+          return text;
+        }
+      });
+      try {
+        if (catalogId == null) {
+          throw SeException.invalid("session option catalog must be a string");
+        }
+        catalogs.catalog(catalogId);
+        sessions.setCatalog(sessionId, catalogId);
+      } catch (RuntimeException e) {
+        errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
+      }
+    });
+    listener.onNext(new SetSessionOptionsResult(errors));
+    listener.onCompleted();
+  }
+
+  @Override
+  public void getSessionOptions(GetSessionOptionsRequest request, CallContext context,
+      StreamListener<GetSessionOptionsResult> listener) {
+    Map<String, SessionOptionValue> options = new HashMap<>();
+    QueryMetadataInterceptor.current().sessionId().flatMap(sessions::catalog)
+        .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+    listener.onNext(new GetSessionOptionsResult(options));
+    listener.onCompleted();
+  }
+
+  @Override
+  public void closeSession(CloseSessionRequest request, CallContext context, StreamListener<CloseSessionResult> listener) {
+    QueryMetadataInterceptor.current().sessionId().ifPresent(sessions::close);
+    listener.onNext(new CloseSessionResult(CloseSessionResult.Status.CLOSED));
+    listener.onCompleted();
+  }
+
+  // ---------------------------------------------------------------- metadata
+
+  @Override
+  protected <T extends Message> List<FlightEndpoint> determineEndpoints(T request, FlightDescriptor descriptor, Schema schema) {
+    return List.of(new FlightEndpoint(new Ticket(Any.pack(request).toByteArray())));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoSqlInfo(FlightSql.CommandGetSqlInfo request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_SQL_INFO_SCHEMA);
+  }
+
+  @Override
+  public void getStreamSqlInfo(FlightSql.CommandGetSqlInfo command, CallContext context, ServerStreamListener listener) {
+    sqlInfo.send(command.getInfoList(), listener);
+  }
+
+  @Override
+  public FlightInfo getFlightInfoCatalogs(FlightSql.CommandGetCatalogs request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_CATALOGS_SCHEMA);
+  }
+
+  @Override
+  public void getStreamCatalogs(CallContext context, ServerStreamListener listener) {
+    metadataStream(listener, () -> {
+      selectedCatalog();
+      metadata.catalogs(listener);
+    });
+  }
+
+  @Override
+  public FlightInfo getFlightInfoSchemas(FlightSql.CommandGetDbSchemas request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_SCHEMAS_SCHEMA);
+  }
+
+  @Override
+  public void getStreamSchemas(FlightSql.CommandGetDbSchemas command, CallContext context, ServerStreamListener listener) {
+    metadataStream(listener, () -> metadata.schemas(selectedCatalog(),
+        command.hasCatalog() ? command.getCatalog() : null,
+        command.hasDbSchemaFilterPattern() ? command.getDbSchemaFilterPattern() : null, listener));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoTables(FlightSql.CommandGetTables request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor,
+        request.getIncludeSchema() ? Schemas.GET_TABLES_SCHEMA : Schemas.GET_TABLES_SCHEMA_NO_SCHEMA);
+  }
+
+  @Override
+  public void getStreamTables(FlightSql.CommandGetTables command, CallContext context, ServerStreamListener listener) {
+    metadataStream(listener, () -> metadata.tables(selectedCatalog(), command, listener));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoTableTypes(FlightSql.CommandGetTableTypes request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_TABLE_TYPES_SCHEMA);
+  }
+
+  @Override
+  public void getStreamTableTypes(CallContext context, ServerStreamListener listener) {
+    metadataStream(listener, () -> metadata.tableTypes(listener));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoPrimaryKeys(FlightSql.CommandGetPrimaryKeys request, CallContext context, FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_PRIMARY_KEYS_SCHEMA);
+  }
+
+  @Override
+  public void getStreamPrimaryKeys(FlightSql.CommandGetPrimaryKeys command, CallContext context, ServerStreamListener listener) {
+    metadataStream(listener, () -> metadata.primaryKeys(selectedCatalog(), command, listener));
+  }
+
+  private static void metadataStream(ServerStreamListener listener, Runnable body) {
+    try {
+      body.run();
+    } catch (RuntimeException e) {
+      listener.error(FlightErrors.toFlight(e));
+    }
+  }
+
+  @Override
+  public void close() throws Exception {
+    preparedStatements.clear();
+  }
+
+  /** Prepared statements currently open (for tests and metrics). */
+  protected int openPreparedStatements() {
+    return preparedStatements.size();
+  }
+
+}

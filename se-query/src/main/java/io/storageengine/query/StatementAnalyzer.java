@@ -1,0 +1,295 @@
+package io.storageengine.query;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Walks the AST DuckDB returns for one statement ({@code json_serialize_sql}) and decides what
+ * the statement may touch: the tenant tables it references, the {@code information_schema}
+ * views it reads, simple filters per table, and whether it is a {@code DESCRIBE} or
+ * {@code SHOW TABLES} that the catalog answers. Everything else that could reach outside the
+ * tenant (table functions, other catalogs, file names used as tables, time travel, functions that
+ * read the server's environment) is refused with INVALID_ARGUMENT naming the construct.
+ */
+final class StatementAnalyzer {
+  /** The catalog name the selected tenant has in SQL. */
+  static final String CATALOG = "default";
+  /** Table functions that compute values and touch no file or setting. */
+  private static final Set<String> ALLOWED_TABLE_FUNCTIONS = Set.of("range", "generate_series", "unnest");
+  private static final Set<String> REFUSED_FUNCTIONS = Set.of(
+      "getenv", "current_setting", "current_database", "current_catalog", "current_schema",
+      "current_schemas", "glob", "query", "query_table", "sniff_csv", "nextval", "currval", "setval",
+      "which_secret", "file_exists");
+  private static final Set<String> REFUSED_FUNCTION_PREFIXES = Set.of("read_", "duckdb_", "pragma_", "parquet_", "pg_");
+  static final Set<String> INFORMATION_SCHEMA_VIEWS = Set.of("tables", "columns", "schemata");
+
+  private StatementAnalyzer() {}
+
+  /** A tenant table as written in SQL: the DuckDB schema (dot-separated namespace) and name. */
+  record TableName(String schema, String table) {
+    String key() {
+      return schema.toLowerCase(Locale.ROOT) + "\u001f" + table.toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** {@code column op literal} found at the top of a WHERE over a single table. */
+  record Comparison(String column, String operator, String literalKind, String literalText) {}
+
+  /** A byte span of the statement that names an information_schema view. */
+  record Span(int start, int length, String view) {}
+
+  enum Kind { QUERY, DESCRIBE_TABLE, SHOW_TABLES }
+
+  /** What one statement references. */
+  record Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
+      List<Span> informationSchema, TableName describeTarget) {}
+
+  static Analysis analyze(JsonNode statement) {
+    JsonNode node = statement.path("node");
+    JsonNode from = node.path("from_table");
+    if ("SHOW_REF".equals(from.path("type").asText()) && isPlainStar(node)) {
+      String showType = from.path("show_type").asText();
+      if ("SHOW_SPECIAL".equals(showType)) {
+        String what = unquote(from.path("table_name").asText());
+        if (what.equalsIgnoreCase("tables") || what.equalsIgnoreCase("__show_tables_expanded")) {
+          return new Analysis(Kind.SHOW_TABLES, Map.of(), Map.of(), List.of(), null);
+        }
+        throw SeException.invalid("SHOW %s is not supported: use SHOW TABLES, DESCRIBE <table> or information_schema", what);
+      }
+      JsonNode query = from.path("query");
+      if ("DESCRIBE".equals(showType) && isPlainStar(query)
+          && "BASE_TABLE".equals(query.path("from_table").path("type").asText())) {
+        Walker walker = new Walker();
+        walker.visit(query);
+        if (walker.tables.size() == 1 && walker.informationSchema.isEmpty()) {
+          TableName target = walker.tables.values().iterator().next();
+          return new Analysis(Kind.DESCRIBE_TABLE, walker.tables, Map.of(), List.of(), target);
+        }
+      }
+    }
+    Walker walker = new Walker();
+    walker.visit(node);
+    Map<String, List<Comparison>> filters = new LinkedHashMap<>();
+    walker.filters.forEach((key, list) -> {
+      if (walker.referenceCounts.getOrDefault(key, 0) == 1 && !list.isEmpty()) {
+        filters.put(key, list);
+      }
+    });
+    return new Analysis(Kind.QUERY, walker.tables, filters, walker.informationSchema, null);
+  }
+
+  private static boolean isPlainStar(JsonNode select) {
+    JsonNode list = select.path("select_list");
+    return "SELECT_NODE".equals(select.path("type").asText()) && list.size() == 1
+        && "STAR".equals(list.get(0).path("class").asText()) && select.path("where_clause").isNull()
+        && select.path("modifiers").size() == 0 && select.path("group_expressions").size() == 0;
+  }
+
+  private static String unquote(String name) {
+    return name.length() >= 2 && name.startsWith("\"") && name.endsWith("\"")
+        ? name.substring(1, name.length() - 1).replace("\"\"", "\"") : name;
+  }
+
+  private static final class Walker {
+    final Map<String, TableName> tables = new LinkedHashMap<>();
+    final Map<String, Integer> referenceCounts = new LinkedHashMap<>();
+    final Map<String, List<Comparison>> filters = new LinkedHashMap<>();
+    final List<Span> informationSchema = new ArrayList<>();
+    final Set<String> cteNames = new java.util.HashSet<>();
+    final Map<JsonNode, List<Comparison>> whereByTableRef = new IdentityHashMap<>();
+
+    void visit(JsonNode node) {
+      if (node.isArray()) {
+        node.forEach(this::visit);
+        return;
+      }
+      if (!node.isObject()) {
+        return;
+      }
+      collectCteNames(node);
+      String type = node.path("type").asText();
+      String clazz = node.path("class").asText();
+      if ("SELECT_NODE".equals(type)) {
+        JsonNode from = node.path("from_table");
+        if ("BASE_TABLE".equals(from.path("type").asText())) {
+          whereByTableRef.put(from, comparisons(node.path("where_clause"), from));
+        }
+      }
+      if ("TABLE_FUNCTION".equals(type)) {
+        String name = node.path("function").path("function_name").asText();
+        if (!ALLOWED_TABLE_FUNCTIONS.contains(name.toLowerCase(Locale.ROOT))) {
+          throw SeException.invalid("table function `%s` is not allowed: queries read only the tables of the selected catalog", name);
+        }
+      } else if ("BASE_TABLE".equals(type)) {
+        tableReference(node);
+      } else if ("SHOW_REF".equals(type)) {
+        String show = node.path("show_type").asText();
+        if (!"DESCRIBE".equals(show) && !"SUMMARY".equals(show)) {
+          throw SeException.invalid("SHOW inside a query is not supported: use information_schema.tables");
+        }
+      } else if ("FUNCTION".equals(clazz)) {
+        checkFunction(node);
+      }
+      node.fields().forEachRemaining(entry -> visit(entry.getValue()));
+    }
+
+    private void collectCteNames(JsonNode node) {
+      JsonNode map = node.path("cte_map").path("map");
+      for (JsonNode entry : map) {
+        cteNames.add(entry.path("key").asText().toLowerCase(Locale.ROOT));
+      }
+    }
+
+    private void checkFunction(JsonNode node) {
+      String name = node.path("function_name").asText().toLowerCase(Locale.ROOT);
+      boolean refused = REFUSED_FUNCTIONS.contains(name);
+      for (String prefix : REFUSED_FUNCTION_PREFIXES) {
+        refused |= name.startsWith(prefix);
+      }
+      String schema = node.path("schema").asText();
+      String catalog = node.path("catalog").asText();
+      if (refused || !schema.isEmpty() || !catalog.isEmpty()) {
+        throw SeException.invalid("function `%s` is not allowed in queries", node.path("function_name").asText());
+      }
+    }
+
+    private void tableReference(JsonNode ref) {
+      String catalog = ref.path("catalog_name").asText();
+      String schema = ref.path("schema_name").asText();
+      String table = ref.path("table_name").asText();
+      String written = String.join(".", nonEmpty(catalog, schema, table));
+      if (!ref.path("at_clause").isNull() && !ref.path("at_clause").isMissingNode()) {
+        throw SeException.invalid("table `%s`: time travel (AT ...) is not supported", written);
+      }
+      if (!catalog.isEmpty() && !catalog.equalsIgnoreCase(CATALOG)) {
+        throw SeException.invalid("catalog `%s` is not available: the selected catalog is named default; "
+            + "write nested namespaces as one quoted name, e.g. default.\"analytics.events\".page_views", catalog);
+      }
+      if (schema.isEmpty()) {
+        if (catalog.isEmpty() && cteNames.contains(table.toLowerCase(Locale.ROOT))) {
+          return;
+        }
+        if (table.contains(".") || table.contains("/") || table.contains(":") || table.contains("\\")) {
+          throw SeException.invalid("`%s` is not a table of the selected catalog: reading files is not allowed", table);
+        }
+        throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s or <namespace>.%s",
+            table, table, table);
+      }
+      if (schema.equalsIgnoreCase("information_schema")) {
+        if (!INFORMATION_SCHEMA_VIEWS.contains(table.toLowerCase(Locale.ROOT))) {
+          throw SeException.notFound("information_schema.%s does not exist: available are %s", table,
+              String.join(", ", INFORMATION_SCHEMA_VIEWS));
+        }
+        long location = ref.path("query_location").asLong(-1);
+        int length = ref.path("query_location_length").asInt(0);
+        if (location < 0 || location > Integer.MAX_VALUE || length <= 0) {
+          throw SeException.invalid("information_schema.%s cannot be used here", table);
+        }
+        informationSchema.add(new Span((int) location, length, table.toLowerCase(Locale.ROOT)));
+        return;
+      }
+      if (schema.equalsIgnoreCase("pg_catalog") || schema.startsWith("__se")) {
+        throw SeException.invalid("schema `%s` is not available", schema);
+      }
+      TableName name = new TableName(schema, table);
+      tables.putIfAbsent(name.key(), name);
+      referenceCounts.merge(name.key(), 1, Integer::sum);
+      List<Comparison> found = whereByTableRef.get(ref);
+      if (found != null) {
+        filters.put(name.key(), found);
+      }
+    }
+
+    private static List<String> nonEmpty(String... parts) {
+      List<String> out = new ArrayList<>();
+      for (String part : parts) {
+        if (!part.isEmpty()) {
+          out.add(part);
+        }
+      }
+      return out;
+    }
+
+    /** Top-level AND-ed comparisons of a column of {@code ref} with a literal. */
+    private static List<Comparison> comparisons(JsonNode where, JsonNode ref) {
+      List<Comparison> out = new ArrayList<>();
+      if (where == null || where.isNull() || where.isMissingNode()) {
+        return out;
+      }
+      List<JsonNode> conjuncts = new ArrayList<>();
+      flattenAnd(where, conjuncts);
+      String alias = ref.path("alias").asText();
+      String qualifier = alias.isEmpty() ? ref.path("table_name").asText() : alias;
+      for (JsonNode conjunct : conjuncts) {
+        if (!"COMPARISON".equals(conjunct.path("class").asText())) {
+          continue;
+        }
+        String op = conjunct.path("type").asText();
+        JsonNode left = conjunct.path("left");
+        JsonNode right = conjunct.path("right");
+        boolean flipped = false;
+        if ("CONSTANT".equals(left.path("class").asText()) && "COLUMN_REF".equals(right.path("class").asText())) {
+          JsonNode tmp = left;
+          left = right;
+          right = tmp;
+          flipped = true;
+        }
+        if (!"COLUMN_REF".equals(left.path("class").asText()) || !"CONSTANT".equals(right.path("class").asText())) {
+          continue;
+        }
+        JsonNode names = left.path("column_names");
+        String column;
+        if (names.size() == 1) {
+          column = names.get(0).asText();
+        } else if (names.size() == 2 && names.get(0).asText().equalsIgnoreCase(qualifier)) {
+          column = names.get(1).asText();
+        } else {
+          continue;
+        }
+        JsonNode literal = right.path("literal");
+        if (!literal.isObject() || literal.path("text").isMissingNode()) {
+          continue;
+        }
+        out.add(new Comparison(column, flipped ? flip(op) : op, literal.path("kind").asText(), literal.path("text").asText()));
+      }
+      return out;
+    }
+
+    private static void flattenAnd(JsonNode node, List<JsonNode> out) {
+      if ("CONJUNCTION_AND".equals(node.path("type").asText())) {
+        node.path("children").forEach(child -> flattenAnd(child, out));
+      } else {
+        out.add(node);
+      }
+    }
+
+    private static String flip(String op) {
+      switch (op) {
+        case "COMPARE_LESSTHAN": return "COMPARE_GREATERTHAN";
+        case "COMPARE_GREATERTHAN": return "COMPARE_LESSTHAN";
+        case "COMPARE_LESSTHANOREQUALTO": return "COMPARE_GREATERTHANOREQUALTO";
+        case "COMPARE_GREATERTHANOREQUALTO": return "COMPARE_LESSTHANOREQUALTO";
+        default: return op;
+      }
+    }
+  }
+
+  /** The refusal for a statement DuckDB would not serialize (anything but a query). */
+  static SeException refusedStatement(String statement) {
+    String keyword = SqlText.refusedKeyword(statement);
+    if (keyword.equals("BEGIN") || keyword.equals("COMMIT") || keyword.equals("ROLLBACK")
+        || keyword.equals("START") || keyword.equals("TRANSACTION") || keyword.equals("ABORT") || keyword.equals("END")) {
+      return SeException.invalid("%s is not allowed: queries are read-only and run without transactions", keyword);
+    }
+    return new SeException(ErrorCode.INVALID_ARGUMENT,
+        String.format("%s statements are not allowed: only read-only queries (SELECT, DESCRIBE, SHOW) are accepted", keyword));
+  }
+}
