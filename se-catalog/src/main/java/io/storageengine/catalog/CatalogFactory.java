@@ -1,0 +1,182 @@
+package io.storageengine.catalog;
+
+import io.storageengine.common.SeException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.io.ResolvingFileIO;
+import org.apache.iceberg.jdbc.JdbcCatalog;
+import org.apache.iceberg.rest.RESTCatalog;
+
+/**
+ * Builds the live Iceberg catalog a {@link CatalogConfig} describes.
+ *
+ * <ul>
+ *   <li>{@code rest}: a {@code RESTCatalog} with {@code uri}, optional {@code warehouse} and the
+ *       properties passed through unchanged ({@code credential}, {@code token},
+ *       {@code oauth2-server-uri}, {@code scope}, {@code header.*}, {@code s3.*}, ...).</li>
+ *   <li>{@code sql}: a {@code JdbcCatalog} on {@code uri} with {@code warehouse}; the driver gets
+ *       the {@code jdbc.*} properties without their prefix.</li>
+ *   <li>{@code embedded}: a SQLite {@code JdbcCatalog} at {@code <embeddedRoot>/<id>/catalog.db}
+ *       with warehouse {@code <embeddedRoot>/<id>/warehouse}; refused when there is no root.</li>
+ * </ul>
+ *
+ * <p>Files are reached through {@code ResolvingFileIO} unless the properties name an
+ * {@code io-impl}: it picks {@code S3FileIO} for {@code s3://} and {@code HadoopFileIO} for
+ * local ({@code file:}) paths, so one catalog may use either.
+ */
+public final class CatalogFactory {
+  /** Written by JdbcCatalog as the newest layout; it also enables views. */
+  static final String JDBC_SCHEMA_VERSION = "jdbc.schema-version";
+  static final String SQLITE_BUSY_TIMEOUT_MS = "30000";
+
+  private final Path embeddedRoot;
+
+  /** {@code embeddedRoot}: the local directory holding embedded catalogs, if cluster storage is local. */
+  public CatalogFactory(Optional<Path> embeddedRoot) {
+    this.embeddedRoot = embeddedRoot.map(p -> p.toAbsolutePath().normalize()).orElse(null);
+  }
+
+  public Optional<Path> embeddedRoot() {
+    return Optional.ofNullable(embeddedRoot);
+  }
+
+  /** True when this factory can build catalogs of {@code type}. */
+  public boolean supports(CatalogConfig.Type type) {
+    return type != CatalogConfig.Type.EMBEDDED || embeddedRoot != null;
+  }
+
+  /** Throws INVALID_ARGUMENT when {@code config} is of a type this deployment cannot build. */
+  public void checkSupported(String catalogId, CatalogConfig config) {
+    if (!supports(config.type())) {
+      throw SeException.invalid(
+          "catalog '%s': type embedded needs cluster storage on a local file system "
+              + "(the fs object store); use type rest or sql", catalogId);
+    }
+  }
+
+  /**
+   * A new, initialized catalog named {@code catalogId}. The caller owns it and must close it.
+   * Failures to reach the backend surface as the catalog library's own exceptions.
+   */
+  public Catalog build(String catalogId, CatalogConfig config) {
+    checkSupported(catalogId, config);
+    Map<String, String> properties = catalogProperties(catalogId, config);
+    return switch (config.type()) {
+      case REST -> initialize(new RESTCatalog(), catalogId, properties);
+      case SQL, EMBEDDED -> initialize(new JdbcCatalog(), catalogId, properties);
+    };
+  }
+
+  /** The properties handed to the Iceberg catalog's {@code initialize}; visible for tests. */
+  Map<String, String> catalogProperties(String catalogId, CatalogConfig config) {
+    Map<String, String> props = new LinkedHashMap<>(config.properties());
+    props.putIfAbsent(CatalogProperties.FILE_IO_IMPL, ResolvingFileIO.class.getName());
+    switch (config.type()) {
+      case REST -> {
+        props.put(CatalogProperties.URI, config.uri());
+        if (config.warehouse() != null) {
+          props.put(CatalogProperties.WAREHOUSE_LOCATION, config.warehouse());
+        }
+      }
+      case SQL -> {
+        props.put(CatalogProperties.URI, config.uri());
+        props.put(CatalogProperties.WAREHOUSE_LOCATION, config.warehouse());
+        jdbcDefaults(props, config.uri());
+      }
+      case EMBEDDED -> {
+        Path dir = embeddedDirectory(catalogId);
+        props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
+        props.put(CatalogProperties.WAREHOUSE_LOCATION, fileLocation(dir.resolve("warehouse")));
+        jdbcDefaults(props, props.get(CatalogProperties.URI));
+      }
+      default -> throw new IllegalStateException("unhandled type " + config.type());
+    }
+    return props;
+  }
+
+  /** {@code <embeddedRoot>/<id>}: where an embedded catalog keeps its database and warehouse. */
+  public Path embeddedDirectory(String catalogId) {
+    if (embeddedRoot == null) {
+      throw SeException.invalid("catalog '%s': no local directory for embedded catalogs", catalogId);
+    }
+    return embeddedRoot.resolve(catalogId);
+  }
+
+  private static void jdbcDefaults(Map<String, String> props, String uri) {
+    // V1 adds the record-type column that views need; V0 only logs a warning on every start.
+    props.putIfAbsent(JDBC_SCHEMA_VERSION, "V1");
+    if (uri.startsWith("jdbc:sqlite:")) {
+      // Several threads (pool connections) and processes share one database file: WAL lets
+      // readers proceed during a commit, and the busy timeout makes a writer wait for the file
+      // lock instead of failing at once with SQLITE_BUSY. The driver reads these as pragmas.
+      props.putIfAbsent("jdbc.journal_mode", "WAL");
+      props.putIfAbsent("jdbc.busy_timeout", SQLITE_BUSY_TIMEOUT_MS);
+      // SQLite has one writer at a time; more pooled connections only add lock waits.
+      props.putIfAbsent(CatalogProperties.CLIENT_POOL_SIZE, "2");
+    }
+  }
+
+  private Catalog initialize(Catalog catalog, String catalogId, Map<String, String> properties) {
+    if (catalog instanceof JdbcCatalog && properties.get(CatalogProperties.URI).startsWith("jdbc:sqlite:")) {
+      createSqliteParent(properties.get(CatalogProperties.URI));
+    }
+    try {
+      // Hadoop's Configuration is what HadoopFileIO (file: paths) needs; one per catalog since
+      // Configuration is not safe to share for writes.
+      if (catalog instanceof JdbcCatalog jdbc) {
+        jdbc.setConf(new Configuration());
+      } else if (catalog instanceof RESTCatalog rest) {
+        rest.setConf(new Configuration());
+      }
+      catalog.initialize(catalogId, properties);
+      return catalog;
+    } catch (RuntimeException e) {
+      closeQuietly(catalog, e);
+      throw e;
+    }
+  }
+
+  private static void createSqliteParent(String uri) {
+    String path = uri.substring("jdbc:sqlite:".length());
+    if (path.startsWith("file:") || path.contains(":memory:") || path.isEmpty()) {
+      return;
+    }
+    int query = path.indexOf('?');
+    Path parent = Path.of(query < 0 ? path : path.substring(0, query)).toAbsolutePath().getParent();
+    try {
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create directory for the SQLite catalog", e);
+    }
+  }
+
+  static String fileLocation(Path dir) {
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create warehouse directory", e);
+    }
+    String uri = dir.toAbsolutePath().normalize().toUri().toString();
+    return uri.endsWith("/") ? uri.substring(0, uri.length() - 1) : uri;
+  }
+
+  private static void closeQuietly(Catalog catalog, Throwable primary) {
+    if (catalog instanceof AutoCloseable closeable) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        primary.addSuppressed(e);
+      }
+    }
+  }
+}

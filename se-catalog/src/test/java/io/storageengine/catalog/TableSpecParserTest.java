@@ -1,0 +1,189 @@
+package io.storageengine.catalog;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.util.List;
+import org.apache.iceberg.NullOrder;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortDirection;
+import org.apache.iceberg.SortField;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+class TableSpecParserTest {
+  static final String FULL = "id bigint not null, name string, ts timestamptz, price decimal(10,2), "
+      + "tags list<string>, attrs map<string,bigint>, addr struct<street: string, zip: int not null>, "
+      + "raw binary, f fixed(16), u uuid, d date, t time, ts2 timestamp, b boolean, i int, x float, y double";
+
+  private static void assertInvalid(Runnable parse, String message) {
+    assertThatThrownBy(parse::run)
+        .isInstanceOf(SeException.class)
+        .hasMessage(message)
+        .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+  }
+
+  @Test
+  void parsesEveryType() {
+    Schema schema = TableSpecParser.parseSchema(FULL);
+    Types.StructType expected = Types.StructType.of(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "name", Types.StringType.get()),
+        Types.NestedField.optional(3, "ts", Types.TimestampType.withZone()),
+        Types.NestedField.optional(4, "price", Types.DecimalType.of(10, 2)),
+        Types.NestedField.optional(5, "tags", Types.ListType.ofOptional(18, Types.StringType.get())),
+        Types.NestedField.optional(6, "attrs",
+            Types.MapType.ofOptional(19, 20, Types.StringType.get(), Types.LongType.get())),
+        Types.NestedField.optional(7, "addr", Types.StructType.of(
+            Types.NestedField.optional(21, "street", Types.StringType.get()),
+            Types.NestedField.required(22, "zip", Types.IntegerType.get()))),
+        Types.NestedField.optional(8, "raw", Types.BinaryType.get()),
+        Types.NestedField.optional(9, "f", Types.FixedType.ofLength(16)),
+        Types.NestedField.optional(10, "u", Types.UUIDType.get()),
+        Types.NestedField.optional(11, "d", Types.DateType.get()),
+        Types.NestedField.optional(12, "t", Types.TimeType.get()),
+        Types.NestedField.optional(13, "ts2", Types.TimestampType.withoutZone()),
+        Types.NestedField.optional(14, "b", Types.BooleanType.get()),
+        Types.NestedField.optional(15, "i", Types.IntegerType.get()),
+        Types.NestedField.optional(16, "x", Types.FloatType.get()),
+        Types.NestedField.optional(17, "y", Types.DoubleType.get()));
+    assertThat(schema.asStruct()).isEqualTo(expected);
+  }
+
+  @Test
+  void aliasesNanosQuotingAndNestedRequiredness() {
+    Schema schema = TableSpecParser.parseSchema(
+        "\"Order Id\" LONG NOT NULL, `v` Varchar null, n timestamptz_ns, m timestamp_ns, "
+            + "l list<struct<a int not null> not null>, mm map<string, list<double> not null>, "
+            + "q numeric(38, 0), bb bytes");
+    assertThat(schema.findField("Order Id").isRequired()).isTrue();
+    assertThat(schema.findType("v")).isEqualTo(Types.StringType.get());
+    assertThat(schema.findType("n")).isEqualTo(Types.TimestampNanoType.withZone());
+    assertThat(schema.findType("m")).isEqualTo(Types.TimestampNanoType.withoutZone());
+    Types.ListType list = schema.findType("l").asListType();
+    assertThat(list.isElementRequired()).isTrue();
+    assertThat(list.elementType().asStructType().field("a").isRequired()).isTrue();
+    Types.MapType map = schema.findType("mm").asMapType();
+    assertThat(map.isValueRequired()).isTrue();
+    assertThat(map.valueType()).isEqualTo(Types.ListType.ofOptional(map.valueId() + 1, Types.DoubleType.get()));
+    assertThat(schema.findType("q")).isEqualTo(Types.DecimalType.of(38, 0));
+    assertThat(schema.findType("bb")).isEqualTo(Types.BinaryType.get());
+  }
+
+  @Test
+  void schemaErrorsNameThePartAndPosition() {
+    assertInvalid(() -> TableSpecParser.parseSchema("id bigint, name strng"),
+        "schema: unknown type 'strng' for column 'name' at position 17");
+    assertInvalid(() -> TableSpecParser.parseSchema("addr struct<street: strng>"),
+        "schema: unknown type 'strng' for column 'addr.street' at position 21");
+    assertInvalid(() -> TableSpecParser.parseSchema("tags list<strin>"),
+        "schema: unknown type 'strin' for the element of column 'tags' at position 11");
+    assertInvalid(() -> TableSpecParser.parseSchema("id bigint, id int"),
+        "schema: duplicate column 'id' at position 12");
+    assertInvalid(() -> TableSpecParser.parseSchema("id bigint not nul"),
+        "schema: expected 'null' after 'not', found 'nul' at position 15");
+    assertInvalid(() -> TableSpecParser.parseSchema("id bigint extra"),
+        "schema: unexpected 'extra' after column 'id' (expected ',' or end of text) at position 11");
+    assertInvalid(() -> TableSpecParser.parseSchema("id"),
+        "schema: expected a type for column 'id', found end of text at position 3");
+    assertInvalid(() -> TableSpecParser.parseSchema("p decimal(40, 2)"),
+        "schema: decimal precision 40 of column 'p' must be between 1 and 38 at position 11");
+    assertInvalid(() -> TableSpecParser.parseSchema("p decimal(4, 5)"),
+        "schema: decimal scale 5 of column 'p' must not exceed its precision 4 at position 14");
+    assertInvalid(() -> TableSpecParser.parseSchema("p decimal"),
+        "schema: expected '(' after 'decimal' (decimal(precision, scale)), found end of text at position 10");
+    assertInvalid(() -> TableSpecParser.parseSchema("f fixed(0)"),
+        "schema: fixed length of column 'f' must be at least 1 at position 9");
+    assertInvalid(() -> TableSpecParser.parseSchema("m map<string int>"),
+        "schema: expected ',' between the key and value types of column 'm', found 'int' at position 14");
+    assertInvalid(() -> TableSpecParser.parseSchema("l list<int"),
+        "schema: expected '>' to close list<...> of column 'l', found end of text at position 11");
+    assertInvalid(() -> TableSpecParser.parseSchema("a int; drop"),
+        "schema: unexpected character ';' at position 6");
+    assertInvalid(() -> TableSpecParser.parseSchema("\"a int"),
+        "schema: unterminated quoted name at position 1");
+    assertInvalid(() -> TableSpecParser.parseSchema("s struct<a int, a int>"),
+        "schema: duplicate field 'a' in column 's' at position 17");
+    assertInvalid(() -> TableSpecParser.parseSchema("  "), "schema: no columns given");
+    assertInvalid(() -> TableSpecParser.parseSchema("id bigint,"),
+        "schema: expected a column name, found end of text at position 11");
+  }
+
+  private static final Schema SCHEMA = TableSpecParser.parseSchema(FULL);
+
+  @Test
+  void parsesEveryTransform() {
+    PartitionSpec spec = TableSpecParser.parsePartitionSpec(SCHEMA,
+        "day(ts), bucket(16, id), truncate(4, name), hour(ts2), month(d), identity(u), b, "
+            + "bucket(addr.zip, 8)");
+    List<PartitionField> fields = spec.fields();
+    assertThat(fields).extracting(f -> f.transform().toString())
+        .containsExactly("day", "bucket[16]", "truncate[4]", "hour", "month", "identity", "identity",
+            "bucket[8]");
+    assertThat(fields).extracting(f -> SCHEMA.findColumnName(f.sourceId()))
+        .containsExactly("ts", "id", "name", "ts2", "d", "u", "b", "addr.zip");
+    assertThat(TableSpecParser.parsePartitionSpec(SCHEMA, "year(ts)").fields().get(0).transform().toString())
+        .isEqualTo("year");
+    assertThat(TableSpecParser.parsePartitionSpec(SCHEMA, "days(ts)").fields().get(0).transform().toString())
+        .isEqualTo("day");
+    assertThat(TableSpecParser.parsePartitionSpec(SCHEMA, " ").isUnpartitioned()).isTrue();
+    assertThat(TableSpecParser.parsePartitionSpec(SCHEMA, null).isUnpartitioned()).isTrue();
+  }
+
+  @Test
+  void partitionErrors() {
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "day(ts), dya(ts)"),
+        "partition: unknown transform 'dya' (expected identity, year, month, day, hour, bucket or truncate) at position 10");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "bucket(16, nope)"),
+        "partition: unknown column 'nope' at position 12");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "missing"),
+        "partition: unknown column 'missing' at position 1");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "bucket(0, id)"),
+        "partition: bucket width must be at least 1 at position 8");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "day(ts"),
+        "partition: expected ')' to close day(...), found end of text at position 7");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "id, day(name)"),
+        "partition: 'day(name)' cannot be applied to column 'name' of type string at position 5");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "day(ts), hour(ts)"),
+        "partition: cannot partition by 'hour(ts)': Cannot add redundant partition: "
+            + "1000: ts_day: day(3) conflicts with 1001: ts_hour: hour(3) at position 10");
+    assertInvalid(() -> TableSpecParser.parsePartitionSpec(SCHEMA, "id name"),
+        "partition: unexpected 'name' after 'id' (expected ',' or end of text) at position 4");
+  }
+
+  @Test
+  void parsesSortOrders() {
+    SortOrder order = TableSpecParser.parseSortOrder(SCHEMA,
+        "name, ts desc nulls last, id asc nulls last, bucket(4, id) desc, day(ts) nulls first");
+    List<SortField> fields = order.fields();
+    assertThat(fields).extracting(SortField::direction).containsExactly(
+        SortDirection.ASC, SortDirection.DESC, SortDirection.ASC, SortDirection.DESC, SortDirection.ASC);
+    assertThat(fields).extracting(SortField::nullOrder).containsExactly(
+        NullOrder.NULLS_FIRST, NullOrder.NULLS_LAST, NullOrder.NULLS_LAST, NullOrder.NULLS_LAST,
+        NullOrder.NULLS_FIRST);
+    assertThat(fields).extracting(f -> f.transform().toString())
+        .containsExactly("identity", "identity", "identity", "bucket[4]", "day");
+    assertThat(fields).extracting(f -> SCHEMA.findColumnName(f.sourceId()))
+        .containsExactly("name", "ts", "id", "id", "ts");
+    assertThat(TableSpecParser.parseSortOrder(SCHEMA, "").isUnsorted()).isTrue();
+  }
+
+  @Test
+  void sortErrors() {
+    assertInvalid(() -> TableSpecParser.parseSortOrder(SCHEMA, "name, ts desc nulls middle"),
+        "sort order: expected 'first' or 'last' after 'nulls', found 'middle' at position 21");
+    assertInvalid(() -> TableSpecParser.parseSortOrder(SCHEMA, "name descending"),
+        "sort order: unexpected 'descending' after 'name' (expected ',' or end of text) at position 6");
+    assertInvalid(() -> TableSpecParser.parseSortOrder(SCHEMA, "truncate(2, tags)"),
+        "sort order: 'truncate(2, tags)' cannot be applied to column 'tags' of type list<string> at position 1");
+    assertInvalid(() -> TableSpecParser.parseSortOrder(SCHEMA, "nam"),
+        "sort order: unknown column 'nam' at position 1");
+    assertInvalid(() -> TableSpecParser.parseSortOrder(SCHEMA, ", name"),
+        "sort order: expected a column or transform, found ',' at position 1");
+  }
+}
