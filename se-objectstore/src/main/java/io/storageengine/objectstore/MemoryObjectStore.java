@@ -21,7 +21,8 @@ public final class MemoryObjectStore implements ObjectStore {
 
   @Override
   public Optional<byte[]> getRange(String key, long offset, int length) {
-    Blob b = blobs.get(Keys.check(key));
+    Keys.checkRange(Keys.check(key), offset, length);
+    Blob b = blobs.get(key);
     if (b == null) {
       return Optional.empty();
     }
@@ -38,30 +39,34 @@ public final class MemoryObjectStore implements ObjectStore {
 
   @Override
   public String put(String key, byte[] data) {
-    Blob b = newBlob(data);
-    blobs.put(Keys.check(key), b);
+    Blob b = newBlob(Keys.check(key), data);
+    blobs.put(key, b);
     return b.etag();
   }
 
   @Override
   public Optional<String> putIfAbsent(String key, byte[] data) {
-    Blob b = newBlob(data);
-    return blobs.putIfAbsent(Keys.check(key), b) == null ? Optional.of(b.etag()) : Optional.empty();
+    Blob b = newBlob(Keys.check(key), data);
+    return blobs.putIfAbsent(key, b) == null ? Optional.of(b.etag()) : Optional.empty();
   }
 
   @Override
   public Optional<String> putIfMatch(String key, byte[] data, String etag) {
-    Keys.check(key);
+    Keys.checkData(Keys.check(key), data);
+    if (etag == null) {
+      return Optional.empty();
+    }
     Blob current = blobs.get(key);
     if (current == null || !current.etag().equals(etag)) {
       return Optional.empty();
     }
-    Blob b = newBlob(data);
+    Blob b = newBlob(key, data);
     return blobs.replace(key, current, b) ? Optional.of(b.etag()) : Optional.empty();
   }
 
   @Override
   public List<ObjectInfo> list(String prefix) {
+    Keys.checkPrefix(prefix);
     List<ObjectInfo> out = new ArrayList<>();
     for (Map.Entry<String, Blob> e : blobs.tailMap(prefix, true).entrySet()) {
       if (!e.getKey().startsWith(prefix)) {
@@ -82,7 +87,7 @@ public final class MemoryObjectStore implements ObjectStore {
     return "memory";
   }
 
-  private Blob newBlob(byte[] data) {
-    return new Blob(data.clone(), "m" + versions.incrementAndGet());
+  private Blob newBlob(String key, byte[] data) {
+    return new Blob(Keys.checkData(key, data).clone(), "m" + versions.incrementAndGet());
   }
 }
