@@ -18,6 +18,9 @@ import picocli.CommandLine.Command;
       StartCommand.class,
       CatalogCommand.class,
       TableCommand.class,
+      IngestCommand.class,
+      SqlCommand.class,
+      ReconcileCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -53,6 +53,7 @@ import org.apache.iceberg.catalog.Catalog;
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
   public static final String CATALOG_OPTION = "catalog";
+  private static final long READY_POLL_MS = 5;
   private static final String SERVER_NAME = "Storage Engine";
   private static final long BACKPRESSURE_WAIT_MS = 30_000;
 
@@ -180,7 +181,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       backpressure.register(listener);
       listener.start(root);
       while (reader.loadNextBatch()) {
-        BackpressureStrategy.WaitResult ready = backpressure.waitForListener(BACKPRESSURE_WAIT_MS);
+        BackpressureStrategy.WaitResult ready = awaitReady(backpressure);
         if (ready == BackpressureStrategy.WaitResult.CANCELLED) {
           return;
         }
@@ -193,6 +194,21 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       listener.completed();
     } catch (java.io.IOException e) {
       throw DuckDbErrors.translate(e);
+    }
+  }
+
+  /**
+   * Waits until the client can take another batch. Some gRPC hosts (Armeria) do not call the
+   * on-ready handler for a call that was never blocked, so the callback wait is re-checked in
+   * short slices until the overall timeout.
+   */
+  private static BackpressureStrategy.WaitResult awaitReady(BackpressureStrategy backpressure) {
+    long deadline = System.nanoTime() + BACKPRESSURE_WAIT_MS * 1_000_000L;
+    while (true) {
+      BackpressureStrategy.WaitResult ready = backpressure.waitForListener(READY_POLL_MS);
+      if (ready != BackpressureStrategy.WaitResult.TIMEOUT || System.nanoTime() >= deadline) {
+        return ready;
+      }
     }
   }
 

@@ -8,14 +8,19 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
-import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.objectstore.ObjectStore;
-import io.storageengine.objectstore.ObjectStoreConfig;
-import io.storageengine.objectstore.ObjectStores;
-import io.storageengine.secretstore.FileSecretStore;
-import io.storageengine.secretstore.MemorySecretStore;
-import io.storageengine.secretstore.SecretStore;
+import io.storageengine.ingest.IngestConfig;
+import io.storageengine.ingest.IngestService;
+import io.storageengine.query.ContextPropagatingExecutorService;
+import io.storageengine.query.QueryConfig;
+import io.storageengine.query.QueryMetadataInterceptor;
+import io.storageengine.reconcile.ReconcileLoop;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.Reconciler;
+import io.storageengine.wal.ObjectStoreWal;
 import java.nio.file.Path;
+import java.util.UUID;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.LinkedHashMap;
@@ -42,29 +47,48 @@ public final class EngineServer implements AutoCloseable {
   private final ObjectStore store;
   private final TenantCatalogRegistry registry;
   private final Listener listener;
+  private final IngestService ingest;
+  private final ReconcileLoop reconcileLoop;
 
   private EngineServer(ServerConfig config, Role role, ObjectStore injectedStore) {
     boolean ok = false;
     try {
-      this.store = injectedStore != null ? injectedStore : own(openStore(config));
-      SecretStore secrets = config.get(ConfigKey.SECRET_STORE_TYPE).equals("memory")
-          ? new MemorySecretStore() : new FileSecretStore(store);
-      Optional<Path> embeddedRoot = store instanceof FsObjectStore
-          ? Optional.of(config.objectStoreRoot().resolve("embedded")) : Optional.empty();
-      this.registry = own(new TenantCatalogRegistry(secrets, embeddedRoot));
+      ClusterStorage storage = own(ClusterStorage.open(config, injectedStore));
+      this.store = storage.store();
+      this.registry = storage.registry();
       if (role == Role.DEV) {
-        ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), embeddedRoot.isPresent());
+        ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), storage.embeddedRoot().isPresent());
       }
       BufferAllocator allocator = own(new RootAllocator());
+      ObjectStoreWal wal = new ObjectStoreWal(store, writerId());
+      ReconcileLoop loop = null;
+      if (role == Role.DEV) {
+        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, ReconcileOptions.defaults());
+        loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
+            EngineServer::logResult).start());
+      }
+      this.reconcileLoop = loop;
+      IngestConfig ingestConfig = IngestConfig.defaults()
+          .withFlushInterval(config.duration(ConfigKey.INGEST_FLUSH_INTERVAL))
+          .withFlushBytes(config.bytes(ConfigKey.INGEST_FLUSH_BYTES))
+          .withGlobalBytes(config.bytes(ConfigKey.INGEST_MEMORY_LIMIT));
+      ReconcileLoop triggerTarget = loop;
+      this.ingest = own(new IngestService(allocator, registry, wal, ingestConfig,
+          (table, seq, rows, bytes) -> {
+            if (triggerTarget != null) {
+              triggerTarget.trigger(table);
+            }
+          }));
       ExecutorService flightExecutor = own(namedPool("se-flight"));
+      Path queryDir = config.dataDir().resolve("query-cache");
+      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, QueryConfig.defaults(queryDir), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       routes.put("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)));
       CatalogHttpService catalogs = new CatalogHttpService(registry);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
-      this.listener = own(Listener.start(config.serverAddress(), routes, allocator,
-          new org.apache.arrow.flight.NoOpFlightProducer(), new GrpcContextExecutorService(flightExecutor),
-          List.of()));
+      this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
+          new ContextPropagatingExecutorService(flightExecutor), List.of(new QueryMetadataInterceptor())));
       ok = true;
     } finally {
       if (!ok) {
@@ -95,6 +119,25 @@ public final class EngineServer implements AutoCloseable {
     return store;
   }
 
+  /** The reconcile loop of a {@link Role#DEV} process; empty for {@link Role#SERVER}. */
+  public Optional<ReconcileLoop> reconcileLoop() {
+    return Optional.ofNullable(reconcileLoop);
+  }
+
+  private static String writerId() {
+    return "se-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
+  }
+
+  private static void logResult(ReconcileResult result) {
+    if (result.outcome() == ReconcileResult.Outcome.FAILED) {
+      LOG.warn("reconcile {}", result);
+    } else if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
+      LOG.info("reconcile {}", result);
+    } else {
+      LOG.debug("reconcile {}", result);
+    }
+  }
+
   private void ensureDevCatalog(String id, boolean haveEmbeddedRoot) {
     if (!haveEmbeddedRoot) {
       LOG.info("no embedded catalog '{}': the embedded catalog needs the fs object store", id);
@@ -109,16 +152,6 @@ public final class EngineServer implements AutoCloseable {
       registry.create(id, CatalogConfig.embedded());
       LOG.info("created the embedded catalog '{}'", id);
     }
-  }
-
-  static ObjectStore openStore(ServerConfig config) {
-    return ObjectStores.create(new ObjectStoreConfig(
-        ObjectStoreConfig.Type.parse(config.get(ConfigKey.OBJECT_STORE_TYPE)),
-        config.objectStoreRoot(),
-        config.get(ConfigKey.OBJECT_STORE_BUCKET),
-        config.get(ConfigKey.OBJECT_STORE_PREFIX),
-        config.get(ConfigKey.OBJECT_STORE_ENDPOINT),
-        config.get(ConfigKey.OBJECT_STORE_REGION)));
   }
 
   static ExecutorService namedPool(String name) {

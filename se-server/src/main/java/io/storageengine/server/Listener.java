@@ -6,7 +6,12 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.Server;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.grpc.GrpcService;
+import io.grpc.MethodDescriptor;
 import io.grpc.ServerInterceptor;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import io.grpc.ServerInterceptors;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -30,6 +35,23 @@ public final class Listener implements AutoCloseable {
 
   private final Server server;
 
+  /** Messages as plain bytes: copied out of Arrow buffers while they are still alive. */
+  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  };
+
   private Listener(Server server) {
     this.server = server;
   }
@@ -43,12 +65,24 @@ public final class Listener implements AutoCloseable {
       BufferAllocator allocator, FlightProducer producer, ExecutorService flightExecutor,
       List<ServerInterceptor> interceptors) {
     var flight = FlightGrpcUtils.createFlightService(allocator, producer, null, flightExecutor);
-    var definition = ServerInterceptors.intercept(flight, interceptors);
+    // Armeria serializes a response message later, on its event loop; Flight frees a batch's
+    // buffers as soon as sendMessage returns. Re-marshalling every message to bytes inside
+    // sendMessage (on the producer's thread) keeps the two lifetimes apart.
+    var definition = ServerInterceptors.intercept(
+        ServerInterceptors.useMarshalledMessages(flight.bindService(), BYTES), interceptors);
     GrpcService grpc = GrpcService.builder()
         .addService(definition)
         .maxRequestMessageLength(MAX_GRPC_MESSAGE_BYTES)
         .maxResponseMessageLength(MAX_GRPC_MESSAGE_BYTES)
-        .useBlockingTaskExecutor(false)
+        // Producers block (waiting for a slow client, for WAL durability): never on the event loop.
+        .useBlockingTaskExecutor(true)
+        .exceptionHandler((ctx, status, cause, metadata) -> {
+          // Failures that escape the Flight layer (transport, marshalling) are logged here once.
+          if (status.getCode() == io.grpc.Status.Code.UNKNOWN || status.getCode() == io.grpc.Status.Code.INTERNAL) {
+            LOG.warn("gRPC call {} failed: {}", ctx.path(), status, cause);
+          }
+          return status;
+        })
         .build();
     ServerBuilder sb = Server.builder()
         .http(new InetSocketAddress(address.getHostString(), address.getPort()))

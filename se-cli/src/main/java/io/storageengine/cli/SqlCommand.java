@@ -1,0 +1,74 @@
+package io.storageengine.cli;
+
+import io.storageengine.common.Json;
+import io.storageengine.common.SeException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import org.apache.arrow.flight.CallHeaders;
+import org.apache.arrow.flight.FlightCallHeaders;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightEndpoint;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.HeaderCallOption;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code se sql}: a Flight SQL client printing results as a table, CSV or JSON. */
+@Command(name = "sql", mixinStandardHelpOptions = true,
+    description = {"Run read-only SQL over a tenant's Iceberg tables through Arrow Flight SQL.",
+        "The selected catalog is called `default`; namespaces are quoted dot-separated schemas:",
+        "  SELECT * FROM default.\"analytics.events\".page_views LIMIT 10"})
+final class SqlCommand implements Callable<Integer> {
+  @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777", description = "Server (default ${DEFAULT-VALUE}).")
+  String serverAddress;
+
+  @Option(names = "--catalog-id", required = true, description = "Tenant catalog to query.")
+  String catalogId;
+
+  @Option(names = "--format", defaultValue = "table", description = "table (default), csv or json")
+  String format;
+
+  @Parameters(index = "0", paramLabel = "SQL")
+  String sql;
+
+  @Override
+  public Integer call() throws Exception {
+    ResultPrinter printer = ResultPrinter.of(format.toLowerCase(Locale.ROOT), System.out);
+    CallHeaders headers = new FlightCallHeaders();
+    headers.insert("se-query-metadata", Json.toString(Json.object().put("catalog_id", catalogId)));
+    HeaderCallOption option = new HeaderCallOption(headers);
+    try (BufferAllocator allocator = new RootAllocator();
+        FlightClient client = FlightClient.builder(allocator, IngestCommand.location(serverAddress)).build();
+        FlightSqlClient sqlClient = new FlightSqlClient(client)) {
+      FlightInfo info = sqlClient.execute(sql, option);
+      printer.begin(info.getSchemaOptional().orElse(null));
+      for (FlightEndpoint endpoint : info.getEndpoints()) {
+        try (FlightStream stream = sqlClient.getStream(endpoint.getTicket(), option)) {
+          while (stream.next()) {
+            printer.batch(stream.getRoot());
+          }
+        }
+      }
+      printer.end();
+      return 0;
+    } catch (FlightRuntimeException e) {
+      String message = e.getMessage();
+      if (message == null || message.isBlank()) {
+        message = e.status().code().name();
+      }
+      if (e.status().code() == org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE) {
+        message = "cannot reach the server at " + serverAddress + " (is `se dev` running?): " + message;
+      }
+      System.err.println("se: " + e.status().code() + ": " + message);
+      return 1;
+    }
+  }
+}

@@ -1,0 +1,75 @@
+package io.storageengine.server;
+
+import io.storageengine.catalog.TenantCatalogRegistry;
+import io.storageengine.objectstore.FsObjectStore;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.objectstore.ObjectStoreConfig;
+import io.storageengine.objectstore.ObjectStores;
+import io.storageengine.secretstore.FileSecretStore;
+import io.storageengine.secretstore.MemorySecretStore;
+import io.storageengine.secretstore.SecretStore;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * What every process opens first: cluster storage, the secret store on it, and the tenant
+ * registry over the secret store. Closing closes the registry, then the store (unless the
+ * store was handed in by the caller).
+ */
+public final class ClusterStorage implements AutoCloseable {
+  private final ObjectStore store;
+  private final boolean ownsStore;
+  private final TenantCatalogRegistry registry;
+  private final Optional<Path> embeddedRoot;
+
+  private ClusterStorage(ObjectStore store, boolean ownsStore, ServerConfig config) {
+    this.store = store;
+    this.ownsStore = ownsStore;
+    SecretStore secrets = config.get(ConfigKey.SECRET_STORE_TYPE).equals("memory")
+        ? new MemorySecretStore() : new FileSecretStore(store);
+    this.embeddedRoot = store instanceof FsObjectStore
+        ? Optional.of(config.objectStoreRoot().resolve("embedded")) : Optional.empty();
+    this.registry = new TenantCatalogRegistry(secrets, embeddedRoot);
+  }
+
+  /** Opens the configured store, or uses {@code store} when it is not null (tests). */
+  public static ClusterStorage open(ServerConfig config, ObjectStore store) {
+    if (store != null) {
+      return new ClusterStorage(store, false, config);
+    }
+    ObjectStore opened = ObjectStores.create(new ObjectStoreConfig(
+        ObjectStoreConfig.Type.parse(config.get(ConfigKey.OBJECT_STORE_TYPE)),
+        config.objectStoreRoot(),
+        config.get(ConfigKey.OBJECT_STORE_BUCKET),
+        config.get(ConfigKey.OBJECT_STORE_PREFIX),
+        config.get(ConfigKey.OBJECT_STORE_ENDPOINT),
+        config.get(ConfigKey.OBJECT_STORE_REGION)));
+    try {
+      return new ClusterStorage(opened, true, config);
+    } catch (RuntimeException e) {
+      opened.close();
+      throw e;
+    }
+  }
+
+  public ObjectStore store() {
+    return store;
+  }
+
+  public TenantCatalogRegistry registry() {
+    return registry;
+  }
+
+  /** Where embedded catalogs live: only with the fs store. */
+  public Optional<Path> embeddedRoot() {
+    return embeddedRoot;
+  }
+
+  @Override
+  public void close() {
+    registry.close();
+    if (ownsStore) {
+      store.close();
+    }
+  }
+}

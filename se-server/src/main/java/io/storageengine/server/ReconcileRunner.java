@@ -1,0 +1,78 @@
+package io.storageengine.server;
+
+import io.storageengine.common.SeException;
+import io.storageengine.reconcile.ReconcileLoop;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.Reconciler;
+import io.storageengine.wal.ObjectStoreWal;
+import io.storageengine.wal.TableWal;
+import java.util.List;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+
+/**
+ * {@code se reconcile}: publishes WAL to Iceberg straight from cluster storage, with no server
+ * involved, so it pairs with {@code se start server}. One-shot or watching.
+ */
+public final class ReconcileRunner implements AutoCloseable {
+  private final ClusterStorage storage;
+  private final BufferAllocator allocator = new RootAllocator();
+  private final ObjectStoreWal wal;
+  private final Reconciler reconciler;
+
+  public ReconcileRunner(ServerConfig config) {
+    this.storage = ClusterStorage.open(config, null);
+    this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
+        + UUID.randomUUID().toString().substring(0, 8));
+    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
+  }
+
+  /**
+   * One pass: every table with pending WAL (of {@code catalogId} when not null), or the one
+   * {@code table} ({@code ns.name}, needs {@code catalogId}).
+   */
+  public List<ReconcileResult> once(String catalogId, String table) {
+    if (table == null) {
+      return reconciler.reconcileAll(catalogId);
+    }
+    if (catalogId == null) {
+      throw SeException.invalid("--table needs --catalog-id");
+    }
+    return List.of(reconciler.reconcile(tableWal(catalogId, table)));
+  }
+
+  /** Reconciles continuously until the thread is interrupted. */
+  public void watch(String catalogId, java.time.Duration interval, Consumer<ReconcileResult> results)
+      throws InterruptedException {
+    try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results).start()) {
+      Thread.currentThread().join();
+    }
+  }
+
+  private TableWal tableWal(String catalogId, String table) {
+    String[] parts = table.split("\\.");
+    if (parts.length < 2) {
+      throw SeException.invalid("--table: expected namespace.table, got '%s'", table);
+    }
+    TableIdentifier ident = TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
+    try {
+      Table loaded = storage.registry().catalog(catalogId).loadTable(ident);
+      return new TableWal(catalogId, loaded.uuid());
+    } catch (NoSuchTableException e) {
+      throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
+    }
+  }
+
+  @Override
+  public void close() {
+    storage.close();
+    allocator.close();
+  }
+}
