@@ -1,0 +1,141 @@
+package io.storageengine.ingest;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.wal.WalOperation;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions;
+import org.apache.arrow.flight.sql.impl.FlightSql.DoPutUpdateResult;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * Flight SQL bulk ingest (ARCHITECTURE.md 6.2), what ADBC's {@code adbc_ingest} sends:
+ * {@code catalog} is the tenant id, {@code schema} the dot-separated namespace. If the table
+ * does not exist, {@code if_not_exist = CREATE} creates an append table (format v3) from the
+ * Arrow schema, anything else is NOT_FOUND. If it exists, {@code APPEND} appends, {@code REPLACE}
+ * is refused (ingestion never drops data) and anything else is ALREADY_EXISTS. The update count
+ * is sent once every row is durable.
+ */
+final class BulkIngestion extends StreamIngestion {
+  /** The one option understood in {@code options}: {@code upsert} (default) or {@code delete}. */
+  static final String OPERATION_OPTION = "se.operation";
+
+  private final CommandStatementIngest command;
+  private final AtomicLong durableRows = new AtomicLong();
+  private long submittedRows;
+
+  BulkIngestion(IngestService service, CommandStatementIngest command, FlightStream stream,
+      AckSender acks, String name) {
+    super(service, stream, acks, name);
+    this.command = command;
+  }
+
+  @Override
+  void ingest(BufferAllocator allocator) throws Exception {
+    WalOperation operation = checkCommand();
+    String catalogId = command.getCatalog();
+    TableIdentifier identifier = identifier();
+    Schema schema = stream.getSchema();
+    Table table = resolveTable(catalogId, identifier, schema);
+    IngestTarget target = TableResolver.target(catalogId, identifier, table, operation);
+    BatchValidator validator =
+        BatchValidator.forStream(target, schema, stream.getDictionaryProvider());
+    service.committer(target);
+
+    long batch = 0;
+    while (true) {
+      flow.awaitRoom();
+      if (flow.failure() != null || !flow.next(stream)) {
+        return;
+      }
+      VectorSchemaRoot root = stream.getRoot();
+      int rows = root.getRowCount();
+      if (rows == 0) {
+        continue;
+      }
+      batch++;
+      submittedRows += rows;
+      submit(validator, root, allocator, batch, "batch " + batch,
+          () -> durableRows.addAndGet(rows));
+    }
+  }
+
+  @Override
+  void succeed() {
+    // Every submitted batch settled without failure, so every row is durable.
+    assert durableRows.get() == submittedRows;
+    acks.send(DoPutUpdateResult.newBuilder().setRecordCount(submittedRows).build().toByteArray());
+    acks.complete();
+  }
+
+  private WalOperation checkCommand() {
+    if (!command.hasCatalog() || command.getCatalog().isEmpty()) {
+      throw SeException.invalid("catalog: required, the tenant (catalog) id");
+    }
+    if (command.getTable().isEmpty()) {
+      throw SeException.invalid("table: required");
+    }
+    if (command.getTemporary()) {
+      throw new SeException(ErrorCode.UNSUPPORTED, "temporary: temporary tables are not supported");
+    }
+    if (command.hasTransactionId()) {
+      throw new SeException(ErrorCode.UNSUPPORTED, "transaction_id: transactions are not supported");
+    }
+    WalOperation operation = WalOperation.UPSERT;
+    for (Map.Entry<String, String> option : command.getOptionsMap().entrySet()) {
+      if (!option.getKey().equals(OPERATION_OPTION)) {
+        throw SeException.invalid("options: unknown option `%s`", option.getKey());
+      }
+      operation = IngestProtocol.parseOperation(option.getValue(), "option `se.operation`");
+    }
+    return operation;
+  }
+
+  private TableIdentifier identifier() {
+    String schema = command.hasSchema() ? command.getSchema() : "";
+    Namespace namespace = schema.isEmpty() ? Namespace.empty() : Namespace.of(schema.split("\\.", -1));
+    for (String level : namespace.levels()) {
+      if (level.isEmpty()) {
+        throw SeException.invalid("schema: `%s` has an empty namespace level", schema);
+      }
+    }
+    return TableIdentifier.of(namespace, command.getTable());
+  }
+
+  private Table resolveTable(String catalogId, TableIdentifier identifier, Schema schema) {
+    TableDefinitionOptions options = command.getTableDefinitionOptions();
+    Optional<Table> existing = service.resolver().find(catalogId, identifier);
+    if (existing.isEmpty()) {
+      if (options.getIfNotExist() != TableDefinitionOptions.TableNotExistOption.TABLE_NOT_EXIST_OPTION_CREATE) {
+        throw SeException.notFound("table `%s` not found in catalog `%s` (table_definition_options"
+            + ".if_not_exist is not CREATE)", identifier, catalogId);
+      }
+      Optional<Table> created = service.resolver().createAppendTable(catalogId, identifier, schema);
+      if (created.isPresent()) {
+        return created.get();
+      }
+      // Another writer created it between our lookup and our create: it exists now.
+      existing = Optional.of(service.resolver().load(catalogId, identifier));
+    }
+    switch (options.getIfExists()) {
+      case TABLE_EXISTS_OPTION_APPEND:
+        return existing.get();
+      case TABLE_EXISTS_OPTION_REPLACE:
+        throw new SeException(ErrorCode.UNSUPPORTED, "table_definition_options.if_exists: REPLACE "
+            + "is not supported, ingestion never drops a table's data");
+      default:
+        throw new SeException(ErrorCode.ALREADY_EXISTS, String.format("table `%s` already exists "
+            + "in catalog `%s` (table_definition_options.if_exists is not APPEND)", identifier,
+            catalogId));
+    }
+  }
+}

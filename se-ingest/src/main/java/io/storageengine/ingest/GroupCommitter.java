@@ -1,0 +1,71 @@
+package io.storageengine.ingest;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalWriter;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One {@link TableCommitter} per table WAL, all flushing on one named daemon pool. The table's
+ * name is registered next to its WAL once, when its committer is created.
+ */
+final class GroupCommitter implements AutoCloseable {
+  private final WalWriter wal;
+  private final IngestListener listener;
+  private final IngestConfig config;
+  private final ScheduledThreadPoolExecutor executor;
+  private final ConcurrentHashMap<TableWal, TableCommitter> committers = new ConcurrentHashMap<>();
+
+  GroupCommitter(WalWriter wal, IngestListener listener, IngestConfig config) {
+    this.wal = wal;
+    this.listener = listener;
+    this.config = config;
+    this.executor = new ScheduledThreadPoolExecutor(config.flushThreads(), daemonThreads());
+    this.executor.setRemoveOnCancelPolicy(true);
+  }
+
+  /** The committer of {@code target}'s table, created (and its name registered) on first use. */
+  TableCommitter committer(IngestTarget target) {
+    try {
+      return committers.computeIfAbsent(target.wal(), table -> {
+        wal.registerTableName(table, target.tableName());
+        return new TableCommitter(table, wal, executor, listener, config);
+      });
+    } catch (SeException e) {
+      if (e.code() != ErrorCode.UNAVAILABLE) {
+        throw e;
+      }
+      throw new SeException(ErrorCode.UNAVAILABLE, "storage unavailable: could not register "
+          + "table `" + target.displayName() + "`: " + e.getMessage() + "; retry", e);
+    } catch (RuntimeException e) {
+      throw new SeException(ErrorCode.UNAVAILABLE,
+          "storage unavailable: could not register table `" + target.displayName() + "`", e);
+    }
+  }
+
+  /** Flushes every table, then stops the pool. */
+  @Override
+  public void close() {
+    committers.values().forEach(TableCommitter::close);
+    executor.shutdown();
+    try {
+      executor.awaitTermination(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static ThreadFactory daemonThreads() {
+    AtomicInteger counter = new AtomicInteger();
+    return runnable -> {
+      Thread t = new Thread(runnable, "se-ingest-flush-" + counter.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+}

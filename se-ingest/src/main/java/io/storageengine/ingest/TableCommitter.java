@@ -1,0 +1,173 @@
+package io.storageengine.ingest;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalFrame;
+import io.storageengine.wal.WalWriter;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Group commit for one table (ARCHITECTURE.md 6.4): collects validated frames for the flush
+ * interval, or until flush-bytes are waiting, writes them as ONE WAL segment, then completes
+ * every request in it with the segment's seq. A failed append fails exactly the requests in that
+ * segment, with UNAVAILABLE.
+ *
+ * <p>A table writes one segment at a time: the WAL then keeps the arrival order of frames (it
+ * decides between equal versions of entity rows), and our own appends never race for the same
+ * sequence number, which would cost the loser a whole rewritten segment. Frames keep collecting
+ * while a segment is written; a segment holds at most flush-bytes (or one larger frame).
+ */
+final class TableCommitter {
+  private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
+
+  private final TableWal table;
+  private final WalWriter wal;
+  private final ScheduledExecutorService executor;
+  private final IngestListener listener;
+  private final long intervalNanos;
+  private final long flushBytes;
+
+  private final Object lock = new Object();
+  private final ArrayDeque<PendingWrite> pending = new ArrayDeque<>();
+  private long pendingBytes;
+  private boolean flushing;
+  private boolean closing;
+  private ScheduledFuture<?> timer;
+
+  /** A frame waiting for its segment. */
+  private record PendingWrite(WalFrame frame, long enqueuedNanos, CompletableFuture<Long> done) {}
+
+  TableCommitter(TableWal table, WalWriter wal, ScheduledExecutorService executor,
+      IngestListener listener, IngestConfig config) {
+    this.table = table;
+    this.wal = wal;
+    this.executor = executor;
+    this.listener = listener;
+    this.intervalNanos = config.flushInterval().toNanos();
+    this.flushBytes = config.flushBytes();
+  }
+
+  /** Queues {@code frame}; the future completes with the seq of the segment holding it. */
+  CompletableFuture<Long> submit(WalFrame frame) {
+    PendingWrite write = new PendingWrite(frame, System.nanoTime(), new CompletableFuture<>());
+    synchronized (lock) {
+      if (closing) {
+        throw new SeException(ErrorCode.UNAVAILABLE, "ingestion is shutting down: retry");
+      }
+      pending.add(write);
+      pendingBytes += frame.arrowIpc().length;
+      scheduleLocked();
+    }
+    return write.done();
+  }
+
+  /** Flushes everything waiting and refuses new frames; returns when the last segment is done. */
+  void close() {
+    synchronized (lock) {
+      closing = true;
+      scheduleLocked();
+      while (flushing || !pending.isEmpty()) {
+        try {
+          lock.wait();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    }
+  }
+
+  private void scheduleLocked() {
+    if (flushing || pending.isEmpty()) {
+      return;
+    }
+    long dueIn = pending.peek().enqueuedNanos() + intervalNanos - System.nanoTime();
+    if (closing || pendingBytes >= flushBytes || dueIn <= 0) {
+      if (timer != null) {
+        timer.cancel(false);
+        timer = null;
+      }
+      flushing = true;
+      executor.execute(this::flush);
+    } else if (timer == null) {
+      timer = executor.schedule(this::onTimer, dueIn, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  private void onTimer() {
+    synchronized (lock) {
+      timer = null;
+      scheduleLocked();
+    }
+  }
+
+  private void flush() {
+    List<PendingWrite> writes = new ArrayList<>();
+    long bytes = 0;
+    synchronized (lock) {
+      // One segment holds up to flush-bytes (at least one frame); the rest waits its turn.
+      while (!pending.isEmpty()
+          && (writes.isEmpty() || bytes + pending.peek().frame().arrowIpc().length <= flushBytes)) {
+        PendingWrite w = pending.poll();
+        writes.add(w);
+        bytes += w.frame().arrowIpc().length;
+      }
+      pendingBytes -= bytes;
+    }
+    try {
+      write(writes, bytes);
+    } finally {
+      synchronized (lock) {
+        flushing = false;
+        scheduleLocked();
+        lock.notifyAll();
+      }
+    }
+  }
+
+  private void write(List<PendingWrite> writes, long bytes) {
+    if (writes.isEmpty()) {
+      return;
+    }
+    List<WalFrame> frames = new ArrayList<>(writes.size());
+    long rows = 0;
+    for (PendingWrite w : writes) {
+      frames.add(w.frame());
+      rows += w.frame().rowCount();
+    }
+    long seq;
+    long started = System.nanoTime();
+    try {
+      seq = wal.append(table, frames);
+    } catch (RuntimeException | Error e) {
+      LOG.warn("WAL append failed for {} ({} frames)", table, frames.size(), e);
+      String detail = e instanceof SeException se ? ": " + se.getMessage() : "";
+      SeException failure = new SeException(ErrorCode.UNAVAILABLE,
+          "storage unavailable: could not write the WAL of table " + table.tableUuid()
+              + " in catalog `" + table.catalogId() + "`" + detail + "; retry the batch", e);
+      for (PendingWrite w : writes) {
+        w.done().completeExceptionally(failure);
+      }
+      return;
+    }
+    for (PendingWrite w : writes) {
+      w.done().complete(seq);
+    }
+    LOG.debug("wrote WAL segment {} of {}: {} frames, {} rows, {} bytes in {} ms", seq, table,
+        frames.size(), rows, bytes, (System.nanoTime() - started) / 1_000_000);
+    try {
+      listener.segmentWritten(table, seq, rows, bytes);
+    } catch (RuntimeException e) {
+      LOG.warn("ingest listener failed for segment {} of {}", seq, table, e);
+    }
+  }
+}

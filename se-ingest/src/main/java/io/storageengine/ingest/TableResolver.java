@@ -1,0 +1,150 @@
+package io.storageengine.ingest;
+
+import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Ids;
+import io.storageengine.common.SeException;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalOperation;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.SupportsNamespaces;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.exceptions.AlreadyExistsException;
+import org.apache.iceberg.exceptions.NoSuchNamespaceException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
+import org.apache.iceberg.types.Types;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Finds (or, for bulk ingest, creates) the target table in its tenant's catalog and turns it into
+ * an {@link IngestTarget}. Catalog failures other than "not found" are UNAVAILABLE: the catalog
+ * may come back, and nothing was written.
+ */
+final class TableResolver {
+  private static final Logger LOG = LoggerFactory.getLogger(TableResolver.class);
+
+  private final TenantCatalogs catalogs;
+
+  TableResolver(TenantCatalogs catalogs) {
+    this.catalogs = catalogs;
+  }
+
+  /** Loads the table; empty when it does not exist. */
+  Optional<Table> find(String catalogId, TableIdentifier identifier) {
+    Catalog catalog = catalog(catalogId);
+    try {
+      return Optional.of(catalog.loadTable(identifier));
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      return Optional.empty();
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unavailable(catalogId, identifier, e);
+    }
+  }
+
+  /** Loads the table or fails with NOT_FOUND naming it. */
+  Table load(String catalogId, TableIdentifier identifier) {
+    return find(catalogId, identifier).orElseThrow(() -> SeException.notFound(
+        "table `%s` not found in catalog `%s`", identifier, catalogId));
+  }
+
+  /**
+   * Creates an append table (format v3) with the schema of {@code arrow}, creating missing
+   * namespaces. Returns empty when another writer created the table first.
+   */
+  Optional<Table> createAppendTable(String catalogId, TableIdentifier identifier,
+      org.apache.arrow.vector.types.pojo.Schema arrow) {
+    Schema schema = IcebergArrowSchemas.fromArrow(arrow);
+    Catalog catalog = catalog(catalogId);
+    try {
+      if (catalog instanceof SupportsNamespaces namespaces) {
+        createNamespaces(namespaces, identifier.namespace());
+      }
+      return Optional.of(catalog.createTable(identifier, schema, PartitionSpec.unpartitioned(),
+          Map.of("format-version", "3", TableProperties.MODE, TableProperties.MODE_APPEND)));
+    } catch (AlreadyExistsException e) {
+      return Optional.empty();
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unavailable(catalogId, identifier, e);
+    }
+  }
+
+  private static void createNamespaces(SupportsNamespaces catalog, Namespace namespace) {
+    String[] levels = namespace.levels();
+    for (int i = 1; i <= levels.length; i++) {
+      Namespace prefix = Namespace.of(Arrays.copyOf(levels, i));
+      if (!catalog.namespaceExists(prefix)) {
+        try {
+          catalog.createNamespace(prefix);
+        } catch (AlreadyExistsException e) {
+          // Created concurrently: fine.
+        }
+      }
+    }
+  }
+
+  /** The target of a stream writing {@code operation} to {@code table}. */
+  static IngestTarget target(String catalogId, TableIdentifier identifier, Table table,
+      WalOperation operation) {
+    Schema schema = table.schema();
+    String mode = table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND);
+    String name = catalogId + "." + identifier;
+    TableWal wal = new TableWal(catalogId, table.uuid());
+    if (mode.equals(TableProperties.MODE_APPEND)) {
+      if (operation != WalOperation.UPSERT) {
+        throw SeException.invalid("operation `delete`: table `%s` is an append table, which "
+            + "accepts only upsert (append)", name);
+      }
+      return new IngestTarget(catalogId, identifier, wal, schema, false, List.of(), null, operation);
+    }
+    if (!mode.equals(TableProperties.MODE_ENTITY)) {
+      throw SeException.invalid("table `%s`: property %s must be `append` or `entity`, got `%s`",
+          name, TableProperties.MODE, mode);
+    }
+    List<String> keys = new ArrayList<>();
+    for (Integer id : schema.identifierFieldIds()) {
+      Types.NestedField top = schema.asStruct().field(id);
+      if (top == null) {
+        throw SeException.invalid("table `%s`: primary-key field `%s` must be a top-level column",
+            name, schema.findColumnName(id));
+      }
+      keys.add(top.name());
+    }
+    if (keys.isEmpty()) {
+      throw SeException.invalid("table `%s`: an entity table needs a primary key "
+          + "(identifier fields)", name);
+    }
+    String version = table.properties().get(TableProperties.VERSION_COLUMN);
+    if (version != null && schema.asStruct().field(version) == null) {
+      throw SeException.invalid("table `%s`: %s `%s` is not a top-level column", name,
+          TableProperties.VERSION_COLUMN, version);
+    }
+    return new IngestTarget(catalogId, identifier, wal, schema, true, keys, version, operation);
+  }
+
+  private Catalog catalog(String catalogId) {
+    Ids.requireCatalogId(catalogId);
+    return catalogs.catalog(catalogId);
+  }
+
+  private static SeException unavailable(String catalogId, TableIdentifier id, RuntimeException e) {
+    LOG.warn("catalog {} failed for table {}", catalogId, id, e);
+    return new SeException(ErrorCode.UNAVAILABLE,
+        String.format("catalog `%s` is unavailable (table `%s`)", catalogId, id), e);
+  }
+}

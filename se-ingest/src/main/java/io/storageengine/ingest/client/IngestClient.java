@@ -1,0 +1,77 @@
+package io.storageengine.ingest.client;
+
+import io.storageengine.ingest.IngestProtocol;
+import io.storageengine.wal.WalOperation;
+import java.util.List;
+import org.apache.arrow.flight.CallOption;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * A small Java client of the native ingestion protocol (ARCHITECTURE.md 6.1) over Arrow's
+ * {@link FlightClient}, for the CLI, the load generator and tests.
+ *
+ * <pre>{@code
+ * try (BufferAllocator allocator = new RootAllocator();
+ *      IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", 7777), allocator);
+ *      IngestStream stream = client.open("warehouse", List.of("analytics"), "events",
+ *          WalOperation.UPSERT, schema)) {
+ *   CompletableFuture<Long> ack = stream.send(root); // completes when the batch is durable
+ *   stream.finish();                                  // waits for every ack
+ * }
+ * }</pre>
+ *
+ * <p>{@link #open} returns once the server validated the target (ack of request 0), so an
+ * unknown table or an incompatible schema fails right there with the server's
+ * {@code FlightRuntimeException} (NOT_FOUND, INVALID_ARGUMENT ...). Later failures complete the
+ * pending futures exceptionally and make {@link IngestStream#finish()} throw.
+ */
+public final class IngestClient implements AutoCloseable {
+  /** Batches a stream may have unacknowledged before {@code send} blocks (the server's limit). */
+  public static final int DEFAULT_MAX_IN_FLIGHT = 32;
+
+  private final FlightClient client;
+  private final BufferAllocator allocator;
+  private final boolean ownsClient;
+
+  /** Uses {@code client} without taking ownership of it. */
+  public IngestClient(FlightClient client, BufferAllocator allocator) {
+    this(client, allocator, false);
+  }
+
+  private IngestClient(FlightClient client, BufferAllocator allocator, boolean ownsClient) {
+    this.client = client;
+    this.allocator = allocator;
+    this.ownsClient = ownsClient;
+  }
+
+  /** Connects to a server; the client is closed with this object. */
+  public static IngestClient connect(Location location, BufferAllocator allocator) {
+    return new IngestClient(FlightClient.builder(allocator, location).build(), allocator, true);
+  }
+
+  /**
+   * Opens a stream writing {@code operation} rows of {@code schema} to the table and waits until
+   * the server accepted the target. Throws the server's {@code FlightRuntimeException} if not.
+   */
+  public IngestStream open(String catalog, List<String> namespace, String table,
+      WalOperation operation, Schema schema, CallOption... options) {
+    return open(new IngestProtocol.Header(catalog, namespace, table, operation), schema,
+        DEFAULT_MAX_IN_FLIGHT, options);
+  }
+
+  /** {@link #open} with an explicit header and limit of unacknowledged batches. */
+  public IngestStream open(IngestProtocol.Header header, Schema schema, int maxInFlight,
+      CallOption... options) {
+    return IngestStream.open(client, allocator, header, schema, maxInFlight, options);
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (ownsClient) {
+      client.close();
+    }
+  }
+}

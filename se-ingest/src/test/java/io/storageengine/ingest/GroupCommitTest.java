@@ -1,0 +1,142 @@
+package io.storageengine.ingest;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.objectstore.MemoryObjectStore;
+import io.storageengine.testing.FaultInjectingObjectStore;
+import io.storageengine.testing.FaultInjectingObjectStore.Operation;
+import io.storageengine.wal.ObjectStoreWal;
+import io.storageengine.wal.TableName;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalFrame;
+import io.storageengine.wal.WalOperation;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+/** The group committer over the real WAL: one segment per window, failures, close. */
+class GroupCommitTest {
+  final FaultInjectingObjectStore store = new FaultInjectingObjectStore(new MemoryObjectStore());
+  final ObjectStoreWal wal = new ObjectStoreWal(store, "w", 1, Duration.ofMillis(1));
+  final TableWal table = new TableWal("tenant", UUID.randomUUID());
+  final List<long[]> segments = new CopyOnWriteArrayList<>();
+
+  GroupCommitter committer(IngestConfig config) {
+    return new GroupCommitter(wal, (t, seq, rows, bytes) -> segments.add(new long[] {seq, rows}),
+        config);
+  }
+
+  IngestTarget target(boolean entity) {
+    return new IngestTarget("tenant", TableIdentifier.of(Namespace.of("a"), "t"), table,
+        new Schema(Types.NestedField.required(1, "id", Types.LongType.get())), entity,
+        entity ? List.of("id") : List.of(), null, WalOperation.UPSERT);
+  }
+
+  static WalFrame frame(long requestId, int bytes) {
+    return new WalFrame(WalOperation.UPSERT, 0, new long[] {requestId}, 1, new byte[bytes]);
+  }
+
+  @Test
+  void writesOneSegmentPerWindowAndRegistersTheTableName() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(200)))) {
+      TableCommitter c = group.committer(target(true));
+      assertThat(group.committer(target(true))).isSameAs(c);
+      List<CompletableFuture<Long>> acks = new ArrayList<>();
+      for (int i = 1; i <= 5; i++) {
+        acks.add(c.submit(frame(i, 10)));
+      }
+      for (CompletableFuture<Long> ack : acks) {
+        assertThat(ack.get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      }
+    }
+    assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L);
+    assertThat(wal.read(table, 1).orElseThrow().frames()).extracting(f -> f.requestIds()[0])
+        .containsExactly(1L, 2L, 3L, 4L, 5L);
+    assertThat(segments).hasSize(1);
+    assertThat(segments.get(0)).containsExactly(1L, 5L);
+    assertThat(wal.tableName(table)).isEqualTo(Optional.of(new TableName(List.of("a"), "t")));
+  }
+
+  @Test
+  void flushBytesStartASegmentBeforeTheWindowEnds() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofHours(1)).withFlushBytes(100))) {
+      TableCommitter c = group.committer(target(true));
+      CompletableFuture<Long> first = c.submit(frame(1, 40));
+      CompletableFuture<Long> second = c.submit(frame(2, 70));
+      assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      // A segment holds at most flush-bytes: the second frame waits for its own window ...
+      Thread.sleep(200);
+      assertThat(second).isNotDone();
+      // ... or until enough bytes are waiting again.
+      CompletableFuture<Long> third = c.submit(frame(3, 50));
+      assertThat(second.get(5, TimeUnit.SECONDS)).isEqualTo(2L);
+      assertThat(third).isNotDone();
+    }
+  }
+
+  @Test
+  void aFailedAppendFailsExactlyItsRequests() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(50)))) {
+      TableCommitter c = group.committer(target(true));
+      store.failNext(Operation.PUT_IF_ABSENT, 1, key -> key.contains("/wal/"));
+      CompletableFuture<Long> failed = c.submit(frame(1, 10));
+      assertThatThrownBy(() -> failed.get(5, TimeUnit.SECONDS))
+          .isInstanceOf(ExecutionException.class)
+          .cause()
+          .isInstanceOfSatisfying(SeException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.UNAVAILABLE))
+          .hasMessageStartingWith("storage unavailable: could not write the WAL of table "
+              + table.tableUuid() + " in catalog `tenant`");
+      CompletableFuture<Long> next = c.submit(frame(2, 10));
+      assertThat(next.get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+    }
+    assertThat(wal.read(table, 1).orElseThrow().frames()).extracting(f -> f.requestIds()[0])
+        .containsExactly(2L);
+  }
+
+  @Test
+  void segmentsOfATableAreWrittenOneAtATimeInArrivalOrder() throws Exception {
+    store.delay(Operation.PUT_IF_ABSENT, Duration.ofMillis(100));
+    List<CompletableFuture<Long>> acks = new ArrayList<>();
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofHours(1)).withFlushBytes(10))) {
+      TableCommitter c = group.committer(target(false));
+      for (int i = 1; i <= 4; i++) {
+        acks.add(c.submit(frame(i, 10)));
+      }
+      CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+    }
+    assertThat(acks.stream().map(CompletableFuture::join)).containsExactly(1L, 2L, 3L, 4L);
+    // One create per segment: no two appends of ours ever raced for a slot.
+    assertThat(store.calls(Operation.PUT_IF_ABSENT)).isEqualTo(4);
+  }
+
+  @Test
+  void closeFlushesWhatIsPendingAndRefusesNewFrames() throws Exception {
+    GroupCommitter group = committer(IngestConfig.defaults().withFlushInterval(Duration.ofHours(1)));
+    TableCommitter c = group.committer(target(true));
+    CompletableFuture<Long> pending = c.submit(frame(1, 10));
+    group.close();
+    assertThat(pending).isCompletedWithValue(1L);
+    assertThatThrownBy(() -> c.submit(frame(2, 10)))
+        .isInstanceOf(SeException.class)
+        .hasMessage("ingestion is shutting down: retry");
+  }
+}
