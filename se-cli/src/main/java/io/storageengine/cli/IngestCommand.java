@@ -66,6 +66,7 @@ final class IngestCommand implements Callable<Integer> {
     }
     List<String> namespace = Arrays.asList(ident.namespace().levels());
     long totalRows = 0;
+    long totalBytes = 0;
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
         IngestClient client = IngestClient.connect(location(serverAddress), allocator)) {
@@ -82,6 +83,9 @@ final class IngestCommand implements Callable<Integer> {
               }
               acks.add(stream.send(root));
               rows += root.getRowCount();
+              for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
+                totalBytes += v.getBufferSize();
+              }
             }
             stream.finish();
           }
@@ -96,7 +100,8 @@ final class IngestCommand implements Callable<Integer> {
       }
     }
     double seconds = Math.max(1e-9, (System.nanoTime() - start) / 1e9);
-    System.out.printf("%d rows acknowledged in %.2f s (%.0f rows/s)%n", totalRows, seconds, totalRows / seconds);
+    System.out.printf("%d rows acknowledged in %.2f s (%.1f rows/s, %.2f MB/s of Arrow data)%n",
+        totalRows, seconds, totalRows / seconds, totalBytes / seconds / 1e6);
     return 0;
   }
 
