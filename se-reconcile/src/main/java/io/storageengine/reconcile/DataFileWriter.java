@@ -1,0 +1,197 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.common.SeException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DataFiles;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.Metrics;
+import org.apache.iceberg.MetricsConfig;
+import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.NullOrder;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortDirection;
+import org.apache.iceberg.SortField;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.StructLike;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.OutputFile;
+import org.apache.iceberg.io.PositionOutputStream;
+import org.apache.iceberg.parquet.ParquetUtil;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Writes the rows of a DuckDB query as Iceberg data files of a table: one group of files per
+ * partition of the table's current spec (partition values from Iceberg's transforms), rows
+ * ordered by the table's sort order, files cut at the target size. DuckDB writes Parquet with
+ * the Iceberg field ids; Iceberg computes the column metrics; files reach the table's location
+ * through its {@link FileIO}. Every file written is remembered so a failed pass can delete them.
+ */
+final class DataFileWriter {
+  private final DuckSession duck;
+  private final Table table;
+  private final ReconcileOptions options;
+  private final List<String> written = new ArrayList<>();
+  private final String runId = UUID.randomUUID().toString();
+  private int fileCounter;
+
+  DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
+    this.duck = duck;
+    this.table = table;
+    this.options = options;
+  }
+
+  /** Locations of every file this writer created, for cleanup of an uncommitted attempt. */
+  List<String> writtenLocations() {
+    return written;
+  }
+
+  /**
+   * Writes the rows of {@code staged} (a DuckDB table whose columns are the table's columns,
+   * plus {@code _row_id} when {@code withRowId}) and returns the data files.
+   *
+   * @param defaultOrder ORDER BY used when the table has no sort order (null: keep arrival order)
+   */
+  List<DataFile> write(String staged, boolean withRowId, String defaultOrder) {
+    if (duck.queryLong("SELECT count(*) FROM " + staged) == 0) {
+      return List.of();
+    }
+    Schema schema = table.schema();
+    PartitionSpec spec = table.spec();
+    List<Types.NestedField> columns = new ArrayList<>(schema.columns());
+    if (withRowId) {
+      columns.add(MetadataColumns.ROW_ID);
+    }
+    String select = selectList(columns);
+    String order = orderBy(schema, table.sortOrder(), defaultOrder);
+    List<DataFile> files = new ArrayList<>();
+    if (spec.isUnpartitioned()) {
+      files.addAll(copy("SELECT " + select + " FROM " + staged + order, columns, spec, null));
+      return files;
+    }
+    String parts = staged + "_parts";
+    List<StructLike> tuples = PartitionAssigner.assign(duck, schema, spec, staged, parts);
+    String joined = staged + "_partitioned";
+    duck.execute("CREATE OR REPLACE TEMP TABLE " + joined + " AS SELECT s.*, p.pidx AS __pidx FROM "
+        + staged + " s JOIN " + parts + " p ON s.rowid = p.rid");
+    for (int i = 0; i < tuples.size(); i++) {
+      files.addAll(copy("SELECT " + select + " FROM " + joined + " WHERE __pidx = " + i + order,
+          columns, spec, tuples.get(i)));
+    }
+    return files;
+  }
+
+  private static String selectList(List<Types.NestedField> columns) {
+    List<String> names = new ArrayList<>();
+    for (Types.NestedField c : columns) {
+      names.add(DuckSql.quote(c.name()));
+    }
+    return String.join(", ", names);
+  }
+
+  private static String orderBy(Schema schema, SortOrder sortOrder, String defaultOrder) {
+    if (sortOrder == null || sortOrder.isUnsorted()) {
+      return defaultOrder == null ? "" : " ORDER BY " + defaultOrder;
+    }
+    List<String> terms = new ArrayList<>();
+    for (SortField f : sortOrder.fields()) {
+      // Non-identity transforms (day, truncate, ...) are monotonic in their source, so ordering
+      // by the source column yields the transform's order too; bucket is the exception.
+      terms.add(DuckSql.columnPath(schema, f.sourceId())
+          + (f.direction() == SortDirection.ASC ? " ASC" : " DESC")
+          + (f.nullOrder() == NullOrder.NULLS_FIRST ? " NULLS FIRST" : " NULLS LAST"));
+    }
+    return " ORDER BY " + String.join(", ", terms);
+  }
+
+  private List<DataFile> copy(String query, List<Types.NestedField> columns, PartitionSpec spec,
+      StructLike partition) {
+    Path dir = duck.newDirectory("data");
+    duck.execute("COPY (" + query + ") TO " + DuckSql.literal(dir.toString())
+        + " (FORMAT parquet, FIELD_IDS " + DuckSql.fieldIds(columns)
+        + ", FILE_SIZE_BYTES " + options.targetFileSizeBytes()
+        + ", ROW_GROUP_SIZE " + options.rowGroupRows()
+        + ", FILENAME_PATTERN 'part_{i}', COMPRESSION zstd)");
+    List<Path> localFiles;
+    try (Stream<Path> list = Files.list(dir)) {
+      localFiles = list.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    List<DataFile> files = new ArrayList<>();
+    for (Path local : localFiles) {
+      String name = String.format("%05d-%s.parquet", fileCounter++, runId);
+      String location = table.locationProvider().newDataLocation(spec, partition, name);
+      publish(table.io(), local, location);
+      written.add(location);
+      Metrics metrics = ParquetUtil.fileMetrics(table.io().newInputFile(location),
+          MetricsConfig.forTable(table));
+      DataFiles.Builder builder = DataFiles.builder(spec)
+          .withPath(location)
+          .withFormat(FileFormat.PARQUET)
+          .withFileSizeInBytes(fileSize(table.io(), local, location))
+          .withMetrics(metrics)
+          .withSortOrder(table.sortOrder());
+      if (partition != null) {
+        builder.withPartition(partition);
+      }
+      files.add(builder.build());
+    }
+    return files;
+  }
+
+  private static long fileSize(FileIO io, Path local, String location) {
+    try {
+      return Files.exists(local) ? Files.size(local) : io.newInputFile(location).getLength();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Puts a local file at {@code location}: a move for local warehouses, else a FileIO copy. */
+  static void publish(FileIO io, Path local, String location) {
+    try {
+      Path target = localPath(location);
+      if (target != null) {
+        Files.createDirectories(target.getParent());
+        Files.copy(local, target, StandardCopyOption.REPLACE_EXISTING);
+        return;
+      }
+      OutputFile out = io.newOutputFile(location);
+      try (PositionOutputStream os = out.createOrOverwrite(); InputStream in = Files.newInputStream(local)) {
+        in.transferTo(os);
+      }
+    } catch (IOException e) {
+      throw SeException.unavailable("cannot write data file " + location + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The local path of a {@code file:} or plain-path location, or null for remote storage.
+   * The path is taken literally, not URI-decoded: Hadoop's local FileIO stores a partition
+   * directory such as {@code s=a%C3%A9} under exactly that name.
+   */
+  static Path localPath(String location) {
+    if (location.startsWith("file://")) {
+      return Path.of(location.substring("file://".length()));
+    }
+    if (location.startsWith("file:")) {
+      return Path.of(location.substring("file:".length()));
+    }
+    if (location.startsWith("/")) {
+      return Path.of(location);
+    }
+    return null;
+  }
+}

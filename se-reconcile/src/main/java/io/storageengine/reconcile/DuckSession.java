@@ -1,0 +1,155 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.common.SeException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Comparator;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
+import org.apache.arrow.c.ArrowArrayStream;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBResultSet;
+
+/**
+ * One in-memory DuckDB database and a private scratch directory for the duration of a pass.
+ * DuckDB's JDBC driver closes a statement after an error, so every call uses a fresh one.
+ */
+final class DuckSession implements AutoCloseable {
+  private final DuckDBConnection connection;
+  private final BufferAllocator allocator;
+  private final Path scratch;
+  private final AtomicInteger names = new AtomicInteger();
+
+  DuckSession(BufferAllocator allocator, int threads) {
+    this.allocator = allocator;
+    try {
+      this.scratch = Files.createTempDirectory("se-reconcile-");
+      Properties props = new Properties();
+      this.connection = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", props);
+      execute("SET threads = " + threads);
+      execute("SET TimeZone = 'UTC'");
+      execute("SET temp_directory = " + DuckSql.literal(scratch.resolve("spill").toString()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (SQLException e) {
+      throw SeException.internal("cannot start DuckDB: " + e.getMessage(), e);
+    }
+  }
+
+  BufferAllocator allocator() {
+    return allocator;
+  }
+
+  /** A fresh directory under the scratch directory. */
+  Path newDirectory(String prefix) {
+    try {
+      return Files.createDirectories(scratch.resolve(prefix + "-" + names.incrementAndGet()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  Path scratch() {
+    return scratch;
+  }
+
+  void execute(String sql) {
+    try (Statement st = connection.createStatement()) {
+      st.execute(sql);
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB statement failed: " + e.getMessage(), e);
+    }
+  }
+
+  long queryLong(String sql) {
+    try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Runs {@code sql} and hands each result row to {@code consumer}. */
+  void query(String sql, RowConsumer consumer) {
+    try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+      while (rs.next()) {
+        consumer.accept(rs);
+      }
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Runs {@code sql} and hands its result, as Arrow batches, to {@code consumer}. */
+  void queryArrow(String sql, int batchRows, ArrowConsumer consumer) {
+    try (Statement st = connection.createStatement();
+        DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(sql);
+        ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows)) {
+      while (reader.loadNextBatch()) {
+        consumer.accept(reader.getVectorSchemaRoot());
+      }
+    } catch (SQLException | IOException e) {
+      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Makes {@code reader} scannable as the view {@code name} for the statements run by
+   * {@code use}; the reader and the exported stream are released afterwards.
+   */
+  void withArrowStream(String name, ArrowReader reader, Runnable use) {
+    try (ArrowArrayStream stream = ArrowArrayStream.allocateNew(allocator)) {
+      Data.exportArrayStream(allocator, reader, stream);
+      connection.registerArrowStream(name, stream);
+      use.run();
+    }
+  }
+
+  DuckDBConnection connection() {
+    return connection;
+  }
+
+  @Override
+  public void close() {
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      // Closing an in-memory database cannot lose data; nothing to report.
+    }
+    deleteRecursively(scratch);
+  }
+
+  static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // Best effort: scratch files are private to this pass.
+    }
+  }
+
+  /** A row of a JDBC result. */
+  @FunctionalInterface
+  interface RowConsumer {
+    void accept(ResultSet rs) throws SQLException;
+  }
+
+  /** A batch of an Arrow result; valid only during the call. */
+  @FunctionalInterface
+  interface ArrowConsumer {
+    void accept(org.apache.arrow.vector.VectorSchemaRoot root);
+  }
+}

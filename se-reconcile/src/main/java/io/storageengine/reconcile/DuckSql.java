@@ -1,0 +1,182 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.common.SeException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * SQL text for DuckDB derived from Iceberg schemas: column types, the {@code FIELD_IDS} clause
+ * of {@code COPY ... (FORMAT parquet)}, the field-id schema map of {@code read_parquet}, and the
+ * expressions that conform a WAL frame's columns (matched by field id) to the current schema.
+ */
+final class DuckSql {
+  private DuckSql() {}
+
+  static String quote(String identifier) {
+    return '"' + identifier.replace("\"", "\"\"") + '"';
+  }
+
+  static String literal(String value) {
+    return "'" + value.replace("'", "''") + "'";
+  }
+
+  /** The DuckDB type that holds an Iceberg type without loss. */
+  static String type(Type type) {
+    return switch (type.typeId()) {
+      case BOOLEAN -> "BOOLEAN";
+      case INTEGER -> "INTEGER";
+      case LONG -> "BIGINT";
+      case FLOAT -> "FLOAT";
+      case DOUBLE -> "DOUBLE";
+      case DECIMAL -> {
+        Types.DecimalType d = (Types.DecimalType) type;
+        yield "DECIMAL(" + d.precision() + "," + d.scale() + ")";
+      }
+      case DATE -> "DATE";
+      case TIME -> "TIME";
+      case TIMESTAMP -> ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
+      case TIMESTAMP_NANO -> ((Types.TimestampNanoType) type).shouldAdjustToUTC()
+          ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
+      case STRING -> "VARCHAR";
+      case UUID -> "UUID";
+      case FIXED, BINARY -> "BLOB";
+      case STRUCT -> {
+        List<String> parts = new ArrayList<>();
+        for (Types.NestedField f : type.asStructType().fields()) {
+          parts.add(quote(f.name()) + " " + type(f.type()));
+        }
+        yield "STRUCT(" + String.join(", ", parts) + ")";
+      }
+      case LIST -> type(type.asListType().elementType()) + "[]";
+      case MAP -> "MAP(" + type(type.asMapType().keyType()) + ", " + type(type.asMapType().valueType()) + ")";
+      default -> throw SeException.invalid("Iceberg type %s is not supported by reconciliation", type);
+    };
+  }
+
+  /** {@code {"a": 1, "s": {__duckdb_field_id: 2, "x": 3}, ...}} for the given columns. */
+  static String fieldIds(List<Types.NestedField> columns) {
+    List<String> parts = new ArrayList<>();
+    for (Types.NestedField f : columns) {
+      parts.add(quote(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
+    }
+    return "{" + String.join(", ", parts) + "}";
+  }
+
+  private static String fieldIdValue(int id, Type type) {
+    if (type.isPrimitiveType()) {
+      return Integer.toString(id);
+    }
+    List<String> parts = new ArrayList<>();
+    parts.add("__duckdb_field_id: " + id);
+    switch (type.typeId()) {
+      case STRUCT -> {
+        for (Types.NestedField f : type.asStructType().fields()) {
+          parts.add(quote(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
+        }
+      }
+      case LIST -> {
+        Types.ListType l = type.asListType();
+        parts.add("element: " + fieldIdValue(l.elementId(), l.elementType()));
+      }
+      case MAP -> {
+        Types.MapType m = type.asMapType();
+        parts.add("key: " + fieldIdValue(m.keyId(), m.keyType()));
+        parts.add("value: " + fieldIdValue(m.valueId(), m.valueType()));
+      }
+      default -> throw new IllegalStateException("unexpected nested type " + type);
+    }
+    return "{" + String.join(", ", parts) + "}";
+  }
+
+  /**
+   * The expression that turns {@code expr}, a column of a WAL frame described by {@code frame},
+   * into a value of the current Iceberg type {@code target}: nested fields are matched by id,
+   * renamed ones take the current name, dropped ones are left out, new ones are NULL, and
+   * widened primitives are cast.
+   */
+  static String conform(String expr, Field frame, Type target) {
+    return conform(expr, frame, target, false);
+  }
+
+  /**
+   * As {@link #conform(String, Field, Type)}; {@code fromParquet} says the value was read by
+   * DuckDB from a Parquet file (uuid is already a UUID) rather than from an Arrow frame (uuid is
+   * a 16-byte BLOB).
+   */
+  static String conform(String expr, Field frame, Type target, boolean fromParquet) {
+    switch (target.typeId()) {
+      case STRUCT -> {
+        Map<Integer, Field> byId = childrenById(frame.getChildren());
+        List<String> parts = new ArrayList<>();
+        for (Types.NestedField f : target.asStructType().fields()) {
+          Field child = byId.get(f.fieldId());
+          String value = child == null
+              ? "CAST(NULL AS " + type(f.type()) + ")"
+              : conform("struct_extract(" + expr + ", " + literal(child.getName()) + ")", child, f.type(),
+                  fromParquet);
+          parts.add(quote(f.name()) + " := " + value);
+        }
+        return "CASE WHEN " + expr + " IS NULL THEN NULL ELSE struct_pack(" + String.join(", ", parts) + ") END";
+      }
+      case LIST -> {
+        Field element = frame.getChildren().get(0);
+        Type elementType = target.asListType().elementType();
+        return "list_transform(" + expr + ", lambda __e: " + conform("__e", element, elementType, fromParquet) + ")";
+      }
+      case MAP -> {
+        Field entries = frame.getChildren().get(0);
+        Field key = entries.getChildren().get(0);
+        Field value = entries.getChildren().get(1);
+        Types.MapType m = target.asMapType();
+        return "CASE WHEN " + expr + " IS NULL THEN NULL ELSE map_from_entries(list_transform(map_entries("
+            + expr + "), lambda __m: struct_pack(key := " + conform("__m.key", key, m.keyType(), fromParquet)
+            + ", value := " + conform("__m.value", value, m.valueType(), fromParquet) + "))) END";
+      }
+      case UUID -> {
+        if (fromParquet) {
+          return "CAST(" + expr + " AS UUID)";
+        }
+        // Arrow carries uuid as fixed_size_binary(16), which DuckDB sees as a BLOB.
+        return "CAST(regexp_replace(lower(hex(" + expr + ")), "
+            + "'^(.{8})(.{4})(.{4})(.{4})(.{12})$', '\\1-\\2-\\3-\\4-\\5') AS UUID)";
+      }
+      case FIXED, BINARY -> {
+        return "CAST(" + expr + " AS BLOB)";
+      }
+      default -> {
+        return "CAST(" + expr + " AS " + type(target) + ")";
+      }
+    }
+  }
+
+  static Map<Integer, Field> childrenById(List<Field> fields) {
+    Map<Integer, Field> byId = new HashMap<>();
+    for (Field f : fields) {
+      int id = IcebergArrowSchemas.fieldId(f);
+      if (id >= 0) {
+        byId.put(id, f);
+      }
+    }
+    return byId;
+  }
+
+  /** Quoted path of a (possibly nested) column, e.g. {@code "a"."b"}. */
+  static String columnPath(Schema schema, int fieldId) {
+    String name = schema.findColumnName(fieldId);
+    if (name == null) {
+      throw SeException.invalid("field id %d is not in the table schema", fieldId);
+    }
+    List<String> parts = new ArrayList<>();
+    for (String p : name.split("\\.")) {
+      parts.add(quote(p));
+    }
+    return String.join(".", parts);
+  }
+}

@@ -1,0 +1,95 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalLog;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Publishes WAL segments into their Iceberg tables (ARCHITECTURE.md 7). Each pass over a table
+ * reads the contiguous segments after the table's WAL high-water mark, materializes them and
+ * commits exactly one snapshot carrying the new mark, then advances {@code published_seq}.
+ * Exactly-once: the mark lives in the Iceberg snapshot, and a commit only lands on the lineage
+ * it was computed from, so reruns, crashes and racing reconcilers never apply a range twice.
+ * Thread-safe; any number of reconcilers (threads or processes) may run on the same tables.
+ */
+public final class Reconciler {
+  private static final Logger LOG = LoggerFactory.getLogger(Reconciler.class);
+
+  private final TenantCatalogs catalogs;
+  private final WalLog wal;
+  private final ObjectStore clusterStore;
+  private final BufferAllocator allocator;
+  private final ReconcileOptions options;
+  private final ReconcileHooks hooks;
+  private final TableLocator locator;
+
+  /**
+   * @param clusterStore cluster storage holding the WAL (tombstones are kept next to it)
+   * @param allocator parent allocator; each pass uses (and closes) a child of it
+   */
+  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore,
+      BufferAllocator allocator, ReconcileOptions options) {
+    this(catalogs, wal, clusterStore, allocator, options, ReconcileHooks.NONE);
+  }
+
+  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore,
+      BufferAllocator allocator, ReconcileOptions options, ReconcileHooks hooks) {
+    this.catalogs = catalogs;
+    this.wal = wal;
+    this.clusterStore = clusterStore;
+    this.allocator = allocator;
+    this.options = options;
+    this.hooks = hooks;
+    this.locator = new TableLocator(wal);
+  }
+
+  /**
+   * One pass over one table. Returns COMMITTED, UP_TO_DATE or TABLE_DROPPED; throws
+   * {@code SeException(UNAVAILABLE)} when the catalog or storage is unreachable (retry with
+   * backoff; the WAL keeps the data) and {@code SeException(CONFLICT)} when commits kept
+   * conflicting. Nothing is published by a pass that throws.
+   */
+  public ReconcileResult reconcile(TableWal table) {
+    return new TableReconciler(catalogs, wal, clusterStore, allocator, options, hooks, locator).run(table);
+  }
+
+  /**
+   * One pass over every table of {@code catalogId} (all catalogs when null) that has segments
+   * after its {@code published_seq}. A failing table does not stop the others; it is reported
+   * as FAILED with its message.
+   */
+  public List<ReconcileResult> reconcileAll(String catalogId) {
+    List<ReconcileResult> results = new ArrayList<>();
+    for (TableWal table : wal.tables(catalogId)) {
+      if (!hasPending(table)) {
+        continue;
+      }
+      results.add(reconcileReportingFailure(table));
+    }
+    return results;
+  }
+
+  /** True when the table's WAL has segments after its {@code published_seq}. */
+  public boolean hasPending(TableWal table) {
+    return !wal.segmentsAfter(table, wal.state(table).publishedSeq()).isEmpty();
+  }
+
+  ReconcileResult reconcileReportingFailure(TableWal table) {
+    try {
+      return reconcile(table);
+    } catch (RuntimeException e) {
+      ErrorCode code = SeException.codeOf(e);
+      LOG.warn("reconcile of table {} failed ({}): {}", table.tableUuid(), code, e.getMessage());
+      return new ReconcileResult(table, null, ReconcileResult.Outcome.FAILED, 0, 0, 0, 0, 0, 0, 0, 1,
+          code + ": " + e.getMessage());
+    }
+  }
+}

@@ -1,0 +1,240 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalFrame;
+import io.storageengine.wal.WalLog;
+import io.storageengine.wal.WalSegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.iceberg.AppendFiles;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.RowDelta;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One reconcile pass over one table (steps 1-5 of ARCHITECTURE.md 7). A commit conflict never
+ * retries the same files: the pass restarts from step 1 on a reloaded table, whose new
+ * high-water mark may already include the range.
+ */
+final class TableReconciler {
+  private static final Logger LOG = LoggerFactory.getLogger(TableReconciler.class);
+
+  private final TenantCatalogs catalogs;
+  private final WalLog wal;
+  private final ObjectStore clusterStore;
+  private final BufferAllocator allocator;
+  private final ReconcileOptions options;
+  private final ReconcileHooks hooks;
+  private final TableLocator locator;
+
+  TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
+      ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
+    this.catalogs = catalogs;
+    this.wal = wal;
+    this.clusterStore = clusterStore;
+    this.allocator = allocator;
+    this.options = options;
+    this.hooks = hooks;
+    this.locator = locator;
+  }
+
+  private enum CommitState { COMMITTED, RESTART }
+
+  private record Attempt(CommitState state, TableChanges changes, long walRows) {}
+
+  ReconcileResult run(TableWal tableWal) {
+    for (int attempt = 1; ; attempt++) {
+      Catalog catalog = catalogs.catalog(tableWal.catalogId());
+      Optional<Table> found = catalogCall(tableWal, () -> locator.locate(catalog, tableWal));
+      if (found.isEmpty()) {
+        LOG.info("table {} of catalog {} no longer exists; its WAL is skipped", tableWal.tableUuid(),
+            tableWal.catalogId());
+        return new ReconcileResult(tableWal, null, ReconcileResult.Outcome.TABLE_DROPPED, 0, 0, 0, 0, 0, 0, 0,
+            attempt, "table " + tableWal.tableUuid() + " was dropped from catalog " + tableWal.catalogId());
+      }
+      Table table = found.get();
+      long highWaterMark = WalHighWaterMark.of(table);
+      List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
+      if (segments.isEmpty()) {
+        publish(tableWal, highWaterMark);
+        return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+            highWaterMark, 0, 0, 0, 0, 0, attempt, "nothing after seq " + highWaterMark);
+      }
+      long fromSeq = segments.get(0).seq();
+      long toSeq = segments.get(segments.size() - 1).seq();
+      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq);
+      if (result.state() == CommitState.COMMITTED) {
+        hooks.afterCommit(tableWal, fromSeq, toSeq);
+        publish(tableWal, toSeq);
+        TableChanges c = result.changes();
+        LOG.info("reconciled {} WAL {}..{}: {} rows, {} data files, {} deletion vectors", table.name(),
+            fromSeq, toSeq, result.walRows(), c.dataFiles().size(), c.deleteVectors().size());
+        return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.COMMITTED, fromSeq, toSeq,
+            result.walRows(), c.rowsWritten(), c.rowsRemoved(), c.dataFiles().size(), c.deleteVectors().size(),
+            attempt, "committed");
+      }
+      if (attempt >= options.maxCommitAttempts()) {
+        throw new SeException(ErrorCode.CONFLICT, "table " + table.name() + ": commit of WAL " + fromSeq + ".."
+            + toSeq + " still conflicting after " + attempt + " attempts");
+      }
+      LOG.info("commit of {} WAL {}..{} conflicted; restarting the pass", table.name(), fromSeq, toSeq);
+    }
+  }
+
+  private void publish(TableWal tableWal, long seq) {
+    if (seq > 0 && wal.state(tableWal).publishedSeq() < seq) {
+      wal.advancePublished(tableWal, seq);
+    }
+  }
+
+  /** The segments after {@code afterSeq} without a gap, bounded by bytes per commit. */
+  private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq) {
+    List<WalSegment> segments = new ArrayList<>();
+    long expected = afterSeq + 1;
+    long bytes = 0;
+    for (long seq : wal.segmentsAfter(tableWal, afterSeq)) {
+      if (seq != expected || bytes >= options.maxBytesPerCommit()) {
+        break;
+      }
+      Optional<WalSegment> segment = wal.read(tableWal, seq);
+      if (segment.isEmpty()) {
+        break;
+      }
+      if (!tableWal.tableUuid().equals(segment.get().tableUuid())) {
+        throw SeException.internal("WAL segment " + seq + " of table " + tableWal.tableUuid()
+            + " belongs to table " + segment.get().tableUuid(), null);
+      }
+      long segmentBytes = 0;
+      for (WalFrame f : segment.get().frames()) {
+        segmentBytes += f.arrowIpc().length;
+      }
+      if (!segments.isEmpty() && bytes + segmentBytes > options.maxBytesPerCommit()) {
+        break;
+      }
+      segments.add(segment.get());
+      bytes += segmentBytes;
+      expected++;
+    }
+    return segments;
+  }
+
+  private Attempt materializeAndCommit(TableWal tableWal, Table table, long highWaterMark,
+      List<WalSegment> segments, long fromSeq, long toSeq) {
+    boolean entity = TableProperties.MODE_ENTITY.equals(
+        table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND));
+    if (entity && TableUtil.formatVersion(table) < 3) {
+      throw SeException.invalid("entity table %s must be format v3 (deletion vectors), is v%d",
+          table.name(), TableUtil.formatVersion(table));
+    }
+    Snapshot base = table.currentSnapshot();
+    TableChanges changes;
+    long walRows;
+    try (BufferAllocator passAllocator = allocator.newChildAllocator(
+            "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
+        DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
+      long started = System.nanoTime();
+      walRows = WalStaging.load(duck, table.schema(), segments);
+      long staged = System.nanoTime();
+      changes = entity
+          ? new EntityMaterializer(duck, table, base, highWaterMark, options,
+              new TombstoneStore(clusterStore, tableWal)).materialize(fromSeq, toSeq)
+          : AppendMaterializer.materialize(duck, table, options);
+      LOG.debug("{} WAL {}..{}: staged {} rows in {} ms, materialized in {} ms", table.name(), fromSeq, toSeq,
+          walRows, (staged - started) / 1_000_000, (System.nanoTime() - staged) / 1_000_000);
+    }
+
+    hooks.beforeCommit(tableWal, fromSeq, toSeq);
+    try {
+      if (entity) {
+        commitRowDelta(table, base, highWaterMark, toSeq, changes);
+      } else {
+        commitAppend(table, highWaterMark, toSeq, changes);
+      }
+      return new Attempt(CommitState.COMMITTED, changes, walRows);
+    } catch (ValidationException | CommitFailedException e) {
+      // Known not committed: our files are unreferenced and safe to delete.
+      Cleanup.deleteQuietly(table.io(), changes.writtenLocations());
+      LOG.debug("commit conflict on {}: {}", table.name(), e.getMessage());
+      return new Attempt(CommitState.RESTART, changes, walRows);
+    } catch (CommitStateUnknownException e) {
+      // The commit may have landed: never delete files; the reloaded mark tells.
+      Optional<Table> reloaded = catalogCall(tableWal,
+          () -> locator.locate(catalogs.catalog(tableWal.catalogId()), tableWal));
+      if (reloaded.isPresent() && WalHighWaterMark.of(reloaded.get()) >= toSeq) {
+        return new Attempt(CommitState.COMMITTED, changes, walRows);
+      }
+      return new Attempt(CommitState.RESTART, changes, walRows);
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      Cleanup.deleteQuietly(table.io(), changes.writtenLocations());
+      throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed to commit table "
+          + table.name() + ": " + e.getClass().getSimpleName(), e);
+    }
+  }
+
+  private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes) {
+    AppendFiles append = table.newAppend();
+    for (DataFile f : changes.dataFiles()) {
+      append.appendFile(f);
+    }
+    append.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(toSeq));
+    append.validateWith(WalHighWaterMark.expecting(highWaterMark));
+    append.commit();
+  }
+
+  private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
+      TableChanges changes) {
+    RowDelta delta = table.newRowDelta();
+    for (DataFile f : changes.dataFiles()) {
+      delta.addRows(f);
+    }
+    for (DeleteFile dv : changes.deleteVectors()) {
+      delta.addDeletes(dv);
+    }
+    for (DeleteFile old : changes.replacedDeleteVectors()) {
+      delta.removeDeletes(old);
+    }
+    if (base != null) {
+      delta.validateFromSnapshot(base.snapshotId());
+    }
+    delta.conflictDetectionFilter(changes.conflictFilter())
+        .validateNoConflictingDataFiles()
+        .validateNoConflictingDeleteFiles()
+        .validateDeletedFiles();
+    if (!changes.referencedDataFiles().isEmpty()) {
+      delta.validateDataFilesExist(changes.referencedDataFiles());
+    }
+    delta.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(toSeq));
+    delta.validateWith(WalHighWaterMark.expecting(highWaterMark));
+    delta.commit();
+  }
+
+  /** Runs a catalog call; anything but a missing table means the catalog is unavailable. */
+  private static <T> T catalogCall(TableWal tableWal, java.util.function.Supplier<T> call) {
+    try {
+      return call.get();
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' is unavailable: "
+          + e.getClass().getSimpleName(), e);
+    }
+  }
+}

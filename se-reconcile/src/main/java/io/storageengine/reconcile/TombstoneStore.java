@@ -1,0 +1,191 @@
+package io.storageengine.reconcile;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.storageengine.common.Json;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.TableWal;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+
+/**
+ * Remembered deletes of an entity table, so that an old upsert arriving after a newer delete
+ * never resurrects the row.
+ *
+ * <p>Format: tombstones live on cluster storage under the table's {@code tombstones/} prefix,
+ * spread over {@value #BUCKETS} buckets by a stable hash of the key ({@code String.hashCode} of
+ * the canonical key text), so a pass reads only the buckets of the keys it touches. Each pass
+ * that deletes rows writes one immutable JSON file per touched bucket:
+ * {@code tombstones/<bucket, 3 digits>/<toSeq, 20 digits>-<fromSeq, 20 digits>.json}, content
+ * {@code {"format":1,"entries":[{"k":"<key text>","v":"<version text>","s":<wal seq>,"t":<deleted at, epoch ms>}]}}.
+ * The key text is the key columns cast to VARCHAR by DuckDB and joined with U+001F; the version
+ * text is the version column cast to VARCHAR (DuckDB casts it back without loss).
+ *
+ * <p>Files are written before the commit; an entry counts only once its WAL seq is at or below
+ * the table's committed high-water mark, so files of a failed attempt are harmless (a rerun over
+ * the same immutable WAL range rewrites the same content). Entries older than the retention are
+ * ignored, and dropped when a bucket with many files is compacted into one.
+ */
+final class TombstoneStore {
+  static final int BUCKETS = 128;
+  private static final int COMPACT_AFTER_FILES = 8;
+
+  private final ObjectStore store;
+  private final TableWal table;
+
+  TombstoneStore(ObjectStore store, TableWal table) {
+    this.store = store;
+    this.table = table;
+  }
+
+  /** One remembered delete. */
+  record Tombstone(String key, String version, long seq, long deletedAtMillis) {}
+
+  static int bucket(String key) {
+    return Math.floorMod(key.hashCode(), BUCKETS);
+  }
+
+  private String bucketPrefix(int bucket) {
+    return table.tombstonePrefix() + String.format("%03d/", bucket);
+  }
+
+  /**
+   * The newest live tombstone of each of {@code keys} among entries with seq at most
+   * {@code committedSeq}, not older than {@code retention}.
+   */
+  Map<String, Tombstone> load(Collection<String> keys, long committedSeq, Instant now, Duration retention) {
+    Map<Integer, Set<String>> byBucket = new TreeMap<>();
+    for (String k : keys) {
+      byBucket.computeIfAbsent(bucket(k), b -> new TreeSet<>()).add(k);
+    }
+    long oldest = now.minus(retention).toEpochMilli();
+    Map<String, Tombstone> result = new HashMap<>();
+    for (Map.Entry<Integer, Set<String>> e : byBucket.entrySet()) {
+      List<ObjectStore.ObjectInfo> files = store.list(bucketPrefix(e.getKey()));
+      for (ObjectStore.ObjectInfo file : files) {
+        for (Tombstone t : readFile(file.key())) {
+          if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest && e.getValue().contains(t.key())) {
+            result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+          }
+        }
+      }
+      if (files.size() > COMPACT_AFTER_FILES) {
+        compact(e.getKey(), files, committedSeq, oldest);
+      }
+    }
+    return result;
+  }
+
+  /** True when the table has any tombstone file (one listing). */
+  boolean isEmpty() {
+    return store.list(table.tombstonePrefix()).isEmpty();
+  }
+
+  /**
+   * Every live tombstone of the table (for passes touching so many keys that reading all
+   * buckets is cheaper than computing each key's bucket).
+   */
+  Map<String, Tombstone> loadAll(long committedSeq, Instant now, Duration retention) {
+    long oldest = now.minus(retention).toEpochMilli();
+    Map<String, Tombstone> result = new HashMap<>();
+    for (ObjectStore.ObjectInfo file : store.list(table.tombstonePrefix())) {
+      for (Tombstone t : readFile(file.key())) {
+        if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest) {
+          result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+        }
+      }
+    }
+    return result;
+  }
+
+  /** Persists the tombstones produced by the pass over WAL range {@code fromSeq..toSeq}. */
+  void write(long fromSeq, long toSeq, List<Tombstone> tombstones) {
+    Map<Integer, List<Tombstone>> byBucket = new TreeMap<>();
+    for (Tombstone t : tombstones) {
+      byBucket.computeIfAbsent(bucket(t.key()), b -> new ArrayList<>()).add(t);
+    }
+    for (Map.Entry<Integer, List<Tombstone>> e : byBucket.entrySet()) {
+      store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue()));
+    }
+  }
+
+  private String fileKey(int bucket, long toSeq, long fromSeq) {
+    return bucketPrefix(bucket) + String.format("%020d-%020d.json", toSeq, fromSeq);
+  }
+
+  /**
+   * Merges the committed files of a bucket into one, dropping expired entries. The merged file
+   * is written before the old ones are deleted, so a concurrent reader never misses an entry.
+   */
+  private void compact(int bucket, List<ObjectStore.ObjectInfo> files, long committedSeq, long oldest) {
+    List<ObjectStore.ObjectInfo> merged = new ArrayList<>();
+    Map<String, Tombstone> live = new HashMap<>();
+    long minFrom = Long.MAX_VALUE;
+    long maxTo = 0;
+    for (ObjectStore.ObjectInfo file : files) {
+      String name = file.key().substring(file.key().lastIndexOf('/') + 1);
+      long to = Long.parseLong(name.substring(0, 20));
+      long from = Long.parseLong(name.substring(21, 41));
+      if (to > committedSeq) {
+        continue;
+      }
+      merged.add(file);
+      minFrom = Math.min(minFrom, from);
+      maxTo = Math.max(maxTo, to);
+      for (Tombstone t : readFile(file.key())) {
+        if (t.deletedAtMillis() >= oldest) {
+          live.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+        }
+      }
+    }
+    if (merged.size() < 2) {
+      return;
+    }
+    String target = fileKey(bucket, maxTo, minFrom);
+    if (!live.isEmpty()) {
+      store.put(target, encode(new ArrayList<>(live.values())));
+    }
+    for (ObjectStore.ObjectInfo file : merged) {
+      if (!file.key().equals(target) || live.isEmpty()) {
+        store.delete(file.key());
+      }
+    }
+  }
+
+  private List<Tombstone> readFile(String key) {
+    return store.get(key).map(blob -> decode(blob.data())).orElse(List.of());
+  }
+
+  private static byte[] encode(List<Tombstone> tombstones) {
+    ObjectNode root = Json.object();
+    root.put("format", 1);
+    ArrayNode entries = root.putArray("entries");
+    for (Tombstone t : tombstones) {
+      ObjectNode e = entries.addObject();
+      e.put("k", t.key());
+      e.put("v", t.version());
+      e.put("s", t.seq());
+      e.put("t", t.deletedAtMillis());
+    }
+    return Json.toBytes(root);
+  }
+
+  private static List<Tombstone> decode(byte[] data) {
+    JsonNode root = Json.parse(data);
+    List<Tombstone> result = new ArrayList<>();
+    for (JsonNode e : root.path("entries")) {
+      result.add(new Tombstone(e.path("k").asText(), e.path("v").isNull() ? null : e.path("v").asText(),
+          e.path("s").asLong(), e.path("t").asLong()));
+    }
+    return result;
+  }
+}

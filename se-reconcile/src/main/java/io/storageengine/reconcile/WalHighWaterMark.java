@@ -1,0 +1,56 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.TableProperties;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotAncestryValidator;
+import org.apache.iceberg.Table;
+
+/**
+ * The last WAL seq a table's state includes: {@code se.wal.seq} of the newest snapshot in the
+ * current lineage that has one (maintenance commits carry it forward), 0 when none has.
+ */
+final class WalHighWaterMark {
+  private WalHighWaterMark() {}
+
+  static long of(Table table) {
+    Snapshot s = table.currentSnapshot();
+    while (s != null) {
+      Long seq = seqOf(s);
+      if (seq != null) {
+        return seq;
+      }
+      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+    }
+    return 0;
+  }
+
+  static Long seqOf(Snapshot snapshot) {
+    String value = snapshot.summary() == null ? null : snapshot.summary().get(TableProperties.SUMMARY_WAL_SEQ);
+    return value == null ? null : Long.parseLong(value);
+  }
+
+  /**
+   * Fails a commit (Iceberg re-runs it on every internal retry) unless the lineage it would
+   * extend still has high-water mark {@code expected}: if another reconciler committed a WAL
+   * range in the meantime, applying ours on top would duplicate it.
+   */
+  static SnapshotAncestryValidator expecting(long expected) {
+    return new SnapshotAncestryValidator() {
+      @Override
+      public boolean validate(Iterable<Snapshot> ancestors) {
+        for (Snapshot s : ancestors) {
+          Long seq = seqOf(s);
+          if (seq != null) {
+            return seq == expected;
+          }
+        }
+        return expected == 0;
+      }
+
+      @Override
+      public String errorMessage() {
+        return "the table's WAL high-water mark moved away from " + expected;
+      }
+    };
+  }
+}

@@ -1,0 +1,101 @@
+package io.storageengine.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.TableWal;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Tombstones stop late old upserts until they expire; their files stay few. */
+class TombstoneTest {
+  @TempDir Path dir;
+
+  private static EntityModel.Op upsert(long key, long version) {
+    Map<String, Object> values = new LinkedHashMap<>();
+    values.put("a", "k" + key + "v" + version);
+    values.put("b", (int) version);
+    values.put("c", null);
+    return new EntityModel.Op(false, key, version, values);
+  }
+
+  private static EntityModel.Op delete(long key, long version) {
+    return new EntityModel.Op(true, key, version, Map.of());
+  }
+
+  @Test
+  void lateOldUpsertIsIgnoredWithinRetentionAndAppliedAfterExpiry() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver", TableProperties.TOMBSTONE_RETENTION, "P1D"));
+      TableWal tw = env.walOf(table, "entity");
+      Instant[] now = {Instant.parse("2024-06-01T00:00:00Z")};
+      Clock clock = new Clock() {
+        @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
+        @Override public Clock withZone(java.time.ZoneId zone) { return this; }
+        @Override public Instant instant() { return now[0]; }
+      };
+      Reconciler reconciler = env.reconciler(TestEnvironment.options().withClock(clock));
+      List<String> all = EntityModelTest.NON_KEY;
+
+      env.append(tw, EntityModelTest.frame(env, false, all, List.of(upsert(1, 4), upsert(2, 4))));
+      reconciler.reconcile(tw);
+      env.append(tw, EntityModelTest.frame(env, true, all, List.of(delete(1, 5), delete(2, 5))));
+      reconciler.reconcile(tw);
+      assertThat(env.store.list(tw.tombstonePrefix())).isNotEmpty();
+
+      // Within the retention: the late upsert of version 3 does not resurrect key 1.
+      now[0] = now[0].plus(Duration.ofHours(12));
+      env.append(tw, EntityModelTest.frame(env, false, all, List.of(upsert(1, 3))));
+      reconciler.reconcile(tw);
+      assertThat(TestEnvironment.readAll(table)).isEmpty();
+
+      // After expiry the tombstone is forgotten: the same late upsert now lands.
+      now[0] = now[0].plus(Duration.ofDays(2));
+      env.append(tw, EntityModelTest.frame(env, false, all, List.of(upsert(2, 3))));
+      reconciler.reconcile(tw);
+      List<Record> rows = TestEnvironment.readAll(table);
+      assertThat(rows).singleElement().satisfies(r -> {
+        assertThat(r.getField("id")).isEqualTo(2L);
+        assertThat(r.getField("ver")).isEqualTo(3L);
+      });
+    }
+  }
+
+  @Test
+  void bucketsWithManyFilesAreCompactedAndExpiredEntriesDropped() {
+    io.storageengine.objectstore.MemoryObjectStore store = new io.storageengine.objectstore.MemoryObjectStore();
+    TableWal tw = new TableWal("tenant1", java.util.UUID.randomUUID());
+    TombstoneStore tombstones = new TombstoneStore(store, tw);
+    String key = "42";
+    for (long seq = 1; seq <= 12; seq++) {
+      tombstones.write(seq, seq, List.of(new TombstoneStore.Tombstone(key, Long.toString(seq), seq, seq * 1000)));
+    }
+    Instant now = Instant.ofEpochMilli(12_000);
+    Map<String, TombstoneStore.Tombstone> found = tombstones.load(List.of(key), 12, now, Duration.ofSeconds(5));
+    assertThat(found.get(key).version()).isEqualTo("12");
+    List<ObjectStore.ObjectInfo> files = store.list(tw.tombstonePrefix());
+    assertThat(files).hasSize(1);
+    // Only entries not older than 5 s survive the compaction: seqs 7..12.
+    assertThat(tombstones.load(List.of(key), 12, now, Duration.ofDays(1)).get(key).seq()).isEqualTo(12);
+    assertThat(new String(store.get(files.get(0).key()).orElseThrow().data())).doesNotContain("\"s\":6,");
+    // Entries above the committed mark (written by an attempt that did not commit) do not count.
+    tombstones.write(13, 13, List.of(new TombstoneStore.Tombstone(key, "13", 13, 13_000)));
+    assertThat(tombstones.load(List.of(key), 12, now, Duration.ofDays(1)).get(key).seq()).isEqualTo(12);
+    assertThat(tombstones.load(List.of(key), 13, now, Duration.ofDays(1)).get(key).seq()).isEqualTo(13);
+  }
+}
