@@ -83,13 +83,18 @@ class EndToEndTest {
 
   @Test
   void appendAndEntityTablesFromIngestToQuery() throws Exception {
+    // Tables are created over HTTP (the Iceberg REST facade) on the same port that then
+    // carries Flight ingestion and Flight SQL.
+    org.apache.iceberg.rest.RESTCatalog rest = new org.apache.iceberg.rest.RESTCatalog();
+    rest.initialize("se", Map.of("uri", "http://127.0.0.1:" + server.port() + "/catalogs/warehouse"));
     Catalog catalog = server.registry().catalog("warehouse");
     TableIdentifier events = TableIdentifier.parse("analytics.events.page_views");
-    Tables.create(catalog, events, TableDefinition.builder("id bigint not null, url string").build());
+    Tables.create(rest, events, TableDefinition.builder("id bigint not null, url string").build());
     TableIdentifier customers = TableIdentifier.parse("crm.customers");
-    Tables.create(catalog, customers, TableDefinition.builder("id bigint not null, name string, v bigint not null")
+    Tables.create(rest, customers, TableDefinition.builder("id bigint not null, name string, v bigint not null")
         .mode(TableDefinition.Mode.ENTITY).primaryKey("id").versionColumn("v").build());
 
+    rest.close();
     try (IngestClient client = IngestClient.connect(location(), allocator)) {
       Table appendTable = catalog.loadTable(events);
       try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(appendTable.schema()), allocator);
