@@ -4,7 +4,9 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
+import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.SpanFields;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -108,14 +110,15 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   protected String selectedCatalogId() {
     QueryCallContext call = QueryMetadataInterceptor.current();
     Optional<String> fromHeader = call.headerCatalogId();
-    if (fromHeader.isPresent()) {
-      return fromHeader.get();
-    }
-    Optional<String> fromSession = call.sessionId().flatMap(sessions::catalog);
-    return fromSession.orElseThrow(() -> SeException.invalid(
-        "no catalog selected: send the gRPC header %s = {\"catalog_id\":\"<catalog>\"} "
-            + "or set the Flight SQL session option %s (JDBC: catalog=<catalog>)",
-        QueryMetadataInterceptor.HEADER_NAME, CATALOG_OPTION));
+    String catalogId = fromHeader.isPresent() ? fromHeader.get()
+        : call.sessionId().flatMap(sessions::catalog).orElseThrow(() -> SeException.invalid(
+            "no catalog selected: send the gRPC header %s = {\"catalog_id\":\"<catalog>\"} "
+                + "or set the Flight SQL session option %s (JDBC: catalog=<catalog>)",
+            QueryMetadataInterceptor.HEADER_NAME, CATALOG_OPTION));
+    // The Flight call's span (when tracing) names the tenant the call resolved to, also when a
+    // session selected it.
+    Span.current().setAttribute(SpanFields.CATALOG_ID, catalogId);
+    return catalogId;
   }
 
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */

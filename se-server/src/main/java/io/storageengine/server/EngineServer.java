@@ -18,6 +18,7 @@ import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import java.nio.file.Path;
 import java.util.UUID;
@@ -53,13 +54,15 @@ public final class EngineServer implements AutoCloseable {
   private EngineServer(ServerConfig config, Role role, ObjectStore injectedStore) {
     boolean ok = false;
     try {
+      ServerObservability observability = own(ServerObservability.start());
       ClusterStorage storage = own(ClusterStorage.open(config, injectedStore));
-      this.store = storage.store();
+      this.store = observability.traced(storage.store(), "cluster");
       this.registry = storage.registry();
       if (role == Role.DEV) {
         ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), storage.embeddedRoot().isPresent());
       }
       BufferAllocator allocator = own(new RootAllocator());
+      observability.watchAllocator("root", allocator);
       ObjectStoreWal wal = new ObjectStoreWal(store, writerId());
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
@@ -84,11 +87,13 @@ public final class EngineServer implements AutoCloseable {
       EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, QueryConfig.defaults(queryDir), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       routes.put("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)));
+      routes.put("/metrics", observability.metricsService());
       CatalogHttpService catalogs = new CatalogHttpService(registry);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
       this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
-          new ContextPropagatingExecutorService(flightExecutor), List.of(new QueryMetadataInterceptor())));
+          observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
+          List.of(new QueryMetadataInterceptor(), observability.flightInterceptor())));
       ok = true;
     } finally {
       if (!ok) {

@@ -3,10 +3,14 @@ package io.storageengine.wal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.context.Scope;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Ids;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.SpanFields;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.objectstore.ObjectStore.ObjectInfo;
 import java.time.Duration;
@@ -58,6 +62,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   private final WalStateFile stateFile;
   /** Per table, the seq after this writer's last append: where the next one starts probing. */
   private final ConcurrentHashMap<TableWal, AtomicLong> nextSeqHints = new ConcurrentHashMap<>();
+  private final WalBacklog backlog = new WalBacklog();
 
   public ObjectStoreWal(ObjectStore store, String writerId) {
     this(store, writerId, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF);
@@ -80,12 +85,45 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
     return writerId;
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reported as a {@code wal.flush} span (catalog, table UUID, frames, rows, bytes, the
+   * segment's seq) and in the WAL flush and backlog metrics.
+   */
   @Override
   public long append(TableWal table, List<WalFrame> frames) {
     Objects.requireNonNull(table, "table");
-    // A fresh nonce per append: a segment carrying it can only be this append's own.
-    String nonce = UUID.randomUUID().toString();
-    byte[] segment = WalSegmentCodec.encode(writerId, nonce, table.tableUuid(), frames);
+    Telemetry telemetry = Telemetry.current();
+    long start = System.nanoTime();
+    Span span = telemetry.tracer().spanBuilder(SpanFields.WAL_FLUSH)
+        .setAttribute(SpanFields.CATALOG_ID, table.catalogId())
+        .setAttribute(SpanFields.TABLE_UUID, table.tableUuid().toString())
+        .setAttribute(SpanFields.FRAMES, (long) frames.size())
+        .setAttribute(SpanFields.ROWS, frames.stream().mapToLong(WalFrame::rowCount).sum())
+        .startSpan();
+    try (Scope ignored = span.makeCurrent()) {
+      // A fresh nonce per append: a segment carrying it can only be this append's own.
+      String nonce = UUID.randomUUID().toString();
+      byte[] segment = WalSegmentCodec.encode(writerId, nonce, table.tableUuid(), frames);
+      span.setAttribute(SpanFields.BYTES, (long) segment.length);
+      AppendResult result = appendSegment(table, segment, nonce);
+      span.setAttribute(SpanFields.SEGMENT_SEQ, result.seq());
+      telemetry.metrics().walFlush(segment.length, System.nanoTime() - start);
+      backlog.appended(table, result.seq(), segment.length, result.publishedSeq());
+      return result.seq();
+    } catch (RuntimeException | Error e) {
+      SpanFields.fail(span, e);
+      throw e;
+    } finally {
+      span.end();
+    }
+  }
+
+  /** Where an append landed, and {@code published_seq} as read right after it. */
+  private record AppendResult(long seq, long publishedSeq) {}
+
+  private AppendResult appendSegment(TableWal table, byte[] segment, String nonce) {
     long seq = Math.max(hint(table), stateFile.read(table).publishedSeq() + 1);
     while (true) {
       if (!create(table, seq, segment, nonce)) {
@@ -105,7 +143,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
       }
       nextSeqHints.computeIfAbsent(table, t -> new AtomicLong())
           .accumulateAndGet(seq + 1, Math::max);
-      return seq;
+      return new AppendResult(seq, state.publishedSeq());
     }
   }
 
@@ -153,6 +191,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
       }
       current = Optional.empty(); // a damaged hint is simply replaced
     }
+    backlog.named(table, name);
     if (current.isPresent() && current.get().equals(name)) {
       return;
     }
@@ -203,8 +242,9 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
     if (seq < 0) {
       throw SeException.invalid("published seq must not be negative, got %d", seq);
     }
-    stateFile.update(table,
+    WalState state = stateFile.update(table,
         s -> seq > s.publishedSeq() ? new WalState(seq, s.gcSeq()) : s);
+    backlog.published(table, state.publishedSeq());
   }
 
   @Override

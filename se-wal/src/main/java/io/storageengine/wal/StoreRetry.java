@@ -2,6 +2,8 @@ package io.storageengine.wal;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.RetryScope;
+import io.storageengine.common.telemetry.SpanFields;
 import java.time.Duration;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -11,6 +13,9 @@ import org.slf4j.LoggerFactory;
  * Bounded retries of one object-store call that failed with UNAVAILABLE. Only UNAVAILABLE is
  * retried: it is the one failure the store documents as transient. The caller must make the call
  * safe to repeat (conditional writes whose lost response it can recognise, reads, deletes).
+ * Each call runs in a {@link RetryScope}, so a tracing store reports its attempts as one
+ * {@code storage.operation} span with the retry count; {@code call} must therefore make one store
+ * call per attempt.
  */
 final class StoreRetry {
   private static final Logger LOG = LoggerFactory.getLogger(StoreRetry.class);
@@ -34,19 +39,23 @@ final class StoreRetry {
    * attempt the failure propagates as UNAVAILABLE naming {@code what}.
    */
   <T> T call(String what, Supplier<T> call) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return call.get();
-      } catch (SeException e) {
-        if (e.code() != ErrorCode.UNAVAILABLE) {
-          throw e;
+    // One scope for every attempt: a tracing store reports them as one call with its retries.
+    try (RetryScope scope = RetryScope.open()) {
+      for (int attempt = 1; ; attempt++) {
+        try {
+          return call.get();
+        } catch (SeException e) {
+          if (e.code() != ErrorCode.UNAVAILABLE) {
+            throw e;
+          }
+          if (attempt >= attempts) {
+            throw new SeException(ErrorCode.UNAVAILABLE,
+                "cannot " + what + " after " + attempts + " attempts: " + e.getMessage(), e);
+          }
+          LOG.debug("cannot {} (attempt {} of {}): {}", what, attempt, attempts, e.getMessage());
+          scope.retrying(SpanFields.errorKind(e));
+          pause(what, backoffMillis * attempt);
         }
-        if (attempt >= attempts) {
-          throw new SeException(ErrorCode.UNAVAILABLE,
-              "cannot " + what + " after " + attempts + " attempts: " + e.getMessage(), e);
-        }
-        LOG.debug("cannot {} (attempt {} of {}): {}", what, attempt, attempts, e.getMessage());
-        pause(what, backoffMillis * attempt);
       }
     }
   }

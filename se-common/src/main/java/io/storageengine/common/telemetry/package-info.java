@@ -1,0 +1,14 @@
+/**
+ * Traces and metrics of the engine.
+ *
+ * <p>{@link io.storageengine.common.telemetry.Telemetry} is built once per process at startup
+ * ({@link io.storageengine.common.telemetry.Telemetry#fromEnvironment()}) and installed as
+ * {@link io.storageengine.common.telemetry.Telemetry#current()}, so that code deep in ingestion,
+ * the WAL or reconciliation reaches the tracer and {@link io.storageengine.common.telemetry.Metrics}
+ * without plumbing. Until then, and when tracing is off, the tracer is OpenTelemetry's no-op one.
+ *
+ * <p>Span fields never carry SQL text, tickets, headers, credentials or byte payloads: only
+ * names, ids, counts, sizes, durations and error kinds (see {@link
+ * io.storageengine.common.telemetry.SpanFields}).
+ */
+package io.storageengine.common.telemetry;
