@@ -295,6 +295,11 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
     long start = System.nanoTime();
     try {
       T result = body.get();
+      try {
+        traced.result(result);
+      } catch (RuntimeException listenerFailure) {
+        LOG.debug("operation listener failed on the result of {}", operation, listenerFailure);
+      }
       LOG.debug("catalog {} {} ok in {} ms", catalogId, operation, millisSince(start));
       end(traced, operation, null);
       return result;

@@ -24,5 +24,8 @@ public interface OperationListener {
 
     /** Called once when the operation returns ({@code failure} null) or throws. */
     void end(Throwable failure);
+
+    /** Called with the operation's return value before {@link #end} (e.g. to count a list). */
+    default void result(Object value) {}
   }
 }

@@ -71,6 +71,7 @@ public final class TracingOperationListener implements OperationListener {
      * Records what the operation returned: the size of a returned list (or map) as
      * {@code catalog.result_count}; anything else is ignored (never recorded as such).
      */
+    @Override
     public void result(Object value) {
       if (value instanceof Collection<?> collection) {
         span.setAttribute(SpanFields.CATALOG_RESULT_COUNT, (long) collection.size());

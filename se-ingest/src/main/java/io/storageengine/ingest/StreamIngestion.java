@@ -2,6 +2,9 @@ package io.storageengine.ingest;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.IngestTrace;
+import io.storageengine.common.telemetry.Metrics;
+import java.util.Arrays;
 import io.storageengine.wal.WalFrame;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.memory.BufferAllocator;
@@ -69,14 +72,17 @@ abstract class StreamIngestion implements Runnable {
   final void submit(BatchValidator validator, VectorSchemaRoot root, BufferAllocator allocator,
       long requestId, String label, Runnable onDurable) throws InterruptedException {
     int rows = root.getRowCount();
+    IngestTarget target = validator.target();
+    String table = Metrics.tableLabel(Arrays.asList(target.identifier().namespace().levels()), target.identifier().name());
     byte[] ipc;
     try {
       ipc = validator.convert(root, stream.getDictionaryProvider(), allocator);
     } catch (SeException e) {
+      IngestTrace.rejected(target.catalogId(), table, e);
       throw new SeException(e.code(), label + ": " + e.getMessage(), e);
     }
     flow.reserve(ipc.length);
-    IngestTarget target = validator.target();
+    IngestTrace trace = IngestTrace.accepted(target.catalogId(), table, requestId, rows, ipc.length);
     WalFrame frame = new WalFrame(target.operation(), target.schema().schemaId(),
         new long[] {requestId}, rows, ipc);
     TableCommitter committer = service.committer(target);
@@ -84,8 +90,10 @@ abstract class StreamIngestion implements Runnable {
       committer.submit(frame).whenComplete((seq, error) -> {
         try {
           if (error == null) {
+            trace.durable(seq);
             onDurable.run();
           } else {
+            trace.failed(error);
             flow.fail(error);
           }
         } finally {
@@ -93,6 +101,7 @@ abstract class StreamIngestion implements Runnable {
         }
       });
     } catch (RuntimeException e) {
+      trace.failed(e);
       flow.settled(ipc.length);
       throw e;
     }

@@ -2,6 +2,7 @@ package io.storageengine.objectstore;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.RetryScope;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.ArrayList;
@@ -279,6 +280,7 @@ public final class S3ObjectStore implements ObjectStore {
         // 409: another conditional write on this key was in flight and nothing was written,
         // so trying again is safe.
         if (e.statusCode() == 409 && attempt < CONFLICT_ATTEMPTS) {
+          RetryScope.noteRetry("conflict");
           pause(attempt);
           continue;
         }

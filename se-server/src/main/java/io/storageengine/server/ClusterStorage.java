@@ -1,5 +1,6 @@
 package io.storageengine.server;
 
+import io.storageengine.catalog.OperationListener;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.objectstore.ObjectStore;
@@ -10,6 +11,7 @@ import io.storageengine.secretstore.MemorySecretStore;
 import io.storageengine.secretstore.SecretStore;
 import java.nio.file.Path;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * What every process opens first: cluster storage, the secret store on it, and the tenant
@@ -17,25 +19,37 @@ import java.util.Optional;
  * store was handed in by the caller).
  */
 public final class ClusterStorage implements AutoCloseable {
+  private final ObjectStore raw;
   private final ObjectStore store;
   private final boolean ownsStore;
   private final TenantCatalogRegistry registry;
   private final Optional<Path> embeddedRoot;
 
-  private ClusterStorage(ObjectStore store, boolean ownsStore, ServerConfig config) {
-    this.store = store;
+  private ClusterStorage(ObjectStore raw, boolean ownsStore, ServerConfig config, OperationListener listener,
+      UnaryOperator<ObjectStore> decorate) {
+    this.raw = raw;
+    this.store = decorate.apply(raw);
     this.ownsStore = ownsStore;
     SecretStore secrets = config.get(ConfigKey.SECRET_STORE_TYPE).equals("memory")
         ? new MemorySecretStore() : new FileSecretStore(store);
-    this.embeddedRoot = store instanceof FsObjectStore
+    this.embeddedRoot = raw instanceof FsObjectStore
         ? Optional.of(config.objectStoreRoot().resolve("embedded")) : Optional.empty();
-    this.registry = new TenantCatalogRegistry(secrets, embeddedRoot);
+    this.registry = TenantCatalogRegistry.builder(secrets).embeddedRoot(embeddedRoot).listener(listener).build();
   }
 
   /** Opens the configured store, or uses {@code store} when it is not null (tests). */
   public static ClusterStorage open(ServerConfig config, ObjectStore store) {
+    return open(config, store, OperationListener.NONE, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #open(ServerConfig, ObjectStore)}, with every catalog operation reported to
+   * {@code listener} and the store wrapped by {@code decorate} (tracing) before anything uses it.
+   */
+  public static ClusterStorage open(ServerConfig config, ObjectStore store, OperationListener listener,
+      UnaryOperator<ObjectStore> decorate) {
     if (store != null) {
-      return new ClusterStorage(store, false, config);
+      return new ClusterStorage(store, false, config, listener, decorate);
     }
     ObjectStore opened = ObjectStores.create(new ObjectStoreConfig(
         ObjectStoreConfig.Type.parse(config.get(ConfigKey.OBJECT_STORE_TYPE)),
@@ -45,7 +59,7 @@ public final class ClusterStorage implements AutoCloseable {
         config.get(ConfigKey.OBJECT_STORE_ENDPOINT),
         config.get(ConfigKey.OBJECT_STORE_REGION)));
     try {
-      return new ClusterStorage(opened, true, config);
+      return new ClusterStorage(opened, true, config, listener, decorate);
     } catch (RuntimeException e) {
       opened.close();
       throw e;
@@ -69,7 +83,7 @@ public final class ClusterStorage implements AutoCloseable {
   public void close() {
     registry.close();
     if (ownsStore) {
-      store.close();
+      raw.close();
     }
   }
 }

@@ -55,8 +55,9 @@ public final class EngineServer implements AutoCloseable {
     boolean ok = false;
     try {
       ServerObservability observability = own(ServerObservability.start());
-      ClusterStorage storage = own(ClusterStorage.open(config, injectedStore));
-      this.store = observability.traced(storage.store(), "cluster");
+      ClusterStorage storage = own(ClusterStorage.open(config, injectedStore, observability.catalogListener(),
+          raw -> observability.traced(raw, "cluster")));
+      this.store = storage.store();
       this.registry = storage.registry();
       if (role == Role.DEV) {
         ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), storage.embeddedRoot().isPresent());

@@ -5,6 +5,7 @@ import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import java.util.List;
@@ -22,13 +23,16 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
  * involved, so it pairs with {@code se start server}. One-shot or watching.
  */
 public final class ReconcileRunner implements AutoCloseable {
+  private final ServerObservability observability;
   private final ClusterStorage storage;
   private final BufferAllocator allocator = new RootAllocator();
   private final ObjectStoreWal wal;
   private final Reconciler reconciler;
 
   public ReconcileRunner(ServerConfig config) {
-    this.storage = ClusterStorage.open(config, null);
+    this.observability = ServerObservability.start();
+    this.storage = ClusterStorage.open(config, null, observability.catalogListener(),
+        raw -> observability.traced(raw, "cluster"));
     this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
         + UUID.randomUUID().toString().substring(0, 8));
     this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
@@ -74,5 +78,6 @@ public final class ReconcileRunner implements AutoCloseable {
   public void close() {
     storage.close();
     allocator.close();
+    observability.close();
   }
 }
