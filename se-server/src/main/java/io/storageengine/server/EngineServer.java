@@ -77,10 +77,13 @@ public final class EngineServer implements AutoCloseable {
           .withFlushBytes(config.bytes(ConfigKey.INGEST_FLUSH_BYTES))
           .withGlobalBytes(config.bytes(ConfigKey.INGEST_MEMORY_LIMIT));
       ReconcileLoop triggerTarget = loop;
+      ReconcileScheduler scheduler = role == Role.SERVER ? own(new ReconcileScheduler(store)) : null;
       this.ingest = own(new IngestService(allocator, registry, wal, ingestConfig,
           (table, seq, rows, bytes) -> {
             if (triggerTarget != null) {
               triggerTarget.trigger(table);
+            } else {
+              scheduler.segmentWritten(table);
             }
           }));
       ExecutorService flightExecutor = own(namedPool("se-flight"));
