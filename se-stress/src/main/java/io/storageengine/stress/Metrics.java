@@ -1,0 +1,52 @@
+package io.storageengine.stress;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.storageengine.common.Json;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.arrow.flight.FlightRuntimeException;
+
+/** Counters shared by every producer of a run. Thread-safe. */
+final class Metrics {
+  final LongAdder rowsSent = new LongAdder();
+  final LongAdder rowsAcked = new LongAdder();
+  final LongAdder rowsUnknown = new LongAdder();
+  final LongAdder batchesAcked = new LongAdder();
+  final LongAdder batchesUnknown = new LongAdder();
+  final LongAdder bytesAcked = new LongAdder();
+  final LatencyRecorder ackLatency = new LatencyRecorder();
+  final LatencyRecorder freshness = new LatencyRecorder();
+  private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+
+  /** Counts one error under {@code where:KIND}, KIND being the Flight status code if any. */
+  void error(String where, Throwable error) {
+    errors.computeIfAbsent(where + ":" + kind(error), k -> new LongAdder()).increment();
+  }
+
+  long errorCount() {
+    return errors.values().stream().mapToLong(LongAdder::sum).sum();
+  }
+
+  ObjectNode errorsJson() {
+    ObjectNode node = Json.object();
+    new TreeMap<>(errors).forEach((k, v) -> node.put(k, v.sum()));
+    return node;
+  }
+
+  /** The Flight status code of {@code error} (looking through causes), else its class name. */
+  static String kind(Throwable error) {
+    for (Throwable t = error; t != null; t = t.getCause()) {
+      if (t instanceof FlightRuntimeException f) {
+        return f.status().code().name();
+      }
+    }
+    Throwable root = error;
+    while (root.getCause() != null && (root instanceof java.util.concurrent.CompletionException
+        || root instanceof java.util.concurrent.ExecutionException)) {
+      root = root.getCause();
+    }
+    return root.getClass().getSimpleName();
+  }
+}
