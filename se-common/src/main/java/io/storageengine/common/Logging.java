@@ -32,6 +32,10 @@ public final class Logging {
     if (format != null && format.trim().toLowerCase(Locale.ROOT).equals("json")) {
       JsonEncoder json = new JsonEncoder();
       json.setWithArguments(false);
+      // The rendered text, not the {} template: a line must read on its own.
+      json.setWithFormattedMessage(true);
+      json.setWithMessage(false);
+      json.setWithContext(false);
       json.setWithSequenceNumber(false);
       json.setWithNanoseconds(false);
       encoder = json;
