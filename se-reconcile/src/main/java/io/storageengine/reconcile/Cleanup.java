@@ -6,12 +6,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Deletes files of an attempt that is known not to have committed. */
-final class Cleanup {
+public final class Cleanup {
   private static final Logger LOG = LoggerFactory.getLogger(Cleanup.class);
 
   private Cleanup() {}
 
-  static void deleteQuietly(FileIO io, List<String> locations) {
+  public static void deleteQuietly(FileIO io, List<String> locations) {
     for (String location : locations) {
       try {
         io.deleteFile(location);

@@ -37,8 +37,10 @@ import org.apache.iceberg.types.Types;
  * ordered by the table's sort order, files cut at the target size. DuckDB writes Parquet with
  * the Iceberg field ids; Iceberg computes the column metrics; files reach the table's location
  * through its {@link FileIO}. Every file written is remembered so a failed pass can delete them.
+ *
+ * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
-final class DataFileWriter {
+public final class DataFileWriter {
   private final DuckSession duck;
   private final Table table;
   private final ReconcileOptions options;
@@ -46,14 +48,14 @@ final class DataFileWriter {
   private final String runId = UUID.randomUUID().toString();
   private int fileCounter;
 
-  DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
+  public DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
     this.duck = duck;
     this.table = table;
     this.options = options;
   }
 
   /** Locations of every file this writer created, for cleanup of an uncommitted attempt. */
-  List<String> writtenLocations() {
+  public List<String> writtenLocations() {
     return written;
   }
 
@@ -64,15 +66,24 @@ final class DataFileWriter {
    * @param defaultOrder ORDER BY used when the table has no sort order (null: keep arrival order)
    */
   List<DataFile> write(String staged, boolean withRowId, String defaultOrder) {
+    return write(staged, withRowId ? List.of(MetadataColumns.ROW_ID) : List.of(), defaultOrder);
+  }
+
+  /**
+   * Writes the rows of {@code staged} (a DuckDB table whose columns are the table's columns plus
+   * {@code metadataColumns}, e.g. the v3 row lineage columns written explicitly so a rewritten
+   * row keeps them) and returns the data files.
+   *
+   * @param defaultOrder ORDER BY used when the table has no sort order (null: keep arrival order)
+   */
+  public List<DataFile> write(String staged, List<Types.NestedField> metadataColumns, String defaultOrder) {
     if (duck.queryLong("SELECT count(*) FROM " + staged) == 0) {
       return List.of();
     }
     Schema schema = table.schema();
     PartitionSpec spec = table.spec();
     List<Types.NestedField> columns = new ArrayList<>(schema.columns());
-    if (withRowId) {
-      columns.add(MetadataColumns.ROW_ID);
-    }
+    columns.addAll(metadataColumns);
     String select = selectList(columns);
     String order = orderBy(schema, table.sortOrder(), defaultOrder);
     List<DataFile> files = new ArrayList<>();
@@ -182,7 +193,7 @@ final class DataFileWriter {
    * The path is taken literally, not URI-decoded: Hadoop's local FileIO stores a partition
    * directory such as {@code s=a%C3%A9} under exactly that name.
    */
-  static Path localPath(String location) {
+  public static Path localPath(String location) {
     if (location.startsWith("file://")) {
       return Path.of(location.substring("file://".length()));
     }

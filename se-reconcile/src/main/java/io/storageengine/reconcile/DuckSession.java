@@ -23,14 +23,16 @@ import org.duckdb.DuckDBResultSet;
 /**
  * One in-memory DuckDB database and a private scratch directory for the duration of a pass.
  * DuckDB's JDBC driver closes a statement after an error, so every call uses a fresh one.
+ *
+ * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
-final class DuckSession implements AutoCloseable {
+public final class DuckSession implements AutoCloseable {
   private final DuckDBConnection connection;
   private final BufferAllocator allocator;
   private final Path scratch;
   private final AtomicInteger names = new AtomicInteger();
 
-  DuckSession(BufferAllocator allocator, int threads) {
+  public DuckSession(BufferAllocator allocator, int threads) {
     this.allocator = allocator;
     try {
       this.scratch = Files.createTempDirectory("se-reconcile-");
@@ -51,7 +53,7 @@ final class DuckSession implements AutoCloseable {
   }
 
   /** A fresh directory under the scratch directory. */
-  Path newDirectory(String prefix) {
+  public Path newDirectory(String prefix) {
     try {
       return Files.createDirectories(scratch.resolve(prefix + "-" + names.incrementAndGet()));
     } catch (IOException e) {
@@ -63,7 +65,7 @@ final class DuckSession implements AutoCloseable {
     return scratch;
   }
 
-  void execute(String sql) {
+  public void execute(String sql) {
     try (Statement st = connection.createStatement()) {
       st.execute(sql);
     } catch (SQLException e) {
@@ -71,7 +73,7 @@ final class DuckSession implements AutoCloseable {
     }
   }
 
-  long queryLong(String sql) {
+  public long queryLong(String sql) {
     try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
@@ -81,7 +83,7 @@ final class DuckSession implements AutoCloseable {
   }
 
   /** Runs {@code sql} and hands each result row to {@code consumer}. */
-  void query(String sql, RowConsumer consumer) {
+  public void query(String sql, RowConsumer consumer) {
     try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
       while (rs.next()) {
         consumer.accept(rs);
@@ -116,7 +118,7 @@ final class DuckSession implements AutoCloseable {
     }
   }
 
-  DuckDBConnection connection() {
+  public DuckDBConnection connection() {
     return connection;
   }
 
@@ -143,7 +145,7 @@ final class DuckSession implements AutoCloseable {
 
   /** A row of a JDBC result. */
   @FunctionalInterface
-  interface RowConsumer {
+  public interface RowConsumer {
     void accept(ResultSet rs) throws SQLException;
   }
 

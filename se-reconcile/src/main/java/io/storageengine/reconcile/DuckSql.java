@@ -15,20 +15,22 @@ import org.apache.iceberg.types.Types;
  * SQL text for DuckDB derived from Iceberg schemas: column types, the {@code FIELD_IDS} clause
  * of {@code COPY ... (FORMAT parquet)}, the field-id schema map of {@code read_parquet}, and the
  * expressions that conform a WAL frame's columns (matched by field id) to the current schema.
+ *
+ * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
-final class DuckSql {
+public final class DuckSql {
   private DuckSql() {}
 
-  static String quote(String identifier) {
+  public static String quote(String identifier) {
     return '"' + identifier.replace("\"", "\"\"") + '"';
   }
 
-  static String literal(String value) {
+  public static String literal(String value) {
     return "'" + value.replace("'", "''") + "'";
   }
 
   /** The DuckDB type that holds an Iceberg type without loss. */
-  static String type(Type type) {
+  public static String type(Type type) {
     return switch (type.typeId()) {
       case BOOLEAN -> "BOOLEAN";
       case INTEGER -> "INTEGER";
@@ -154,6 +156,24 @@ final class DuckSql {
         return "CAST(" + expr + " AS " + type(target) + ")";
       }
     }
+  }
+
+  /**
+   * The value of current column {@code c} in a Parquet file of {@code fileSchema} read as
+   * {@code alias}: the file's column with the same field id under the file's name, cast or
+   * conformed to the current type; NULL when the file has no such column (added since).
+   * Columns whose type did not change are not cast, so join filters still reach the reader.
+   */
+  public static String fileColumn(Schema fileSchema, Types.NestedField c, String alias) {
+    Types.NestedField inFile = fileSchema.findField(c.fieldId());
+    if (inFile == null) {
+      return "CAST(NULL AS " + type(c.type()) + ")";
+    }
+    String expr = alias + "." + quote(inFile.name());
+    if (c.type().isPrimitiveType()) {
+      return inFile.type().equals(c.type()) ? expr : "CAST(" + expr + " AS " + type(c.type()) + ")";
+    }
+    return conform(expr, IcebergArrowSchemas.toArrow(inFile), c.type(), true);
   }
 
   static Map<Integer, Field> childrenById(List<Field> fields) {

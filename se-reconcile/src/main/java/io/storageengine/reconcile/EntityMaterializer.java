@@ -1,6 +1,5 @@
 package io.storageengine.reconcile;
 
-import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -346,22 +345,8 @@ final class EntityMaterializer {
     return String.join(", ", exprs);
   }
 
-  /**
-   * The value of current column {@code c} in a file of {@code fileSchema}: the file's column with
-   * the same field id under the file's name, cast or conformed to the current type; NULL when the
-   * file has no such column (added since). Columns whose type did not change are not cast, so
-   * join filters still reach the Parquet reader.
-   */
   private static String fileColumn(Schema fileSchema, Types.NestedField c) {
-    Types.NestedField inFile = fileSchema.findField(c.fieldId());
-    if (inFile == null) {
-      return "CAST(NULL AS " + DuckSql.type(c.type()) + ")";
-    }
-    String expr = "r." + DuckSql.quote(inFile.name());
-    if (c.type().isPrimitiveType()) {
-      return inFile.type().equals(c.type()) ? expr : "CAST(" + expr + " AS " + DuckSql.type(c.type()) + ")";
-    }
-    return DuckSql.conform(expr, IcebergArrowSchemas.toArrow(inFile), c.type(), true);
+    return DuckSql.fileColumn(fileSchema, c, "r");
   }
 
   private String fileKeyJoin(Schema fileSchema) {
@@ -490,16 +475,7 @@ final class EntityMaterializer {
   }
 
   Duration retention() {
-    String value = table.properties().get(TableProperties.TOMBSTONE_RETENTION);
-    if (value == null || value.isBlank()) {
-      return options.defaultTombstoneRetention();
-    }
-    try {
-      return value.chars().allMatch(Character::isDigit) ? Duration.ofMillis(Long.parseLong(value))
-          : Duration.parse(value);
-    } catch (RuntimeException e) {
-      throw SeException.invalid("table %s: invalid %s '%s'", table.name(), TableProperties.TOMBSTONE_RETENTION, value);
-    }
+    return TombstoneStore.retention(table, options.defaultTombstoneRetention());
   }
 
   /**

@@ -14,8 +14,10 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
 /**
  * The Iceberg schema (with field ids) a local Parquet data file was written with. Data files are
  * immutable, so footers are cached by path (bounded).
+ *
+ * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
-final class ParquetFooters {
+public final class ParquetFooters {
   private static final Configuration CONF = new Configuration();
   private static final int CACHE_SIZE = 4096;
   private static final Map<String, Schema> CACHE = Collections.synchronizedMap(
@@ -28,7 +30,7 @@ final class ParquetFooters {
 
   private ParquetFooters() {}
 
-  static Schema schema(String localPath) {
+  public static Schema schema(String localPath) {
     Schema cached = CACHE.get(localPath);
     if (cached != null) {
       return cached;

@@ -21,16 +21,16 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
  * (or the name it was last found under), then, if that name is gone or now holds another table
  * (renamed, or dropped and re-created), by searching every namespace of the catalog.
  */
-final class TableLocator {
+public final class TableLocator {
   private final WalLog wal;
   private final Map<TableWal, TableIdentifier> lastSeen = new ConcurrentHashMap<>();
 
-  TableLocator(WalLog wal) {
+  public TableLocator(WalLog wal) {
     this.wal = wal;
   }
 
   /** The table, or empty when no table of the catalog has the WAL's UUID (dropped). */
-  Optional<Table> locate(Catalog catalog, TableWal tableWal) {
+  public Optional<Table> locate(Catalog catalog, TableWal tableWal) {
     TableIdentifier remembered = lastSeen.get(tableWal);
     if (remembered != null) {
       Optional<Table> t = loadIfMatches(catalog, remembered, tableWal);

@@ -33,22 +33,88 @@ import java.util.TreeSet;
  * <p>Files are written before the commit; an entry counts only once its WAL seq is at or below
  * the table's committed high-water mark, so files of a failed attempt are harmless (a rerun over
  * the same immutable WAL range rewrites the same content). Entries older than the retention are
- * ignored, and dropped when a bucket with many files is compacted into one.
+ * ignored, dropped when a bucket with many files is compacted into one, and removed from storage
+ * by {@link #expire} (table maintenance).
  */
-final class TombstoneStore {
+public final class TombstoneStore {
   static final int BUCKETS = 128;
   private static final int COMPACT_AFTER_FILES = 8;
 
   private final ObjectStore store;
   private final TableWal table;
 
-  TombstoneStore(ObjectStore store, TableWal table) {
+  public TombstoneStore(ObjectStore store, TableWal table) {
     this.store = store;
     this.table = table;
   }
 
   /** One remembered delete. */
-  record Tombstone(String key, String version, long seq, long deletedAtMillis) {}
+  public record Tombstone(String key, String version, long seq, long deletedAtMillis) {}
+
+  /** What {@link #expire} removed: files deleted, files rewritten smaller, entries dropped. */
+  public record Expiry(int filesDeleted, int filesRewritten, long entriesExpired) {}
+
+  /**
+   * The table's tombstone retention: {@code se.tombstone-retention} (ISO-8601 duration such as
+   * {@code P7D}, or milliseconds), else {@code defaultRetention}.
+   */
+  public static Duration retention(org.apache.iceberg.Table table, Duration defaultRetention) {
+    String value = table.properties().get(io.storageengine.catalog.TableProperties.TOMBSTONE_RETENTION);
+    if (value == null || value.isBlank()) {
+      return defaultRetention;
+    }
+    try {
+      return value.chars().allMatch(Character::isDigit) ? Duration.ofMillis(Long.parseLong(value))
+          : Duration.parse(value);
+    } catch (RuntimeException e) {
+      throw io.storageengine.common.SeException.invalid("table %s: invalid %s '%s'", table.name(),
+          io.storageengine.catalog.TableProperties.TOMBSTONE_RETENTION, value);
+    }
+  }
+
+  /**
+   * Removes from storage the entries older than {@code retention} (they are already ignored by
+   * readers) in committed files, those whose WAL range ends at or below {@code committedSeq}: a
+   * file whose entries all expired is deleted, one with some live entries is rewritten without
+   * the expired ones (by compare-and-swap, so a file changed meanwhile is left for next time).
+   * Files of uncommitted attempts are left alone: their entries may still be committed.
+   */
+  public Expiry expire(Instant now, Duration retention, long committedSeq) {
+    long oldest = now.minus(retention).toEpochMilli();
+    int deleted = 0;
+    int rewritten = 0;
+    long expired = 0;
+    for (ObjectStore.ObjectInfo file : store.list(table.tombstonePrefix())) {
+      String name = file.key().substring(file.key().lastIndexOf('/') + 1);
+      if (!name.matches("\\d{20}-\\d{20}\\.json") || Long.parseLong(name.substring(0, 20)) > committedSeq) {
+        continue;
+      }
+      java.util.Optional<ObjectStore.Blob> blob = store.get(file.key());
+      if (blob.isEmpty()) {
+        continue;
+      }
+      List<Tombstone> entries = decode(blob.get().data());
+      List<Tombstone> live = new ArrayList<>();
+      for (Tombstone t : entries) {
+        if (t.deletedAtMillis() >= oldest) {
+          live.add(t);
+        }
+      }
+      if (live.size() == entries.size()) {
+        continue;
+      }
+      if (live.isEmpty()) {
+        store.delete(file.key());
+        deleted++;
+      } else if (store.putIfMatch(file.key(), encode(live), blob.get().etag()).isPresent()) {
+        rewritten++;
+      } else {
+        continue;
+      }
+      expired += entries.size() - live.size();
+    }
+    return new Expiry(deleted, rewritten, expired);
+  }
 
   static int bucket(String key) {
     return Math.floorMod(key.hashCode(), BUCKETS);
@@ -108,7 +174,7 @@ final class TombstoneStore {
   }
 
   /** Persists the tombstones produced by the pass over WAL range {@code fromSeq..toSeq}. */
-  void write(long fromSeq, long toSeq, List<Tombstone> tombstones) {
+  public void write(long fromSeq, long toSeq, List<Tombstone> tombstones) {
     Map<Integer, List<Tombstone>> byBucket = new TreeMap<>();
     for (Tombstone t : tombstones) {
       byBucket.computeIfAbsent(bucket(t.key()), b -> new ArrayList<>()).add(t);

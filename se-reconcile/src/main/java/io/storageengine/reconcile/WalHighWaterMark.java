@@ -9,10 +9,10 @@ import org.apache.iceberg.Table;
  * The last WAL seq a table's state includes: {@code se.wal.seq} of the newest snapshot in the
  * current lineage that has one (maintenance commits carry it forward), 0 when none has.
  */
-final class WalHighWaterMark {
+public final class WalHighWaterMark {
   private WalHighWaterMark() {}
 
-  static long of(Table table) {
+  public static long of(Table table) {
     Snapshot s = table.currentSnapshot();
     while (s != null) {
       Long seq = seqOf(s);
@@ -24,7 +24,8 @@ final class WalHighWaterMark {
     return 0;
   }
 
-  static Long seqOf(Snapshot snapshot) {
+  /** The {@code se.wal.seq} of one snapshot, or null when it has none. */
+  public static Long seqOf(Snapshot snapshot) {
     String value = snapshot.summary() == null ? null : snapshot.summary().get(TableProperties.SUMMARY_WAL_SEQ);
     return value == null ? null : Long.parseLong(value);
   }
@@ -34,7 +35,7 @@ final class WalHighWaterMark {
    * extend still has high-water mark {@code expected}: if another reconciler committed a WAL
    * range in the meantime, applying ours on top would duplicate it.
    */
-  static SnapshotAncestryValidator expecting(long expected) {
+  public static SnapshotAncestryValidator expecting(long expected) {
     return new SnapshotAncestryValidator() {
       @Override
       public boolean validate(Iterable<Snapshot> ancestors) {

@@ -1,0 +1,377 @@
+package io.storageengine.reconcile.maintenance;
+
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.common.SeException;
+import io.storageengine.reconcile.Cleanup;
+import io.storageengine.reconcile.DataFileWriter;
+import io.storageengine.reconcile.DuckSession;
+import io.storageengine.reconcile.DuckSql;
+import io.storageengine.reconcile.ParquetFooters;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.WalHighWaterMark;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileContent;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
+import org.apache.iceberg.data.BaseDeleteLoader;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.exceptions.CommitFailedException;
+import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ValidationException;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.Types;
+import org.duckdb.DuckDBAppender;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Rewrites the small or delete-heavy data files of a partition into files near the target size,
+ * with their deletion vectors applied, as one Iceberg {@code RewriteFiles} commit per group.
+ *
+ * <p>Safety against concurrent reconcile commits: the rewrite is validated from the snapshot it
+ * was planned on, so if a reconcile pass deleted rows from one of its input files meanwhile (a
+ * new deletion vector), the commit fails and the partition is planned again; a delete is never
+ * lost. A reconcile pass that read an input file commits against it and fails in turn once the
+ * rewrite landed ({@code validateDataFilesExist}), then restarts on the new files. Rows keep
+ * their v3 lineage ({@code _row_id}, {@code _last_updated_sequence_number}), written explicitly.
+ * The commit carries the table's {@code se.wal.seq} forward, and only onto the lineage it read it
+ * from: when just the mark moved (a reconcile appended), the same files are committed again
+ * with the new mark.
+ */
+final class Compactor {
+  private static final Logger LOG = LoggerFactory.getLogger(Compactor.class);
+  /** Plans of a partition whose rewrite conflicted with row deletes, per pass. */
+  static final int MAX_PLANS = 3;
+  /** Commits of the same files when only the WAL high-water mark moved. */
+  static final int MAX_MARK_RETRIES = 10;
+  /** A group holds at most this many target sizes of input. */
+  private static final long GROUP_TARGETS = 4;
+  private static final String STAGED = "compact_rows";
+
+  private final BufferAllocator allocator;
+  private final ReconcileOptions options;
+  private final MaintenanceHooks hooks;
+
+  Compactor(BufferAllocator allocator, ReconcileOptions options, MaintenanceHooks hooks) {
+    this.allocator = allocator;
+    this.options = options;
+    this.hooks = hooks;
+  }
+
+  /** One rewrite: files of one partition planned on one snapshot. */
+  private record Group(String partition, List<FileScanTask> tasks) {}
+
+  MaintenanceResult.Compaction compact(Table table, MaintenancePolicy policy) {
+    MaintenanceResult.Compaction total = MaintenanceResult.Compaction.NONE;
+    Set<String> replan = null;
+    for (int plan = 1; plan <= MAX_PLANS; plan++) {
+      table.refresh();
+      Snapshot start = table.currentSnapshot();
+      if (start == null) {
+        return total;
+      }
+      Set<String> conflicted = new java.util.HashSet<>();
+      for (Group group : plan(table, start, policy, replan)) {
+        MaintenanceResult.Compaction done = rewrite(table, start, group, policy);
+        if (done.conflicts() > 0) {
+          conflicted.add(group.partition());
+        }
+        total = total.plus(done);
+      }
+      if (conflicted.isEmpty()) {
+        break;
+      }
+      replan = conflicted;
+    }
+    return total;
+  }
+
+  private List<Group> plan(Table table, Snapshot start, MaintenancePolicy policy, Set<String> only) {
+    Map<String, List<FileScanTask>> byPartition = new LinkedHashMap<>();
+    try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
+      for (FileScanTask task : tasks) {
+        DataFile file = task.file();
+        if (file.format() != FileFormat.PARQUET
+            || task.deletes().stream().anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES)) {
+          continue; // equality deletes are not the engine's; leave such files to their writer
+        }
+        String partition = partitionKey(task);
+        if (only != null && !only.contains(partition)) {
+          continue;
+        }
+        if (file.fileSizeInBytes() < policy.smallFileBytes() || deleteHeavy(task, policy)) {
+          byPartition.computeIfAbsent(partition, p -> new ArrayList<>()).add(task);
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    List<Group> groups = new ArrayList<>();
+    long maxBytes = Math.max(policy.targetFileSizeBytes(), policy.targetFileSizeBytes() * GROUP_TARGETS);
+    for (Map.Entry<String, List<FileScanTask>> e : byPartition.entrySet()) {
+      List<FileScanTask> bin = new ArrayList<>();
+      long bytes = 0;
+      for (FileScanTask task : e.getValue()) {
+        if (!bin.isEmpty() && bytes + task.file().fileSizeInBytes() > maxBytes) {
+          addIfWorthIt(groups, e.getKey(), bin, policy);
+          bin = new ArrayList<>();
+          bytes = 0;
+        }
+        bin.add(task);
+        bytes += task.file().fileSizeInBytes();
+      }
+      addIfWorthIt(groups, e.getKey(), bin, policy);
+    }
+    return groups;
+  }
+
+  private static void addIfWorthIt(List<Group> groups, String partition, List<FileScanTask> bin,
+      MaintenancePolicy policy) {
+    boolean heavy = bin.stream().anyMatch(t -> deleteHeavy(t, policy));
+    // A lone file without deletes would be rewritten into itself on every pass.
+    if (heavy || (bin.size() >= policy.minInputFiles() && bin.size() > 1)) {
+      groups.add(new Group(partition, List.copyOf(bin)));
+    }
+  }
+
+  private static boolean deleteHeavy(FileScanTask task, MaintenancePolicy policy) {
+    long deleted = 0;
+    for (DeleteFile d : task.deletes()) {
+      if (d.format() == FileFormat.PUFFIN) {
+        deleted += d.recordCount();
+      }
+    }
+    return deleted > 0 && deleted >= policy.deleteRatio() * task.file().recordCount();
+  }
+
+  private static String partitionKey(FileScanTask task) {
+    return task.spec().specId() + ":" + task.spec().partitionToPath(task.file().partition());
+  }
+
+  private MaintenanceResult.Compaction rewrite(Table table, Snapshot start, Group group, MaintenancePolicy policy) {
+    List<DataFile> inputs = new ArrayList<>();
+    // Deletion vectors of the inputs go with them. Other position delete files may cover more
+    // data files, so they stay (their positions are applied to the rewritten rows all the same).
+    Map<String, DeleteFile> vectors = new LinkedHashMap<>();
+    long inputRows = 0;
+    for (FileScanTask task : group.tasks()) {
+      inputs.add(task.file());
+      inputRows += task.file().recordCount();
+      for (DeleteFile d : task.deletes()) {
+        if (d.format() == FileFormat.PUFFIN) {
+          vectors.put(d.location() + "#" + d.contentOffset(), d);
+        }
+      }
+    }
+    boolean lineage = TableUtil.formatVersion(table) >= 3;
+    List<DataFile> added;
+    List<String> written;
+    long rows;
+    try (BufferAllocator child = allocator.newChildAllocator("compact-" + table.uuid(), 0, Long.MAX_VALUE);
+        DuckSession duck = new DuckSession(child, options.duckdbThreads())) {
+      long staged = stage(duck, table, group.tasks(), lineage);
+      if (staged != inputRows) {
+        throw SeException.internal("table " + table.name() + ": compaction read " + staged + " rows from "
+            + inputs.size() + " data files whose metadata counts " + inputRows, null);
+      }
+      rows = duck.queryLong("SELECT count(*) FROM " + STAGED);
+      DataFileWriter writer = new DataFileWriter(duck, table,
+          options.withTargetFileSize(policy.targetFileSizeBytes(), options.rowGroupRows()));
+      try {
+        added = writer.write(STAGED, lineage
+            ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
+            defaultOrder(table, lineage));
+      } catch (RuntimeException e) {
+        Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
+        throw e;
+      }
+      written = List.copyOf(writer.writtenLocations());
+    }
+    hooks.beforeRewriteCommit(table, inputs);
+    if (!commit(table, start, inputs, vectors.values(), added, written)) {
+      return new MaintenanceResult.Compaction(0, 0, 0, 0, 0, 1);
+    }
+    LOG.info("compacted {} partition '{}': {} data files and {} deletion vectors into {} files, {} rows",
+        table.name(), group.partition(), inputs.size(), vectors.size(), added.size(), rows);
+    return new MaintenanceResult.Compaction(1, inputs.size(), added.size(), vectors.size(), rows, 0);
+  }
+
+  /** True when committed; false when a concurrent commit deleted rows from the inputs. */
+  private boolean commit(Table table, Snapshot start, List<DataFile> inputs, java.util.Collection<DeleteFile> vectors,
+      List<DataFile> added, List<String> written) {
+    table.refresh();
+    long mark = WalHighWaterMark.of(table);
+    for (int attempt = 1; ; attempt++) {
+      RewriteFiles rewrite = table.newRewrite().validateFromSnapshot(start.snapshotId());
+      inputs.forEach(rewrite::deleteFile);
+      vectors.forEach(rewrite::deleteFile);
+      added.forEach(rewrite::addFile);
+      if (mark > 0) {
+        rewrite.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(mark));
+      }
+      rewrite.validateWith(WalHighWaterMark.expecting(mark));
+      try {
+        rewrite.commit();
+        return true;
+      } catch (ValidationException | CommitFailedException e) {
+        table.refresh();
+        long now = WalHighWaterMark.of(table);
+        if (now != mark && attempt < MAX_MARK_RETRIES) {
+          mark = now; // only a reconcile commit landed: same files, new mark
+          continue;
+        }
+        // Known not committed: the new files are unreferenced.
+        Cleanup.deleteQuietly(table.io(), written);
+        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
+        return false;
+      } catch (CommitStateUnknownException e) {
+        // It may have landed: never delete files whose fate is unknown (orphan cleanup will).
+        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown", e);
+      } catch (RuntimeException e) {
+        Cleanup.deleteQuietly(table.io(), written);
+        throw SeException.unavailable("table " + table.name() + ": compaction commit failed: "
+            + e.getClass().getSimpleName(), e);
+      }
+    }
+  }
+
+  private static String defaultOrder(Table table, boolean lineage) {
+    boolean entity = TableProperties.MODE_ENTITY.equals(table.properties().get(TableProperties.MODE));
+    Schema schema = table.schema();
+    if (entity && !schema.identifierFieldIds().isEmpty()) {
+      List<String> keys = new ArrayList<>();
+      for (Integer id : schema.identifierFieldIds()) {
+        keys.add(DuckSql.quote(schema.findField(id).name()));
+      }
+      return String.join(", ", keys); // clustered keys make reconcile's key lookups prune well
+    }
+    return lineage ? DuckSql.quote(MetadataColumns.ROW_ID.name()) : null; // arrival order
+  }
+
+  /**
+   * Loads the live rows of {@code tasks} into {@value #STAGED}: the current columns (matched by
+   * field id), the lineage columns (explicit values, else inherited from the file) and the
+   * rows' file and position. Returns the number of rows read before deletes are applied.
+   */
+  private long stage(DuckSession duck, Table table, List<FileScanTask> tasks, boolean lineage) {
+    Schema schema = table.schema();
+    List<String> defs = new ArrayList<>();
+    for (Types.NestedField c : schema.columns()) {
+      defs.add(DuckSql.quote(c.name()) + " " + DuckSql.type(c.type()));
+    }
+    if (lineage) {
+      defs.add(DuckSql.quote(MetadataColumns.ROW_ID.name()) + " BIGINT");
+      defs.add(DuckSql.quote(MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER.name()) + " BIGINT");
+    }
+    defs.add("__file VARCHAR");
+    defs.add("__pos BIGINT");
+    duck.execute("CREATE OR REPLACE TEMP TABLE " + STAGED + " (" + String.join(", ", defs) + ")");
+    duck.execute("CREATE OR REPLACE TEMP TABLE in_files (filename VARCHAR, first_row_id BIGINT, data_seq BIGINT)");
+
+    Map<String, FileScanTask> byLocalPath = new LinkedHashMap<>();
+    for (FileScanTask task : tasks) {
+      byLocalPath.put(localCopy(duck, table, task.file().location()), task);
+    }
+    Map<String, List<String>> groups = new LinkedHashMap<>();
+    Map<String, Schema> groupSchemas = new HashMap<>();
+    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "in_files")) {
+      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
+        DataFile file = e.getValue().file();
+        appender.beginRow().append(e.getKey()).append(file.firstRowId()).append(file.dataSequenceNumber()).endRow();
+        Schema fileSchema = ParquetFooters.schema(e.getKey());
+        String key = fileSchema.asStruct().toString();
+        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(DuckSql.literal(e.getKey()));
+        groupSchemas.put(key, fileSchema);
+      }
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+    }
+    // Files written with different column names (renames) are read in separate groups.
+    for (Map.Entry<String, List<String>> g : groups.entrySet()) {
+      Schema fileSchema = groupSchemas.get(g.getKey());
+      List<String> exprs = new ArrayList<>();
+      for (Types.NestedField c : schema.columns()) {
+        exprs.add(DuckSql.fileColumn(fileSchema, c, "r"));
+      }
+      if (lineage) {
+        exprs.add("coalesce(" + DuckSql.fileColumn(fileSchema, MetadataColumns.ROW_ID, "r")
+            + ", f.first_row_id + r.file_row_number)");
+        exprs.add("coalesce(" + DuckSql.fileColumn(fileSchema, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER, "r")
+            + ", f.data_seq)");
+      }
+      duck.execute("INSERT INTO " + STAGED + " SELECT " + String.join(", ", exprs)
+          + ", r.filename, r.file_row_number FROM read_parquet([" + String.join(", ", g.getValue())
+          + "], filename = true, file_row_number = true) r JOIN in_files f ON r.filename = f.filename");
+    }
+    long staged = duck.queryLong("SELECT count(*) FROM " + STAGED);
+    removeDeleted(duck, table, byLocalPath);
+    return staged;
+  }
+
+  /** Drops the rows that deletion vectors (or other position deletes) mark deleted. */
+  private static void removeDeleted(DuckSession duck, Table table, Map<String, FileScanTask> byLocalPath) {
+    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, p BIGINT)");
+    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location(), f.fileSizeInBytes()));
+    long dead = 0;
+    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
+      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
+        FileScanTask task = e.getValue();
+        if (task.deletes().isEmpty()) {
+          continue;
+        }
+        PositionDeleteIndex index = loader.loadPositionDeletes(task.deletes(), task.file().location());
+        long[] count = {0};
+        index.forEach(pos -> {
+          try {
+            appender.beginRow().append(e.getKey()).append(pos).endRow();
+            count[0]++;
+          } catch (SQLException ex) {
+            throw SeException.internal("DuckDB append failed: " + ex.getMessage(), ex);
+          }
+        });
+        dead += count[0];
+      }
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+    }
+    if (dead > 0) {
+      duck.execute("DELETE FROM " + STAGED + " USING dead WHERE " + STAGED + ".__file = dead.f AND "
+          + STAGED + ".__pos = dead.p");
+    }
+  }
+
+  /** A local path DuckDB can read: the file itself when local, else a download to scratch. */
+  private static String localCopy(DuckSession duck, Table table, String location) {
+    Path local = DataFileWriter.localPath(location);
+    if (local != null) {
+      return local.toString();
+    }
+    Path target = duck.newDirectory("input").resolve("data.parquet");
+    try (InputStream in = table.io().newInputFile(location).newStream()) {
+      Files.copy(in, target);
+    } catch (IOException e) {
+      throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
+    }
+    return target.toString();
+  }
+}

@@ -1,0 +1,96 @@
+package io.storageengine.reconcile.maintenance;
+
+import io.storageengine.common.SeException;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.TombstoneStore;
+import io.storageengine.reconcile.WalHighWaterMark;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalLog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Supplier;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One maintenance pass over one table: compaction, manifest rewrite, snapshot expiry, orphan
+ * cleanup, WAL garbage collection and tombstone expiry, in that order (expiry first drops the
+ * files compaction replaced, so orphan cleanup lists fewer). A failing step is reported and the
+ * others still run: each is safe on its own.
+ */
+final class TableMaintainer {
+  private static final Logger LOG = LoggerFactory.getLogger(TableMaintainer.class);
+
+  private final WalLog wal;
+  private final ObjectStore clusterStore;
+  private final ReconcileOptions options;
+  private final Compactor compactor;
+
+  TableMaintainer(WalLog wal, ObjectStore clusterStore, BufferAllocator allocator, ReconcileOptions options,
+      MaintenanceHooks hooks) {
+    this.wal = wal;
+    this.clusterStore = clusterStore;
+    this.options = options;
+    this.compactor = new Compactor(allocator, options, hooks);
+  }
+
+  MaintenanceResult run(TableWal tableWal, Table table, MaintenancePolicy defaults) {
+    long started = System.nanoTime();
+    MaintenancePolicy policy;
+    try {
+      policy = MaintenancePolicy.forTable(table, defaults);
+    } catch (SeException e) {
+      return MaintenanceResult.skipped(tableWal, table.name(), MaintenanceResult.Outcome.FAILED,
+          "policy: " + e.getMessage(), elapsed(started));
+    }
+    if (!policy.enabled()) {
+      return MaintenanceResult.skipped(tableWal, table.name(), MaintenanceResult.Outcome.DISABLED, null,
+          elapsed(started));
+    }
+    List<String> errors = new ArrayList<>();
+    MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
+        () -> compactor.compact(table, policy));
+    int[] manifests = step(errors, "manifests", new int[] {0, 0}, () -> ManifestRewriter.rewrite(table, policy));
+    int expired = step(errors, "snapshot expiry", 0,
+        () -> SnapshotExpiry.expire(table, policy, options.clock().millis()));
+    int orphans = step(errors, "orphan files", 0,
+        () -> OrphanFileCleaner.clean(table, policy, options.clock().millis()));
+    int segments = step(errors, "wal gc", 0,
+        () -> WalGarbageCollector.collect(wal, tableWal, table, policy, options.clock().millis()));
+    long gcSeq = step(errors, "wal state", 0L, () -> wal.state(tableWal).gcSeq());
+    MaintenanceResult.Tombstones tombstones = step(errors, "tombstones", MaintenanceResult.Tombstones.NONE, () -> {
+      TombstoneStore.Expiry e = new TombstoneStore(clusterStore, tableWal).expire(options.clock().instant(),
+          TombstoneStore.retention(table, options.defaultTombstoneRetention()), WalHighWaterMark.of(table));
+      return new MaintenanceResult.Tombstones(e.entriesExpired(), e.filesDeleted(), e.filesRewritten());
+    });
+    MaintenanceResult result = new MaintenanceResult(tableWal, table.name(),
+        errors.isEmpty() ? MaintenanceResult.Outcome.MAINTAINED : MaintenanceResult.Outcome.PARTIAL,
+        compaction, manifests[0], manifests[1], expired, orphans, segments, gcSeq, tombstones,
+        List.copyOf(errors), elapsed(started));
+    if (result.didWork() || !errors.isEmpty()) {
+      LOG.info("maintained {}: compacted {} files into {} ({} deletion vectors folded, {} conflicts), "
+          + "manifests {} -> {}, {} snapshots expired, {} orphans, {} WAL segments, {} tombstones; errors {}",
+          table.name(), compaction.dataFilesRemoved(), compaction.dataFilesAdded(), compaction.deleteVectorsFolded(),
+          compaction.conflicts(), manifests[0], manifests[1], expired, orphans, segments,
+          tombstones.entriesExpired(), errors);
+    }
+    return result;
+  }
+
+  private static <T> T step(List<String> errors, String name, T fallback, Supplier<T> step) {
+    try {
+      return step.get();
+    } catch (RuntimeException e) {
+      LOG.warn("maintenance step {} failed: {}", name, e.getMessage());
+      errors.add(name + ": " + SeException.codeOf(e) + ": " + e.getMessage());
+      return fallback;
+    }
+  }
+
+  private static long elapsed(long startedNanos) {
+    return (System.nanoTime() - startedNanos) / 1_000_000;
+  }
+}

@@ -1,0 +1,172 @@
+package io.storageengine.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.storageengine.reconcile.maintenance.Maintainer;
+import io.storageengine.reconcile.maintenance.MaintenanceHooks;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.wal.TableWal;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Compaction racing reconcile commits on the same files: nothing lost, nothing duplicated. */
+class CompactionRaceTest {
+  @TempDir Path dir;
+
+  @Test
+  void rewriteConflictingWithNewDeletesIsReplannedAndLosesNoDelete() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
+      for (int s = 0; s < 4; s++) {
+        f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2);
+        f.reconcile();
+      }
+      Map<Long, List<Long>> lineage = MaintenanceFixture.lineage(f.table);
+      AtomicInteger raced = new AtomicInteger();
+      MaintenanceHooks hooks = new MaintenanceHooks() {
+        @Override
+        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
+          if (raced.getAndIncrement() == 0) {
+            // A reconcile pass deletes and replaces rows of the files being rewritten.
+            f.write(true, 2, 1, 11);
+            f.write(false, 2, 20, 30);
+            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+          }
+        }
+      };
+
+      MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
+
+      assertThat(result.compaction().conflicts()).isEqualTo(1);
+      assertThat(result.compaction().groups()).isEqualTo(1);
+      assertThat(result.compaction().dataFilesRemoved()).isEqualTo(5);
+      assertThat(raced.get()).isEqualTo(2);
+      assertThat(MaintenanceFixture.dataFiles(f.table)).hasSize(1);
+      assertThat(MaintenanceFixture.deleteFiles(f.table)).isZero();
+      f.assertMatchesModel("after the raced compaction");
+      Map<Long, List<Long>> after = MaintenanceFixture.lineage(f.table);
+      assertThat(after).doesNotContainKeys(1L, 11L);
+      assertThat(after.get(20L).get(0)).isEqualTo(lineage.get(20L).get(0));
+      assertThat(after.get(2L)).isEqualTo(lineage.get(2L));
+    }
+  }
+
+  @Test
+  void reconcileThatReadTheRewrittenFilesRestartsOnTheNewOnes() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
+      for (int s = 0; s < 3; s++) {
+        f.write(false, 1, s * 10, s * 10 + 1);
+        f.reconcile();
+      }
+      Maintainer maintainer = f.maintainer(MaintenanceFixture.compactingPolicy());
+      AtomicReference<MaintenanceResult> compaction = new AtomicReference<>();
+      Reconciler racing = env.reconciler(f.options(), new ReconcileHooks() {
+        @Override
+        public void beforeCommit(TableWal table, long fromSeq, long toSeq) {
+          if (compaction.get() == null) {
+            compaction.set(maintainer.maintain(f.tw));
+          }
+        }
+      });
+      f.write(false, 2, 0, 10, 20, 99);
+      f.write(true, 3, 1);
+      ReconcileResult result = racing.reconcile(f.tw);
+      f.applyCommitted(result);
+
+      assertThat(compaction.get().compaction().groups()).isEqualTo(1);
+      assertThat(result.outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(result.attempts()).isEqualTo(2);
+      f.assertMatchesModel("after the raced reconcile");
+      assertThat(WalHighWaterMark.of(f.table)).isEqualTo(5);
+    }
+  }
+
+  @Test
+  void rewriteOverAnAppendCarriesTheNewMark() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(MaintenancePolicy.MIN_INPUT_FILES, "2"));
+      TableWal tw = env.walOf(table, "events");
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      for (int s = 0; s < 3; s++) {
+        env.append(tw, AppendTableTest.frame(env, s * 10, 10));
+        reconciler.reconcile(tw);
+      }
+      AtomicBoolean raced = new AtomicBoolean();
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.allocator,
+          TestEnvironment.options(), MaintenancePolicy.defaults(), new MaintenanceHooks() {
+            @Override
+            public void beforeRewriteCommit(Table t, List<DataFile> replaced) {
+              if (!raced.getAndSet(true)) {
+                env.append(tw, AppendTableTest.frame(env, 30, 10));
+                assertThat(reconciler.reconcile(tw).toSeq()).isEqualTo(4);
+              }
+            }
+          });
+
+      MaintenanceResult result = maintainer.maintain(tw);
+
+      assertThat(result.compaction().conflicts()).isZero();
+      assertThat(result.compaction().dataFilesRemoved()).isEqualTo(3);
+      table.refresh();
+      // The rewrite landed on top of the append with the append's mark, not the one it read.
+      assertThat(table.currentSnapshot().operation()).isEqualTo("replace");
+      assertThat(WalHighWaterMark.of(table)).isEqualTo(4);
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.UP_TO_DATE);
+      AppendTableTest.assertIds(TestEnvironment.readAll(table), 40);
+    }
+  }
+
+  @Test
+  void continuousReconcileWithMaintenanceInAnotherThread() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
+      Maintainer maintainer = f.maintainer(MaintenanceFixture.compactingPolicy());
+      AtomicBoolean done = new AtomicBoolean();
+      List<MaintenanceResult> results = new ArrayList<>();
+      AtomicReference<Throwable> failure = new AtomicReference<>();
+      Thread maintenance = new Thread(() -> {
+        try {
+          while (!done.get()) {
+            results.add(maintainer.maintain(f.tw));
+          }
+        } catch (Throwable t) {
+          failure.set(t);
+        }
+      }, "test-maintenance");
+      maintenance.start();
+      try {
+        for (int i = 0; i < 14; i++) {
+          long[] keys = new long[4];
+          for (int k = 0; k < keys.length; k++) {
+            keys[k] = f.rnd.nextInt(25);
+          }
+          f.write(i % 5 == 4, 10 + i, keys);
+          ReconcileResult r = f.reconcile();
+          assertThat(r.outcome()).isIn(ReconcileResult.Outcome.COMMITTED);
+        }
+      } finally {
+        done.set(true);
+        maintenance.join();
+      }
+      assertThat(failure.get()).isNull();
+      assertThat(results).allSatisfy(r -> assertThat(r.errors()).isEmpty());
+      assertThat(results.stream().mapToInt(r -> r.compaction().groups()).sum()).isPositive();
+      f.assertMatchesModel("after racing maintenance");
+      assertThat(WalHighWaterMark.of(f.table)).isEqualTo(14);
+    }
+  }
+}
