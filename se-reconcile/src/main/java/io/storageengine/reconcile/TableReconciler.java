@@ -4,6 +4,7 @@ import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.ReconcileTrace;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
@@ -11,6 +12,7 @@ import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.AppendFiles;
@@ -59,6 +61,19 @@ final class TableReconciler {
   private record Attempt(CommitState state, TableChanges changes, long walRows) {}
 
   ReconcileResult run(TableWal tableWal) {
+    try (ReconcileTrace trace = ReconcileTrace.start(tableWal.catalogId(), tableWal.tableUuid().toString())) {
+      try {
+        ReconcileResult r = run(tableWal, trace);
+        trace.result(r.outcome().name().toLowerCase(Locale.ROOT), r.walRows(), r.dataFiles(), r.deleteVectors());
+        return r;
+      } catch (RuntimeException | Error e) {
+        trace.failed(e);
+        throw e;
+      }
+    }
+  }
+
+  private ReconcileResult run(TableWal tableWal, ReconcileTrace trace) {
     for (int attempt = 1; ; attempt++) {
       Catalog catalog = catalogs.catalog(tableWal.catalogId());
       Optional<Table> found = catalogCall(tableWal, () -> locator.locate(catalog, tableWal));
@@ -69,6 +84,7 @@ final class TableReconciler {
             attempt, "table " + tableWal.tableUuid() + " was dropped from catalog " + tableWal.catalogId());
       }
       Table table = found.get();
+      trace.table(table.name().substring(table.name().indexOf('.') + 1));
       long highWaterMark = WalHighWaterMark.of(table);
       List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
       if (segments.isEmpty()) {
@@ -78,7 +94,8 @@ final class TableReconciler {
       }
       long fromSeq = segments.get(0).seq();
       long toSeq = segments.get(segments.size() - 1).seq();
-      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq);
+      trace.walRange(fromSeq, toSeq);
+      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq, trace);
       if (result.state() == CommitState.COMMITTED) {
         hooks.afterCommit(tableWal, fromSeq, toSeq);
         publish(tableWal, toSeq);
@@ -135,7 +152,7 @@ final class TableReconciler {
   }
 
   private Attempt materializeAndCommit(TableWal tableWal, Table table, long highWaterMark,
-      List<WalSegment> segments, long fromSeq, long toSeq) {
+      List<WalSegment> segments, long fromSeq, long toSeq, ReconcileTrace trace) {
     boolean entity = TableProperties.MODE_ENTITY.equals(
         table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND));
     if (entity && TableUtil.formatVersion(table) < 3) {
@@ -145,7 +162,8 @@ final class TableReconciler {
     Snapshot base = table.currentSnapshot();
     TableChanges changes;
     long walRows;
-    try (BufferAllocator passAllocator = allocator.newChildAllocator(
+    try (ReconcileTrace.Step step = trace.materializing();
+        BufferAllocator passAllocator = allocator.newChildAllocator(
             "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
       long started = System.nanoTime();
@@ -160,7 +178,7 @@ final class TableReconciler {
     }
 
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
-    try {
+    try (ReconcileTrace.Step step = trace.committing()) {
       if (entity) {
         commitRowDelta(table, base, highWaterMark, toSeq, changes);
       } else {

@@ -147,6 +147,23 @@ class ObservabilityTest {
       assertThat(s.getAttributes().get(SpanFields.IO_OPERATION)).isEqualTo("put_if_absent");
     });
 
+    // Each batch is an ingest.batch child of the DoPut call, ended when durable.
+    assertThat(spans.stream().filter(s -> s.getName().equals(SpanFields.INGEST_BATCH)
+        && s.getParentSpanId().equals(put.getSpanId()))).hasSize(2);
+    // The reconcile pass that published the rows is its own trace: run > materialize, commit.
+    SpanData run = spans.stream().filter(s -> s.getName().equals(SpanFields.RECONCILE_RUN)
+        && "committed".equals(s.getAttributes().get(SpanFields.OUTCOME))).findFirst().orElseThrow();
+    assertThat(run.getParentSpanContext().isValid()).isFalse();
+    assertThat(run.getAttributes().get(SpanFields.TABLE)).isEqualTo("analytics.events");
+    assertThat(spans).anySatisfy(s -> {
+      assertThat(s.getName()).isEqualTo(SpanFields.RECONCILE_MATERIALIZE);
+      assertThat(s.getParentSpanId()).isEqualTo(run.getSpanId());
+    });
+    assertThat(spans).anySatisfy(s -> {
+      assertThat(s.getName()).isEqualTo(SpanFields.RECONCILE_COMMIT);
+      assertThat(s.getParentSpanId()).isEqualTo(run.getSpanId());
+    });
+
     SpanData plan = spans.stream().filter(s -> s.getName().equals("flight.GetFlightInfo")
         && "query".equals(s.getAttributes().get(SpanFields.FLIGHT_KIND))).reduce((a, b) -> b).orElseThrow();
     assertThat(plan.getAttributes().get(SpanFields.FLIGHT_COMMAND)).isEqualTo("CommandStatementQuery");
@@ -170,6 +187,8 @@ class ObservabilityTest {
         .contains("se_query_requests_total{method=\"GetFlightInfo\"}")
         .contains("se_query_duration_seconds_count{method=\"DoGet\"}")
         .contains("se_wal_flush_size_bytes_count")
+        .contains("se_ingest_rows_total{catalog=\"warehouse\",table=\"analytics.events\"}")
+        .contains("se_reconcile_rows_total{catalog=\"warehouse\",table=\"analytics.events\"}")
         .contains("se_objectstore_operation_duration_seconds_count{operation=\"put_if_absent\",outcome=\"ok\",storage=\"cluster\"}")
         .contains("se_arrow_memory_allocated_bytes{allocator=\"root\"}")
         .contains("jvm_memory_used_bytes");
