@@ -21,6 +21,7 @@ import picocli.CommandLine.Command;
       IngestCommand.class,
       SqlCommand.class,
       ReconcileCommand.class,
+      MaintainCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class Main implements Runnable {

@@ -47,6 +47,9 @@ public final class ServerOptions {
   @Option(names = "--reconcile.interval", paramLabel = "DURATION", description = "How often WAL is published to Iceberg (env SE_RECONCILE_INTERVAL, default 1s).")
   String reconcileInterval;
 
+  @Option(names = "--maintenance.interval", paramLabel = "DURATION", description = "How often se dev maintains tables (env SE_MAINTENANCE_INTERVAL, default 30s).")
+  String maintenanceInterval;
+
   /** Flags over environment over defaults. */
   ServerConfig resolve() {
     Map<ConfigKey, String> flags = new EnumMap<>(ConfigKey.class);
@@ -63,6 +66,7 @@ public final class ServerOptions {
     put(flags, ConfigKey.INGEST_FLUSH_BYTES, flushBytes);
     put(flags, ConfigKey.INGEST_MEMORY_LIMIT, memoryLimit);
     put(flags, ConfigKey.RECONCILE_INTERVAL, reconcileInterval);
+    put(flags, ConfigKey.MAINTENANCE_INTERVAL, maintenanceInterval);
     return ServerConfig.resolve(flags, System.getenv());
   }
 

@@ -21,6 +21,7 @@ public enum ConfigKey {
   INGEST_FLUSH_BYTES("ingest.flush-bytes", "64MiB", "group-commit size threshold per table"),
   INGEST_MEMORY_LIMIT("ingest.memory-limit", "1GiB", "global budget of unacknowledged ingest bytes"),
   RECONCILE_INTERVAL("reconcile.interval", "1s", "how often se dev looks for WAL to publish"),
+  MAINTENANCE_INTERVAL("maintenance.interval", "30s", "how often se dev maintains every table"),
   DEFAULT_CATALOG("dev.catalog", "warehouse", "se dev: the embedded catalog created on first start");
 
   private final String flag;

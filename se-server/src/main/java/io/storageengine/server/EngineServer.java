@@ -18,6 +18,10 @@ import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.reconcile.maintenance.MaintenanceLoop;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import java.nio.file.Path;
@@ -70,6 +74,10 @@ public final class EngineServer implements AutoCloseable {
         Reconciler reconciler = new Reconciler(registry, wal, store, allocator, ReconcileOptions.defaults());
         loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
             EngineServer::logResult).start());
+        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, ReconcileOptions.defaults(),
+            MaintenancePolicy.defaults());
+        own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
+            EngineServer::logMaintenance).start());
       }
       this.reconcileLoop = loop;
       IngestConfig ingestConfig = IngestConfig.defaults()
@@ -144,6 +152,14 @@ public final class EngineServer implements AutoCloseable {
       LOG.info("reconcile {}", result);
     } else {
       LOG.debug("reconcile {}", result);
+    }
+  }
+
+  private static void logMaintenance(MaintenanceResult result) {
+    if (result.outcome() == MaintenanceResult.Outcome.FAILED || result.outcome() == MaintenanceResult.Outcome.PARTIAL) {
+      LOG.warn("maintenance {}", result);
+    } else if (result.didWork()) {
+      LOG.info("maintenance {}", result);
     }
   }
 

@@ -5,6 +5,9 @@ import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
@@ -28,6 +31,7 @@ public final class ReconcileRunner implements AutoCloseable {
   private final BufferAllocator allocator = new RootAllocator();
   private final ObjectStoreWal wal;
   private final Reconciler reconciler;
+  private final Maintainer maintainer;
 
   public ReconcileRunner(ServerConfig config) {
     this.observability = ServerObservability.start();
@@ -36,6 +40,19 @@ public final class ReconcileRunner implements AutoCloseable {
     this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
         + UUID.randomUUID().toString().substring(0, 8));
     this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
+    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults(),
+        MaintenancePolicy.defaults());
+  }
+
+  /** {@code se maintain}: one maintenance pass over every table (of {@code catalogId}), or one table. */
+  public List<MaintenanceResult> maintain(String catalogId, String table) {
+    if (table == null) {
+      return maintainer.maintainAll(catalogId);
+    }
+    if (catalogId == null) {
+      throw SeException.invalid("--table needs --catalog-id");
+    }
+    return List.of(maintainer.maintain(catalogId, identifier(table)));
   }
 
   /**
@@ -60,12 +77,16 @@ public final class ReconcileRunner implements AutoCloseable {
     }
   }
 
-  private TableWal tableWal(String catalogId, String table) {
+  private static TableIdentifier identifier(String table) {
     String[] parts = table.split("\\.");
     if (parts.length < 2) {
       throw SeException.invalid("--table: expected namespace.table, got '%s'", table);
     }
-    TableIdentifier ident = TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
+    return TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
+  }
+
+  private TableWal tableWal(String catalogId, String table) {
+    TableIdentifier ident = identifier(table);
     try {
       Table loaded = storage.registry().catalog(catalogId).loadTable(ident);
       return new TableWal(catalogId, loaded.uuid());

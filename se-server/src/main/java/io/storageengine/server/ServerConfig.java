@@ -57,6 +57,7 @@ public final class ServerConfig {
     serverAddress();
     duration(ConfigKey.INGEST_FLUSH_INTERVAL);
     duration(ConfigKey.RECONCILE_INTERVAL);
+    duration(ConfigKey.MAINTENANCE_INTERVAL);
     bytes(ConfigKey.INGEST_FLUSH_BYTES);
     bytes(ConfigKey.INGEST_MEMORY_LIMIT);
     String type = get(ConfigKey.OBJECT_STORE_TYPE);
