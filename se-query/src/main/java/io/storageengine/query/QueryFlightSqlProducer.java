@@ -67,6 +67,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final Map<String, StatementHandle> preparedStatements;
   private final SqlInfoBuilder sqlInfo;
   private final CatalogMetadataStreams metadata;
+  private final PlannedQueryHandoff handoff = new PlannedQueryHandoff();
 
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config) {
     this.allocator = allocator;
@@ -132,7 +133,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public FlightInfo getFlightInfoStatement(FlightSql.CommandStatementQuery command, CallContext context,
       FlightDescriptor descriptor) {
     try {
-      return plannedFlightInfo(selectedCatalogId(), command.getQuery(), descriptor);
+      return plannedFlightInfo(selectedCatalogId(), command.getQuery(), descriptor, true);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -157,7 +158,9 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       if (!catalogId.equals(handle.catalogId())) {
         throw SeException.invalid("ticket belongs to catalog `%s`, but this call selects `%s`", handle.catalogId(), catalogId);
       }
-      try (PreparedQuery query = engine.prepare(handle.catalogId(), handle.sql(), handle.pins())) {
+      PreparedQuery planned = handoff.take(ticket.getStatementHandle().toByteArray());
+      try (PreparedQuery query = planned != null ? planned
+          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins())) {
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -165,13 +168,25 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
-  private FlightInfo plannedFlightInfo(String catalogId, String sql, FlightDescriptor descriptor) {
-    try (PreparedQuery query = engine.prepare(catalogId, sql, Map.of())) {
+  /** Plans the query; with {@code handOff} the planned query waits for the DoGet of its ticket. */
+  private FlightInfo plannedFlightInfo(String catalogId, String sql, FlightDescriptor descriptor, boolean handOff) {
+    PreparedQuery query = engine.prepare(catalogId, sql, Map.of());
+    try {
       Schema schema = query.schema(allocator);
-      StatementHandle handle = new StatementHandle(catalogId, sql, query.pins());
+      byte[] encoded = new StatementHandle(catalogId, sql, query.pins()).encode();
       FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
-          .setStatementHandle(ByteString.copyFrom(handle.encode())).build();
-      return new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+          .setStatementHandle(ByteString.copyFrom(encoded)).build();
+      FlightInfo info = new FlightInfo(schema, descriptor,
+          List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+      if (handOff) {
+        handoff.offer(encoded, query);
+      } else {
+        query.close();
+      }
+      return info;
+    } catch (RuntimeException e) {
+      query.close();
+      throw e;
     }
   }
 
@@ -255,7 +270,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       CallContext context, FlightDescriptor descriptor) {
     try {
       StatementHandle prepared = prepared(command.getPreparedStatementHandle());
-      return plannedFlightInfo(prepared.catalogId(), prepared.sql(), descriptor);
+      return plannedFlightInfo(prepared.catalogId(), prepared.sql(), descriptor, false);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -487,6 +502,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   @Override
   public void close() throws Exception {
     preparedStatements.clear();
+    handoff.close();
   }
 
   /** Prepared statements currently open (for tests and metrics). */

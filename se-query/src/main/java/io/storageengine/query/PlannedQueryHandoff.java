@@ -1,0 +1,102 @@
+package io.storageengine.query;
+
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Hands a query planned by {@code GetFlightInfo} to the {@code DoGet} that usually follows, so
+ * the statement is not parsed, resolved, planned and set up in DuckDB a second time. Keyed by
+ * the encoded ticket handle (tenant, SQL and pinned snapshots): an entry can only serve a call
+ * for exactly that statement on exactly those snapshots. Each entry is taken at most once;
+ * entries not taken within {@link #TTL_NANOS}, or pushed out by {@link #MAX_ENTRIES} newer ones,
+ * are closed. A miss only costs the planning again.
+ */
+final class PlannedQueryHandoff implements AutoCloseable {
+  static final int MAX_ENTRIES = 32;
+  static final long TTL_NANOS = 30_000_000_000L;
+
+  private record Entry(PreparedQuery query, long createdNanos) {}
+
+  private final LinkedHashMap<String, List<Entry>> entries = new LinkedHashMap<>();
+  private int size;
+
+  /** Keeps {@code query} for a later {@link #take} with the same handle; closes what it evicts. */
+  void offer(byte[] handle, PreparedQuery query) {
+    List<PreparedQuery> evicted = new ArrayList<>();
+    synchronized (this) {
+      expire(System.nanoTime(), evicted);
+      while (size >= MAX_ENTRIES) {
+        evicted.add(removeEldest());
+      }
+      entries.computeIfAbsent(key(handle), k -> new ArrayList<>()).add(new Entry(query, System.nanoTime()));
+      size++;
+    }
+    evicted.forEach(PreparedQuery::close);
+  }
+
+  /** The query planned for {@code handle}, or null; the caller owns (and closes) it. */
+  PreparedQuery take(byte[] handle) {
+    List<PreparedQuery> evicted = new ArrayList<>();
+    PreparedQuery found = null;
+    synchronized (this) {
+      expire(System.nanoTime(), evicted);
+      List<Entry> list = entries.get(key(handle));
+      if (list != null && !list.isEmpty()) {
+        found = list.remove(0).query();
+        size--;
+        if (list.isEmpty()) {
+          entries.remove(key(handle));
+        }
+      }
+    }
+    evicted.forEach(PreparedQuery::close);
+    return found;
+  }
+
+  private void expire(long now, List<PreparedQuery> evicted) {
+    for (Iterator<Map.Entry<String, List<Entry>>> it = entries.entrySet().iterator(); it.hasNext(); ) {
+      List<Entry> list = it.next().getValue();
+      list.removeIf(e -> {
+        if (now - e.createdNanos() > TTL_NANOS) {
+          evicted.add(e.query());
+          size--;
+          return true;
+        }
+        return false;
+      });
+      if (list.isEmpty()) {
+        it.remove();
+      }
+    }
+  }
+
+  private PreparedQuery removeEldest() {
+    Iterator<Map.Entry<String, List<Entry>>> it = entries.entrySet().iterator();
+    List<Entry> list = it.next().getValue();
+    PreparedQuery query = list.remove(0).query();
+    size--;
+    if (list.isEmpty()) {
+      it.remove();
+    }
+    return query;
+  }
+
+  private static String key(byte[] handle) {
+    return Base64.getEncoder().encodeToString(handle);
+  }
+
+  @Override
+  public void close() {
+    List<PreparedQuery> all = new ArrayList<>();
+    synchronized (this) {
+      entries.values().forEach(list -> list.forEach(e -> all.add(e.query())));
+      entries.clear();
+      size = 0;
+    }
+    all.forEach(PreparedQuery::close);
+  }
+}

@@ -1,0 +1,53 @@
+package io.storageengine.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PlannedQueryHandoffTest {
+  private static byte[] handle(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static PreparedQuery query(List<Connection> connections) throws Exception {
+    Connection c = DriverManager.getConnection("jdbc:duckdb:");
+    connections.add(c);
+    return new PreparedQuery(c, "SELECT 1", Map.of(), List.of(), null);
+  }
+
+  @Test
+  void aPlannedQueryIsTakenOnceAndOnlyForItsHandle() throws Exception {
+    List<Connection> connections = new ArrayList<>();
+    try (PlannedQueryHandoff handoff = new PlannedQueryHandoff()) {
+      PreparedQuery q = query(connections);
+      handoff.offer(handle("a"), q);
+      assertThat(handoff.take(handle("b"))).isNull();
+      assertThat(handoff.take(handle("a"))).isSameAs(q);
+      assertThat(handoff.take(handle("a"))).isNull();
+      q.close();
+    }
+  }
+
+  @Test
+  void overflowAndCloseCloseWhatNobodyTook() throws Exception {
+    List<Connection> connections = new ArrayList<>();
+    PlannedQueryHandoff handoff = new PlannedQueryHandoff();
+    for (int i = 0; i <= PlannedQueryHandoff.MAX_ENTRIES; i++) {
+      handoff.offer(handle("q" + i), query(connections));
+    }
+    // The eldest was pushed out and closed; the newest is still there.
+    assertThat(connections.get(0).isClosed()).isTrue();
+    assertThat(handoff.take(handle("q0"))).isNull();
+    PreparedQuery newest = handoff.take(handle("q" + PlannedQueryHandoff.MAX_ENTRIES));
+    assertThat(newest).isNotNull();
+    newest.close();
+    handoff.close();
+    assertThat(connections).allSatisfy(c -> assertThat(c.isClosed()).isTrue());
+  }
+}
