@@ -61,6 +61,18 @@ public final class Tables {
     }
   }
 
+  /**
+   * Parses the {@code --table} text of the commands: {@code a.b.t} is table {@code t} in
+   * namespace {@code a.b}. INVALID_ARGUMENT without a namespace or with an empty part.
+   */
+  public static TableIdentifier parseIdentifier(String text) {
+    String[] parts = text == null ? new String[0] : text.split("\\.", -1);
+    if (parts.length < 2 || java.util.Arrays.stream(parts).anyMatch(String::isBlank)) {
+      throw SeException.invalid("--table: expected namespace.table (e.g. analytics.events.page_views), got '%s'", text);
+    }
+    return TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
+  }
+
   /** Mode, key, version column, layout and WAL position of {@code table}. */
   public static TableDescription describe(Table table) {
     Map<String, String> props = table.properties();

@@ -43,6 +43,17 @@ class TablesTest {
   }
 
   @Test
+  void parsesTableArgumentsWithNestedNamespaces() {
+    assertThat(Tables.parseIdentifier("analytics.events.page_views"))
+        .isEqualTo(TableIdentifier.of(Namespace.of("analytics", "events"), "page_views"));
+    assertThat(Tables.parseIdentifier("crm.customers")).isEqualTo(TableIdentifier.of(Namespace.of("crm"), "customers"));
+    for (String bad : new String[] {"customers", "crm.", ".customers", "a..b"}) {
+      assertThatThrownBy(() -> Tables.parseIdentifier(bad))
+          .hasMessage("--table: expected namespace.table (e.g. analytics.events.page_views), got '" + bad + "'");
+    }
+  }
+
+  @Test
   void createsAppendTableInNestedNamespaces() {
     TableIdentifier id = TableIdentifier.of(Namespace.of("raw", "events"), "clicks");
     Table table = Tables.create(catalog, id, TableDefinition.builder("id bigint, ts timestamptz, name string")

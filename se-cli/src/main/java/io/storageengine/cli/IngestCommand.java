@@ -1,5 +1,6 @@
 package io.storageengine.cli;
 
+import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
@@ -57,7 +58,7 @@ final class IngestCommand implements Callable<Integer> {
       case "delete" -> WalOperation.DELETE;
       default -> throw SeException.invalid("--operation: expected upsert or delete, got '%s'", operation);
     };
-    TableIdentifier ident = RemoteCatalog.parseTable(table);
+    TableIdentifier ident = Tables.parseIdentifier(table);
     Schema tableSchema;
     try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId)) {
       tableSchema = catalog.loadTable(ident).schema();

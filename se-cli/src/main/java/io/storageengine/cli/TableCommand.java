@@ -33,7 +33,7 @@ final class TableCommand {
 
     @Override
     public Integer call() throws Exception {
-      TableIdentifier ident = RemoteCatalog.parseTable(table);
+      TableIdentifier ident = Tables.parseIdentifier(table);
       try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId)) {
         return run(catalog, ident);
       } catch (NoSuchTableException e) {

@@ -1,5 +1,6 @@
 package io.storageengine.server;
 
+import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
@@ -17,7 +18,6 @@ import java.util.function.Consumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 
@@ -52,7 +52,7 @@ public final class ReconcileRunner implements AutoCloseable {
     if (catalogId == null) {
       throw SeException.invalid("--table needs --catalog-id");
     }
-    return List.of(maintainer.maintain(catalogId, identifier(table)));
+    return List.of(maintainer.maintain(catalogId, Tables.parseIdentifier(table)));
   }
 
   /**
@@ -77,16 +77,8 @@ public final class ReconcileRunner implements AutoCloseable {
     }
   }
 
-  private static TableIdentifier identifier(String table) {
-    String[] parts = table.split("\\.");
-    if (parts.length < 2) {
-      throw SeException.invalid("--table: expected namespace.table, got '%s'", table);
-    }
-    return TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
-  }
-
   private TableWal tableWal(String catalogId, String table) {
-    TableIdentifier ident = identifier(table);
+    TableIdentifier ident = Tables.parseIdentifier(table);
     try {
       Table loaded = storage.registry().catalog(catalogId).loadTable(ident);
       return new TableWal(catalogId, loaded.uuid());
