@@ -193,14 +193,21 @@ public final class IngestStream implements AutoCloseable {
 
     @Override
     public void onError(Throwable t) {
+      // Fail the pending acks before `done`, so a caller woken by getResult() already sees
+      // every unacknowledged batch failed; again after, for a batch registered in between.
+      failAll(t);
       done.completeExceptionally(t);
       failAll(t);
     }
 
     @Override
     public void onCompleted() {
+      Throwable unacknowledged = CallStatus.INTERNAL
+          .withDescription("the server completed the stream without acknowledging this batch")
+          .toRuntimeException();
+      failAll(unacknowledged);
       done.complete(null);
-      failAll(failureOr("the server completed the stream without acknowledging this batch"));
+      failAll(unacknowledged);
     }
 
     @Override
