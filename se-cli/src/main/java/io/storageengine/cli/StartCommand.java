@@ -4,6 +4,9 @@ import io.storageengine.server.BrokerProcess;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
 import io.storageengine.server.WorkerProcess;
+import io.storageengine.server.lb.LoadBalancer;
+import io.storageengine.common.SeException;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Option;
 import java.util.concurrent.Callable;
@@ -12,7 +15,8 @@ import picocli.CommandLine.Mixin;
 
 /** {@code se start <role>}: the roles of a cluster, one per process. */
 @Command(name = "start", description = "Run one role of a cluster.",
-    subcommands = {StartCommand.Server.class, StartCommand.Broker.class, StartCommand.Worker.class})
+    subcommands = {StartCommand.Server.class, StartCommand.Broker.class, StartCommand.Worker.class,
+        StartCommand.Lb.class})
 final class StartCommand {
 
   @Command(name = "server", mixinStandardHelpOptions = true,
@@ -56,6 +60,39 @@ final class StartCommand {
       WorkerProcess worker = WorkerProcess.start(options.resolve(), concurrency);
       System.out.println("se worker: running with concurrency " + concurrency);
       return awaitShutdown(worker);
+    }
+  }
+
+  @Command(name = "lb", mixinStandardHelpOptions = true,
+      description = {"A load balancer in front of the servers: Arrow Flight and HTTP on one listener.",
+          "Each table's ingestion streams go to one live server (rendezvous hashing on catalog, namespace, table);",
+          "other calls stick to a server per client connection. Servers are found in cluster storage",
+          "(every `se start server` registers itself) and in --servers.",
+          "Listens on --server.address (use a port other than the servers', e.g. 127.0.0.1:7770)."})
+  static final class Lb implements Callable<Integer> {
+    @Mixin ServerOptions options;
+
+    @Option(names = "--servers", split = ",", paramLabel = "HOST:PORT",
+        description = "Servers to use besides the registered ones, comma-separated.")
+    List<String> servers = List.of();
+
+    @Option(names = "--probe-interval", defaultValue = "500ms", paramLabel = "DURATION",
+        description = "How often each server's /health is probed (default ${DEFAULT-VALUE}).")
+    String probeInterval;
+
+    @Override
+    public Integer call() throws Exception {
+      ServerConfig config = options.resolve();
+      for (String server : servers) {
+        if (!server.matches("[^:/\\s]+:\\d{1,5}")) {
+          throw SeException.invalid("--servers: expected host:port, got '%s'", server);
+        }
+      }
+      LoadBalancer lb = LoadBalancer.start(config, servers,
+          ServerConfig.parseDuration("--probe-interval", probeInterval));
+      System.out.println("se lb: listening on " + config.serverAddress().getHostString() + ":" + lb.port()
+          + ", live servers " + lb.liveServers());
+      return awaitShutdown(lb);
     }
   }
 

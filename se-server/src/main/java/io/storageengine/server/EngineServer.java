@@ -22,9 +22,14 @@ import io.storageengine.reconcile.maintenance.MaintenanceLoop;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
+import io.storageengine.server.lb.ServerRegistration;
 import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.UUID;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -106,6 +111,10 @@ public final class EngineServer implements AutoCloseable {
       this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
           List.of(new QueryMetadataInterceptor(), observability.flightInterceptor())));
+      if (role == Role.SERVER) {
+        // Last, so a load balancer never discovers a server that is not listening yet.
+        own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC()));
+      }
       ok = true;
     } finally {
       if (!ok) {
@@ -139,6 +148,22 @@ public final class EngineServer implements AutoCloseable {
   /** The reconcile loop of a {@link Role#DEV} process; empty for {@link Role#SERVER}. */
   public Optional<ReconcileLoop> reconcileLoop() {
     return Optional.ofNullable(reconcileLoop);
+  }
+
+  /** Where load balancers reach this server: the configured host (this machine's name for a wildcard). */
+  static String advertisedAddress(ServerConfig config, int port) {
+    InetSocketAddress address = config.serverAddress();
+    String host = address.getHostString();
+    if (address.getAddress() != null && address.getAddress().isAnyLocalAddress()) {
+      try {
+        host = InetAddress.getLocalHost().getHostName();
+      } catch (UnknownHostException e) {
+        throw new SeException(ErrorCode.INVALID_ARGUMENT, "--server.address " + host
+            + " listens on every interface and this machine has no resolvable name to advertise; "
+            + "give the address load balancers should use");
+      }
+    }
+    return host + ":" + port;
   }
 
   private static String writerId() {

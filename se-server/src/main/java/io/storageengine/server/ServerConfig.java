@@ -107,10 +107,14 @@ public final class ServerConfig {
   }
 
   public Duration duration(ConfigKey key) {
-    String v = get(key).toLowerCase(Locale.ROOT);
-    Matcher m = DURATION.matcher(v);
+    return parseDuration("--" + key.flag(), get(key));
+  }
+
+  /** Parses {@code 500ms}, {@code 1s}, {@code 5m}, {@code 2h}; the error names {@code option}. */
+  public static Duration parseDuration(String option, String text) {
+    Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
     if (!m.matches()) {
-      throw SeException.invalid("--%s: expected a duration such as 500ms, 1s, 5m, got '%s'", key.flag(), get(key));
+      throw SeException.invalid("%s: expected a duration such as 500ms, 1s, 5m, got '%s'", option, text);
     }
     long n = Long.parseLong(m.group(1));
     return switch (m.group(2)) {

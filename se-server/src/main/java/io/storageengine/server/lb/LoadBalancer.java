@@ -1,0 +1,146 @@
+package io.storageengine.server.lb;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.linecorp.armeria.client.WebClient;
+import com.linecorp.armeria.common.HttpResponse;
+import com.linecorp.armeria.common.HttpStatus;
+import com.linecorp.armeria.common.MediaType;
+import com.linecorp.armeria.server.HttpService;
+import com.linecorp.armeria.server.Server;
+import com.linecorp.armeria.server.ServiceRequestContext;
+import com.linecorp.armeria.server.grpc.GrpcService;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Json;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.server.ClusterStorage;
+import io.storageengine.server.ServerConfig;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code se start lb}: one listener in front of the servers of a cluster. Arrow Flight calls
+ * (ingestion, Flight SQL) are proxied by {@link FlightProxy}: each table's ingestion streams go
+ * to one server chosen by rendezvous hashing on (catalog, namespace, table) over the live
+ * servers. Plain HTTP (catalog API, Iceberg REST facade, metrics) is forwarded to the live
+ * server that owns the client's connection. {@code /health} is the balancer's own (200 while at
+ * least one server is live) and {@code /lb/servers} lists the servers it knows and their state.
+ */
+public final class LoadBalancer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(LoadBalancer.class);
+
+  private final ServerDirectory directory;
+  private final FlightProxy flight;
+  private final Map<String, WebClient> httpClients = new ConcurrentHashMap<>();
+  private final Server server;
+  private AutoCloseable owned;
+
+  private LoadBalancer(InetSocketAddress address, List<String> servers, ObjectStore store, Duration probeInterval) {
+    this.directory = new ServerDirectory(servers, store, Clock.systemUTC(), probeInterval).start();
+    this.flight = new FlightProxy(directory);
+    GrpcService grpc = GrpcService.builder()
+        .addService(flight.definition())
+        .maxRequestMessageLength(FlightProxy.MAX_MESSAGE_BYTES)
+        .maxResponseMessageLength(FlightProxy.MAX_MESSAGE_BYTES)
+        .build();
+    this.server = Server.builder()
+        .http(address)
+        // Streams last as long as their clients want; the servers behind bound their own work.
+        .requestTimeout(Duration.ZERO)
+        .maxRequestLength(0)
+        .idleTimeout(Duration.ofMinutes(5))
+        .http2InitialConnectionWindowSize(16 * 1024 * 1024)
+        .http2InitialStreamWindowSize(8 * 1024 * 1024)
+        .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
+        .service(grpc)
+        .service("/health", (ctx, req) -> directory.live().isEmpty()
+            ? error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer")
+            : HttpResponse.of(HttpStatus.OK))
+        .service("/lb/servers", (ctx, req) -> {
+          ObjectNode body = Json.object();
+          ObjectNode list = body.putObject("servers");
+          directory.view().forEach((server, live) -> list.put(server, live ? "live" : "down"));
+          return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8, Json.toBytes(body));
+        })
+        .serviceUnder("/", forwardHttp())
+        .build();
+    server.start().join();
+    LOG.info("load balancer listening on {} in front of {}", server.activeLocalPort(), directory.view());
+  }
+
+  /**
+   * Starts a balancer on {@code address} for the {@code servers} given ({@code host:port}) and,
+   * when {@code store} is not null, the servers registered in that cluster storage.
+   */
+  public static LoadBalancer start(InetSocketAddress address, List<String> servers, ObjectStore store,
+      Duration probeInterval) {
+    return new LoadBalancer(address, servers, store, probeInterval);
+  }
+
+  /**
+   * {@code se start lb}: listens on the configured {@code --server.address}, discovers servers
+   * in the configured cluster storage and adds the {@code servers} given.
+   */
+  public static LoadBalancer start(ServerConfig config, List<String> servers, Duration probeInterval) {
+    ClusterStorage storage = ClusterStorage.open(config, null);
+    try {
+      LoadBalancer lb = new LoadBalancer(config.serverAddress(), servers, storage.store(), probeInterval);
+      lb.owned = storage;
+      return lb;
+    } catch (RuntimeException e) {
+      storage.close();
+      throw e;
+    }
+  }
+
+  public int port() {
+    return server.activeLocalPort();
+  }
+
+  /** The live servers right now (tests, logs). */
+  public List<String> liveServers() {
+    return directory.live();
+  }
+
+  private HttpService forwardHttp() {
+    return (ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) -> {
+      List<String> order = Rendezvous.order("connection/" + ctx.remoteAddress(), directory.live());
+      if (order.isEmpty()) {
+        return error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer; servers known: "
+            + directory.view());
+      }
+      WebClient client = httpClients.computeIfAbsent(order.get(0), a -> WebClient.builder("http://" + a)
+          .responseTimeout(Duration.ZERO)
+          .maxResponseLength(0)
+          .build());
+      return client.execute(req);
+    };
+  }
+
+  private static HttpResponse error(HttpStatus status, String message) {
+    ObjectNode body = Json.object();
+    ObjectNode error = body.putObject("error");
+    error.put("code", ErrorCode.UNAVAILABLE.name());
+    error.put("message", message);
+    return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.toBytes(body));
+  }
+
+  @Override
+  public void close() {
+    server.stop().join();
+    flight.close();
+    directory.close();
+    if (owned != null) {
+      try {
+        owned.close();
+      } catch (Exception e) {
+        LOG.warn("error while closing cluster storage", e);
+      }
+    }
+  }
+}
