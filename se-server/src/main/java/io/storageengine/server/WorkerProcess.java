@@ -4,7 +4,15 @@ import io.storageengine.broker.BrokerClient;
 import io.storageengine.broker.TaskHandler;
 import io.storageengine.broker.TaskKeys;
 import io.storageengine.broker.Worker;
+import io.storageengine.broker.Task;
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.reconcile.maintenance.Maintainer;
+import java.time.Duration;
+import java.util.concurrent.ConcurrentHashMap;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
@@ -20,9 +28,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code se start worker}: leases reconcile tasks from the broker found through
+ * {@code se start worker}: leases reconcile and maintenance tasks from the broker found through
  * {@code broker/queue.json}, runs them against cluster storage and the tenants' catalogs, and
- * acknowledges. A worker that dies mid-task has its lease expire; reconciliation is exactly-once,
+ * acknowledges. After a reconcile task commits, the worker schedules the table's maintenance
+ * (at most once per {@code --maintenance.interval} per table and worker). A worker that dies mid-task has its lease expire; reconciliation is exactly-once,
  * so the rerun elsewhere duplicates nothing.
  */
 public final class WorkerProcess implements AutoCloseable {
@@ -31,28 +40,74 @@ public final class WorkerProcess implements AutoCloseable {
   private final ClusterStorage storage;
   private final BufferAllocator allocator = new RootAllocator();
   private final Worker worker;
+  /** Table -> when this worker last scheduled its maintenance (nanoTime). */
+  private final Map<TableWal, Long> maintenanceScheduled = new ConcurrentHashMap<>();
 
-  private WorkerProcess(ServerConfig config, int concurrency) {
-    this.storage = ClusterStorage.open(config, null);
+  private WorkerProcess(ServerConfig config, int concurrency, ObjectStore injectedStore) {
+    this.storage = ClusterStorage.open(config, injectedStore);
     ObjectStoreWal wal = new ObjectStoreWal(storage.store(), "se-worker-" + ProcessHandle.current().pid()
         + "-" + UUID.randomUUID().toString().substring(0, 8));
     Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
+    Maintainer maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator,
+        ReconcileOptions.defaults(), MaintenancePolicy.defaults());
+    Duration maintenanceInterval = config.duration(ConfigKey.MAINTENANCE_INTERVAL);
+    BrokerClient broker = new BrokerClient(storage.store());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
     handlers.put(TaskKeys.RECONCILE, task -> {
-      TableWal table = new TableWal(TaskKeys.catalogOf(task), UUID.fromString(TaskKeys.tableUuidOf(task)));
+      TableWal table = tableOf(task);
       ReconcileResult result = reconciler.reconcile(table);
       LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
       if (result.outcome() == ReconcileResult.Outcome.FAILED) {
-        throw new SeException(io.storageengine.common.ErrorCode.UNAVAILABLE, result.message());
+        throw new SeException(ErrorCode.UNAVAILABLE, result.message());
+      }
+      if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
+        scheduleMaintenance(broker, table, maintenanceInterval);
       }
     });
-    this.worker = new Worker(new BrokerClient(storage.store()), handlers, concurrency, Clock.systemUTC());
+    handlers.put(TaskKeys.MAINTAIN, task -> {
+      MaintenanceResult result = maintainer.maintain(tableOf(task));
+      LOG.info("task {}: {}", task.key(), result);
+      if (result.outcome() == MaintenanceResult.Outcome.FAILED) {
+        throw new SeException(ErrorCode.UNAVAILABLE, String.join("; ", result.errors()));
+      }
+    });
+    this.worker = new Worker(broker, handlers, concurrency, Clock.systemUTC());
     worker.start();
     LOG.info("worker {} started with concurrency {}", worker.id(), concurrency);
   }
 
   public static WorkerProcess start(ServerConfig config, int concurrency) {
-    return new WorkerProcess(config, concurrency);
+    return new WorkerProcess(config, concurrency, null);
+  }
+
+  /** As {@link #start(ServerConfig, int)} on a given cluster store (tests). */
+  public static WorkerProcess start(ServerConfig config, int concurrency, ObjectStore store) {
+    return new WorkerProcess(config, concurrency, store);
+  }
+
+  private static TableWal tableOf(Task task) {
+    return new TableWal(TaskKeys.catalogOf(task), UUID.fromString(TaskKeys.tableUuidOf(task)));
+  }
+
+  /**
+   * A table that just got a commit is due for maintenance at most once per {@code interval}
+   * from this worker; the broker's unique key keeps one maintenance task per table pending
+   * however many workers ask. Best effort: a failed schedule only delays maintenance.
+   */
+  private void scheduleMaintenance(BrokerClient broker, TableWal table, Duration interval) {
+    long now = System.nanoTime();
+    Long last = maintenanceScheduled.get(table);
+    if (last != null && now - last < interval.toNanos()) {
+      return;
+    }
+    maintenanceScheduled.put(table, now);
+    try {
+      String uuid = table.tableUuid().toString();
+      broker.schedule(TaskKeys.maintainKey(table.catalogId(), uuid), TaskKeys.MAINTAIN,
+          TaskKeys.tablePayload(table.catalogId(), uuid));
+    } catch (RuntimeException e) {
+      LOG.debug("no maintenance task scheduled for {}: {}", table, e.getMessage());
+    }
   }
 
   @Override

@@ -19,6 +19,12 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import java.util.stream.StreamSupport;
+import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -50,18 +56,7 @@ class DistributedModeTest {
       Catalog catalog = server.registry().catalog("warehouse");
       TableIdentifier ident = TableIdentifier.parse("events.clicks");
       Table table = Tables.create(catalog, ident, TableDefinition.builder("id bigint not null, page string").build());
-      try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", server.port()), allocator);
-          VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), allocator);
-          IngestStream stream = client.open("warehouse", List.of("events"), "clicks", WalOperation.UPSERT, root.getSchema())) {
-        root.allocateNew();
-        for (int i = 0; i < 5; i++) {
-          ((BigIntVector) root.getVector(0)).setSafe(i, i);
-          ((VarCharVector) root.getVector(1)).setSafe(i, ("/p" + i).getBytes(StandardCharsets.UTF_8));
-        }
-        root.setRowCount(5);
-        stream.send(root).get();
-        stream.finish();
-      }
+      ingest(server, allocator, table, 0, 5);
       // The server itself never reconciles: the worker publishes through the broker's task.
       assertThat(server.reconcileLoop()).isEmpty();
       long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
@@ -77,6 +72,69 @@ class DistributedModeTest {
       assertThat(snapshot).as("the worker committed the WAL").isNotNull();
       assertThat(snapshot.summary()).containsEntry(TableProperties.SUMMARY_WAL_SEQ, "1");
       assertThat(snapshot.summary()).containsEntry("added-records", "5");
+    }
+  }
+
+  @Test
+  void workersMaintainTablesAfterTheirCommits() throws Exception {
+    ServerConfig everyCommit = config("127.0.0.1:0").with(ConfigKey.MAINTENANCE_INTERVAL, "0s");
+    try (BrokerProcess broker = BrokerProcess.start(config("127.0.0.1:0"));
+        EngineServer server = EngineServer.start(config("127.0.0.1:0"), Role.SERVER);
+        WorkerProcess worker = WorkerProcess.start(everyCommit, 2);
+        BufferAllocator allocator = new RootAllocator()) {
+      server.registry().create("warehouse", io.storageengine.catalog.CatalogConfig.embedded());
+      Catalog catalog = server.registry().catalog("warehouse");
+      Table table = Tables.create(catalog, TableIdentifier.parse("events.views"),
+          TableDefinition.builder("id bigint not null, page string").build());
+      // Compact as soon as two small files exist, so a few commits are enough.
+      table.updateProperties().set(MaintenancePolicy.MIN_INPUT_FILES, "2").commit();
+      long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+      boolean compacted = false;
+      int ingested = 0;
+      for (int round = 0; !compacted && System.nanoTime() < deadline; round++) {
+        ingest(server, allocator, table, round * 10L, 3);
+        ingested += 3;
+        for (int i = 0; i < 20 && !compacted; i++) {
+          Thread.sleep(100);
+          table.refresh();
+          compacted = StreamSupport.stream(table.snapshots().spliterator(), false)
+              .anyMatch(s -> DataOperations.REPLACE.equals(s.operation()));
+        }
+      }
+      assertThat(compacted).as("a worker ran a maintenance task that compacted the table").isTrue();
+      // Maintenance never changes what the table holds: every ingested row, once, after the
+      // worker published the rest of the WAL.
+      long expected = ingested;
+      long rows = 0;
+      while (System.nanoTime() < deadline) {
+        table.refresh();
+        try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+          rows = StreamSupport.stream(records.spliterator(), false).count();
+        }
+        if (rows == expected) {
+          break;
+        }
+        Thread.sleep(200);
+      }
+      assertThat(rows).isEqualTo(expected);
+    }
+  }
+
+  private static void ingest(EngineServer server, BufferAllocator allocator, Table table, long firstId, int rows)
+      throws Exception {
+    String[] name = table.name().split("\\.");
+    try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", server.port()), allocator);
+        VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), allocator);
+        IngestStream stream = client.open("warehouse", List.of(name[name.length - 2]), name[name.length - 1],
+            WalOperation.UPSERT, root.getSchema())) {
+      root.allocateNew();
+      for (int i = 0; i < rows; i++) {
+        ((BigIntVector) root.getVector(0)).setSafe(i, firstId + i);
+        ((VarCharVector) root.getVector(1)).setSafe(i, ("/p" + i).getBytes(StandardCharsets.UTF_8));
+      }
+      root.setRowCount(rows);
+      stream.send(root).get();
+      stream.finish();
     }
   }
 }
