@@ -5,9 +5,12 @@ import io.storageengine.broker.TaskKeys;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
 import java.time.Duration;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,33 +18,51 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code se start server}: after each WAL segment, asks the broker (when one is recorded in
  * {@code broker/queue.json}) to reconcile the table. Never blocks ingestion: requests run on one
- * background thread, duplicates coalesce in the broker, and a missing or unreachable broker only
- * means the WAL waits for {@code se reconcile} or the next successful schedule.
+ * background thread and duplicates coalesce, here (a table is asked for once however many
+ * segments arrive meanwhile) and in the broker (one pending task per table). A table whose
+ * request failed (no broker, or a broker being replaced) stays due and is asked for again every
+ * {@link #RETRY}, so a segment written while the broker was away is still published once a
+ * broker is back.
  */
 final class ReconcileScheduler implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ReconcileScheduler.class);
+  static final Duration RETRY = Duration.ofMillis(500);
 
   private final BrokerClient client;
-  private final ExecutorService executor;
+  private final ScheduledExecutorService executor;
+  /** Tables with a segment whose reconcile task is not yet known to the broker. */
+  private final Set<TableWal> due = ConcurrentHashMap.newKeySet();
 
   ReconcileScheduler(ObjectStore store) {
     this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100));
-    this.executor = new ThreadPoolExecutor(1, 1, 0, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(10_000), r -> {
+    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "se-reconcile-scheduler");
       t.setDaemon(true);
       return t;
-    }, new ThreadPoolExecutor.DiscardPolicy());
+    });
+    executor.scheduleWithFixedDelay(this::scheduleDue, RETRY.toMillis(), RETRY.toMillis(), TimeUnit.MILLISECONDS);
   }
 
   void segmentWritten(TableWal table) {
-    executor.execute(() -> {
+    if (due.add(table)) {
+      executor.execute(this::scheduleDue);
+    }
+  }
+
+  private void scheduleDue() {
+    List<TableWal> tables = new ArrayList<>(due);
+    for (TableWal table : tables) {
+      // Removed before asking: a segment written while the request is in flight marks it due again.
+      due.remove(table);
       try {
         client.schedule(TaskKeys.reconcileKey(table.catalogId(), table.tableUuid().toString()), TaskKeys.RECONCILE,
             TaskKeys.tablePayload(table.catalogId(), table.tableUuid().toString()));
       } catch (RuntimeException e) {
-        LOG.debug("no reconcile task scheduled for {}: {}", table, e.getMessage());
+        due.add(table);
+        LOG.debug("reconcile task for {} not scheduled yet, retrying: {}", table, e.getMessage());
+        return; // the broker is away: the rest would fail the same way; retry all later
       }
-    });
+    }
   }
 
   @Override

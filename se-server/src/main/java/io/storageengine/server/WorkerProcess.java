@@ -13,6 +13,9 @@ import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
@@ -40,6 +43,16 @@ public final class WorkerProcess implements AutoCloseable {
   private final ClusterStorage storage;
   private final BufferAllocator allocator = new RootAllocator();
   private final Worker worker;
+  /**
+   * How often the worker looks for tables with unpublished WAL and no task: the safety net for
+   * a server that died between writing a segment and scheduling its reconcile task.
+   */
+  static final Duration SWEEP = Duration.ofSeconds(15);
+  private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+    Thread t = new Thread(r, "se-worker-sweep");
+    t.setDaemon(true);
+    return t;
+  });
   /** Table -> when this worker last scheduled its maintenance (nanoTime). */
   private final Map<TableWal, Long> maintenanceScheduled = new ConcurrentHashMap<>();
 
@@ -73,6 +86,7 @@ public final class WorkerProcess implements AutoCloseable {
     });
     this.worker = new Worker(broker, handlers, concurrency, Clock.systemUTC());
     worker.start();
+    sweeper.scheduleWithFixedDelay(() -> sweep(wal, broker), SWEEP.toMillis(), SWEEP.toMillis(), TimeUnit.MILLISECONDS);
     LOG.info("worker {} started with concurrency {}", worker.id(), concurrency);
   }
 
@@ -87,6 +101,22 @@ public final class WorkerProcess implements AutoCloseable {
 
   private static TableWal tableOf(Task task) {
     return new TableWal(TaskKeys.catalogOf(task), UUID.fromString(TaskKeys.tableUuidOf(task)));
+  }
+
+  /** Schedules a reconcile task for every table whose WAL has segments beyond {@code published_seq}. */
+  private static void sweep(ObjectStoreWal wal, BrokerClient broker) {
+    try {
+      for (TableWal table : wal.tables(null)) {
+        long published = wal.state(table).publishedSeq();
+        if (!wal.segmentsAfter(table, published).isEmpty()) {
+          String uuid = table.tableUuid().toString();
+          broker.schedule(TaskKeys.reconcileKey(table.catalogId(), uuid), TaskKeys.RECONCILE,
+              TaskKeys.tablePayload(table.catalogId(), uuid));
+        }
+      }
+    } catch (RuntimeException e) {
+      LOG.debug("WAL sweep incomplete, next in {}: {}", SWEEP, e.getMessage());
+    }
   }
 
   /**
@@ -112,6 +142,7 @@ public final class WorkerProcess implements AutoCloseable {
 
   @Override
   public void close() {
+    sweeper.shutdownNow();
     worker.close();
     storage.close();
     allocator.close();

@@ -76,6 +76,29 @@ class DistributedModeTest {
   }
 
   @Test
+  void segmentsWrittenWithoutABrokerArePublishedOnceOneIsBack() throws Exception {
+    try (EngineServer server = EngineServer.start(config("127.0.0.1:0"), Role.SERVER);
+        BufferAllocator allocator = new RootAllocator()) {
+      server.registry().create("warehouse", io.storageengine.catalog.CatalogConfig.embedded());
+      Table table = Tables.create(server.registry().catalog("warehouse"), TableIdentifier.parse("events.late"),
+          TableDefinition.builder("id bigint not null, page string").build());
+      // No broker anywhere: ingestion still acknowledges (WAL only).
+      ingest(server, allocator, table, 0, 4);
+      Thread.sleep(2 * ReconcileScheduler.RETRY.toMillis());
+      try (BrokerProcess broker = BrokerProcess.start(config("127.0.0.1:0"));
+          WorkerProcess worker = WorkerProcess.start(config("127.0.0.1:0"), 1)) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (System.nanoTime() < deadline && table.currentSnapshot() == null) {
+          Thread.sleep(100);
+          table.refresh();
+        }
+        assertThat(table.currentSnapshot()).as("the server asked again once a broker was there").isNotNull();
+        assertThat(table.currentSnapshot().summary()).containsEntry("added-records", "4");
+      }
+    }
+  }
+
+  @Test
   void workersMaintainTablesAfterTheirCommits() throws Exception {
     ServerConfig everyCommit = config("127.0.0.1:0").with(ConfigKey.MAINTENANCE_INTERVAL, "0s");
     try (BrokerProcess broker = BrokerProcess.start(config("127.0.0.1:0"));
