@@ -48,7 +48,8 @@ final class StartCommand {
   }
 
   @Command(name = "worker", mixinStandardHelpOptions = true,
-      description = "Leases reconcile tasks from the broker and runs them.")
+      description = {"Leases reconcile and maintenance tasks from the broker and runs them.",
+          "Schedules a table's maintenance after its reconcile commits (at most once per --maintenance.interval)."})
   static final class Worker implements Callable<Integer> {
     @Mixin ServerOptions options;
 

@@ -14,9 +14,10 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code se dev} running as a separate process, started through the real launcher. The launcher
- * {@code exec}s the JVM, so the child's pid is the JVM's own: {@link #kill} sends it SIGKILL
- * ({@code kill -9}), with no chance to flush or close anything.
+ * A role of the engine ({@code se dev}, or {@code se start <role>}) running as a separate
+ * process, started through the real launcher. The launcher {@code exec}s the JVM, so the
+ * child's pid is the JVM's own: {@link #kill} sends it SIGKILL ({@code kill -9}), with no chance
+ * to flush or close anything.
  */
 final class DevProcess implements AutoCloseable {
   private static final HttpClient HTTP =
@@ -24,10 +25,12 @@ final class DevProcess implements AutoCloseable {
 
   private final Process process;
   private final int port;
+  private final String name;
 
-  private DevProcess(Process process, int port) {
+  private DevProcess(Process process, int port, String name) {
     this.process = process;
     this.port = port;
+    this.name = name;
   }
 
   /**
@@ -37,9 +40,22 @@ final class DevProcess implements AutoCloseable {
    */
   static DevProcess start(Path launcher, int port, Path dataDir, Path log, List<String> extraArgs,
       String javaOpts) throws IOException {
-    List<String> command = new ArrayList<>(List.of(launcher.toString(), "dev",
+    List<String> args = new ArrayList<>(List.of("dev",
         "--server.address", "127.0.0.1:" + port, "--data-dir", dataDir.toString()));
-    command.addAll(extraArgs);
+    args.addAll(extraArgs);
+    return startRole(launcher, "se dev", args, port, log, javaOpts);
+  }
+
+  /**
+   * Starts {@code launcher args...} (e.g. {@code start server --server.address ...}), appending
+   * its output to {@code log}; {@code port} is where its {@code /health} answers, or 0 for a
+   * role without a listener (a worker).
+   */
+  static DevProcess startRole(Path launcher, String name, List<String> args, int port, Path log,
+      String javaOpts) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(launcher.toString());
+    command.addAll(args);
     // Run from the launcher's directory (the repository root), as the README does.
     ProcessBuilder builder = new ProcessBuilder(command)
         .directory(launcher.toAbsolutePath().getParent().toFile())
@@ -49,7 +65,7 @@ final class DevProcess implements AutoCloseable {
     if (javaOpts != null && !javaOpts.isBlank()) {
       builder.environment().put("SE_JAVA_OPTS", javaOpts);
     }
-    return new DevProcess(builder.start(), port);
+    return new DevProcess(builder.start(), port, name);
   }
 
   /** A port that was free a moment ago on 127.0.0.1. */
@@ -58,6 +74,14 @@ final class DevProcess implements AutoCloseable {
       socket.setReuseAddress(true);
       return socket.getLocalPort();
     }
+  }
+
+  String name() {
+    return name;
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
   }
 
   long pid() {
@@ -75,7 +99,7 @@ final class DevProcess implements AutoCloseable {
         .timeout(Duration.ofSeconds(2)).GET().build();
     while (true) {
       if (!process.isAlive()) {
-        throw new IllegalStateException("se dev exited with code " + process.exitValue()
+        throw new IllegalStateException(name + " exited with code " + process.exitValue()
             + " before it was healthy");
       }
       try {
@@ -86,7 +110,7 @@ final class DevProcess implements AutoCloseable {
         // not listening yet
       }
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("se dev was not healthy within " + timeout);
+        throw new IllegalStateException(name + " was not healthy within " + timeout);
       }
       Thread.sleep(100);
     }
@@ -97,7 +121,7 @@ final class DevProcess implements AutoCloseable {
     process.descendants().forEach(ProcessHandle::destroyForcibly);
     process.destroyForcibly();
     if (!process.waitFor(30, TimeUnit.SECONDS)) {
-      throw new IllegalStateException("se dev (pid " + pid() + ") survived SIGKILL");
+      throw new IllegalStateException(name + " (pid " + pid() + ") survived SIGKILL");
     }
   }
 

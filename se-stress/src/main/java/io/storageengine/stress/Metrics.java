@@ -5,6 +5,7 @@ import io.storageengine.common.Json;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.arrow.flight.FlightRuntimeException;
 
@@ -19,6 +20,18 @@ final class Metrics {
   final LatencyRecorder ackLatency = new LatencyRecorder();
   final LatencyRecorder freshness = new LatencyRecorder();
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();
+  /** Table -> System.nanoTime() of its latest acknowledgement. */
+  private final Map<String, AtomicLong> lastAckNanos = new ConcurrentHashMap<>();
+
+  /** A batch of {@code table} was acknowledged at {@code nanos}. */
+  void ackedAt(String table, long nanos) {
+    lastAckNanos.computeIfAbsent(table, t -> new AtomicLong()).accumulateAndGet(nanos, Math::max);
+  }
+
+  /** Whether every table acknowledged so far has been acknowledged again after {@code nanos}. */
+  boolean everyTableAckedAfter(long nanos) {
+    return !lastAckNanos.isEmpty() && lastAckNanos.values().stream().allMatch(t -> t.get() - nanos > 0);
+  }
 
   /** Counts one error under {@code where:KIND}, KIND being the Flight status code if any. */
   void error(String where, Throwable error) {

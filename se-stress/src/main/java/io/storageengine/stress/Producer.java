@@ -122,6 +122,7 @@ final class Producer implements Runnable {
         metrics.batchesAcked.increment();
         metrics.bytesAcked.add(batch.payloadBytes());
         metrics.ackLatency.record(now - start);
+        metrics.ackedAt(workload.table().toString(), now);
         freshness.acked(batch.freshnessMark(), now);
       } else {
         open.failed.set(true);
