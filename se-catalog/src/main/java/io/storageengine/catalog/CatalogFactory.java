@@ -30,7 +30,9 @@ import org.apache.iceberg.rest.RESTCatalog;
  *
  * <p>Files are reached through {@code ResolvingFileIO} unless the properties name an
  * {@code io-impl}: it picks {@code S3FileIO} for {@code s3://} and {@code HadoopFileIO} for
- * local ({@code file:}) paths, so one catalog may use either.
+ * local ({@code file:}) paths, so one catalog may use either. Either way the catalog's
+ * {@code io-impl} is {@link TracingFileIO}, which wraps that FileIO (named in
+ * {@value TracingFileIO#DELEGATE_IMPL}) and traces every call to table storage.
  */
 public final class CatalogFactory {
   /** Written by JdbcCatalog as the newest layout; it also enables views. */
@@ -78,7 +80,7 @@ public final class CatalogFactory {
   /** The properties handed to the Iceberg catalog's {@code initialize}; visible for tests. */
   Map<String, String> catalogProperties(String catalogId, CatalogConfig config) {
     Map<String, String> props = new LinkedHashMap<>(config.properties());
-    props.putIfAbsent(CatalogProperties.FILE_IO_IMPL, ResolvingFileIO.class.getName());
+    tracedFileIO(props);
     switch (config.type()) {
       case REST -> {
         props.put(CatalogProperties.URI, config.uri());
@@ -100,6 +102,19 @@ public final class CatalogFactory {
       default -> throw new IllegalStateException("unhandled type " + config.type());
     }
     return props;
+  }
+
+  /**
+   * Makes {@link TracingFileIO} the catalog's FileIO, wrapping the one the configuration names
+   * ({@code ResolvingFileIO} when none). A configuration that already names TracingFileIO keeps
+   * its own {@value TracingFileIO#DELEGATE_IMPL}.
+   */
+  private static void tracedFileIO(Map<String, String> props) {
+    String ioImpl = props.getOrDefault(CatalogProperties.FILE_IO_IMPL, ResolvingFileIO.class.getName());
+    if (!ioImpl.equals(TracingFileIO.class.getName())) {
+      props.put(TracingFileIO.DELEGATE_IMPL, ioImpl);
+    }
+    props.put(CatalogProperties.FILE_IO_IMPL, TracingFileIO.class.getName());
   }
 
   /** {@code <embeddedRoot>/<id>}: where an embedded catalog keeps its database and warehouse. */

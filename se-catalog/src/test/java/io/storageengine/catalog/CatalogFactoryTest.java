@@ -3,6 +3,7 @@ package io.storageengine.catalog;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.common.Redaction;
 import io.storageengine.common.SeException;
 import java.nio.file.Path;
 import java.util.Map;
@@ -23,7 +24,8 @@ class CatalogFactoryTest {
     assertThat(props).containsAllEntriesOf(config.properties())
         .containsEntry("uri", "https://polaris.example.com/api/catalog")
         .containsEntry("warehouse", "prod")
-        .containsEntry("io-impl", "org.apache.iceberg.io.ResolvingFileIO");
+        .containsEntry("io-impl", "io.storageengine.catalog.TracingFileIO")
+        .containsEntry("se.io.delegate-impl", "org.apache.iceberg.io.ResolvingFileIO");
   }
 
   @Test
@@ -36,7 +38,8 @@ class CatalogFactoryTest {
         .containsEntry("jdbc.user", "ice")
         .containsEntry("jdbc.password", "pw")
         .containsEntry("jdbc.schema-version", "V1")
-        .containsEntry("io-impl", "org.apache.iceberg.aws.s3.S3FileIO")
+        .containsEntry("io-impl", "io.storageengine.catalog.TracingFileIO")
+        .containsEntry("se.io.delegate-impl", "org.apache.iceberg.aws.s3.S3FileIO")
         .doesNotContainKeys("jdbc.journal_mode", "jdbc.busy_timeout");
   }
 
@@ -48,6 +51,23 @@ class CatalogFactoryTest {
         .containsEntry("jdbc.journal_mode", "WAL")
         .containsEntry("jdbc.busy_timeout", "30000")
         .containsEntry("jdbc.schema-version", "V1");
+  }
+
+  @Test
+  void aConfigurationNamingTracingFileIoKeepsItsDelegate() {
+    CatalogConfig config = CatalogConfig.sql("jdbc:sqlite:" + dir.resolve("c.db"), "file:" + dir)
+        .withProperties(Map.of("io-impl", TracingFileIO.class.getName(),
+            "se.io.delegate-impl", "org.apache.iceberg.hadoop.HadoopFileIO"));
+    Map<String, String> props = new CatalogFactory(Optional.empty()).catalogProperties("t", config);
+    assertThat(props).containsEntry("io-impl", TracingFileIO.class.getName())
+        .containsEntry("se.io.delegate-impl", "org.apache.iceberg.hadoop.HadoopFileIO");
+  }
+
+  @Test
+  void theDelegatePropertyIsNotASecret() {
+    assertThat(Redaction.isSecretName(TracingFileIO.DELEGATE_IMPL)).isFalse();
+    assertThat(CatalogRedaction.text("jdbc:sqlite:/x?se.io.delegate-impl=org.apache.iceberg.io.ResolvingFileIO"))
+        .isEqualTo("jdbc:sqlite:/x?se.io.delegate-impl=org.apache.iceberg.io.ResolvingFileIO");
   }
 
   @Test

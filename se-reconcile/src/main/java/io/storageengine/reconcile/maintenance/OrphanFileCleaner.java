@@ -1,5 +1,6 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.catalog.TracingFileIO;
 import io.storageengine.reconcile.DataFileWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -26,6 +27,7 @@ import org.apache.iceberg.StatisticsFile;
 import org.apache.iceberg.PartitionStatisticsFile;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.FileInfo;
+import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.SupportsPrefixOperations;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -52,7 +54,7 @@ final class OrphanFileCleaner {
   static int clean(Table table, MaintenancePolicy policy, long nowMillis) {
     String root = table.location().endsWith("/") ? table.location() : table.location() + "/";
     Path localRoot = DataFileWriter.localPath(root);
-    if (localRoot == null && !(table.io() instanceof SupportsPrefixOperations)) {
+    if (localRoot == null && !canList(table.io())) {
       LOG.debug("table {}: FileIO {} cannot list files; orphan cleanup skipped", table.name(),
           table.io().getClass().getSimpleName());
       return 0;
@@ -116,6 +118,12 @@ final class OrphanFileCleaner {
       throw new UncheckedIOException(e);
     }
     return files;
+  }
+
+  /** Whether {@code io} lists prefixes; a tracing wrapper lists exactly when what it wraps does. */
+  static boolean canList(FileIO io) {
+    FileIO real = io instanceof TracingFileIO tracing ? tracing.delegate() : io;
+    return real instanceof SupportsPrefixOperations;
   }
 
   /** Files under a remote prefix; a listing that fails midway is retried from the start. */
