@@ -11,26 +11,23 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * The distributed-mode suite: a broker, workers, servers and a load balancer, each a separate
- * process started through the real launcher on one cluster storage, loaded through the load
+ * process started through the real options.launcher on one cluster storage, loaded through the load
  * balancer (append and entity tables). With chaos on (the default), a broker, a worker or a
  * server is killed with SIGKILL at random moments and restarted; for every server kill the
  * suite measures the failover: how long until every table is acknowledged again (by the
@@ -41,8 +38,7 @@ import picocli.CommandLine.Option;
 @Command(name = "cluster-suite", mixinStandardHelpOptions = true,
     description = "Run broker, workers, servers and a load balancer as processes, load them, kill -9 roles at random, verify exactly-once.")
 public final class ClusterSuite implements Callable<Integer> {
-  @Option(names = "--se", defaultValue = "./se", description = "The se launcher (default ${DEFAULT-VALUE}).")
-  Path launcher;
+  @Mixin SuiteOptions options;
 
   @Option(names = "--servers", defaultValue = "2", description = "Servers behind the load balancer (default ${DEFAULT-VALUE}).")
   int servers;
@@ -74,41 +70,19 @@ public final class ClusterSuite implements Callable<Integer> {
   @Option(names = "--rate", defaultValue = "4000", description = "Rows per second per mode; 0 = as fast as possible (default ${DEFAULT-VALUE}).")
   long rate;
 
-  @Option(names = "--batch-rows", defaultValue = "200", description = "Rows per batch (default ${DEFAULT-VALUE}).")
-  int batchRows;
 
-  @Option(names = "--row-bytes", defaultValue = "64", description = "Payload bytes per row (default ${DEFAULT-VALUE}).")
-  int rowBytes;
 
-  @Option(names = "--key-space", defaultValue = "5000", description = "Entity tables: distinct keys (default ${DEFAULT-VALUE}).")
-  long keySpace;
 
-  @Option(names = "--flush-interval", defaultValue = "200ms", description = "The servers' --ingest.flush-interval (default ${DEFAULT-VALUE}).")
-  String flushInterval;
 
   @Option(names = "--java-opts", defaultValue = "-Xmx1g", description = "JVM options of every role (SE_JAVA_OPTS; default ${DEFAULT-VALUE}).")
   String javaOpts;
 
-  @Option(names = "--seed", description = "Seed of the kills and the producers (default: random, printed in the report).")
-  Long seed;
 
-  @Option(names = "--work-dir", description = "Where the data and the logs go (default: a new temporary directory).")
-  Path workDir;
 
-  @Option(names = "--keep", description = "Keep the work directory afterwards (it is always kept when verification fails).")
-  boolean keep;
 
-  @Option(names = "--settle", defaultValue = "3s", converter = DurationConverter.class, description = "Verification: tables unchanged this long first (default ${DEFAULT-VALUE}).")
-  Duration settle;
 
-  @Option(names = "--verify-timeout", defaultValue = "240s", converter = DurationConverter.class, description = "Verification: give up after (default ${DEFAULT-VALUE}).")
-  Duration verifyTimeout;
 
-  @Option(names = "--startup-timeout", defaultValue = "120s", converter = DurationConverter.class, description = "How long a role may take to become healthy (default ${DEFAULT-VALUE}).")
-  Duration startupTimeout;
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Also write the JSON report to FILE.")
-  Path json;
 
   private static final String CATALOG = "warehouse";
   private final PrintStream out;
@@ -135,12 +109,12 @@ public final class ClusterSuite implements Callable<Integer> {
     }
 
     void start() throws IOException {
-      process = DevProcess.startRole(launcher.toAbsolutePath(), name, args, port, log, javaOpts);
+      process = DevProcess.startRole(options.launcher.toAbsolutePath(), name, args, port, log, javaOpts);
     }
 
     void awaitReady() throws InterruptedException {
       if (port > 0) {
-        process.awaitHealthy(startupTimeout);
+        process.awaitHealthy(options.startupTimeout);
       }
     }
   }
@@ -164,12 +138,10 @@ public final class ClusterSuite implements Callable<Integer> {
     if (servers < 1 || workers < 1 || tables < 1 || minKills < 0 || minGap.compareTo(maxGap) > 0) {
       throw SeException.invalid("--servers, --workers and --tables must be positive and --min-gap <= --max-gap");
     }
-    if (!Files.isExecutable(launcher)) {
-      throw SeException.invalid("--se: %s is not an executable launcher", launcher);
-    }
-    long actualSeed = seed != null ? seed : new Random().nextLong();
+    options.checkLauncher();
+    long actualSeed = options.resolveSeed();
     Random random = new Random(actualSeed);
-    Path work = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("se-cluster-");
+    Path work = options.workDirectory("se-cluster-");
     Path store = work.resolve("store");
     int lbPort = DevProcess.freePort();
     plan(work, store, lbPort);
@@ -226,7 +198,7 @@ public final class ClusterSuite implements Callable<Integer> {
         err.printf("cluster-suite: load stopped; waiting for the workers to publish everything, then verifying%n");
         List<Workload> all = new ArrayList<>(append.workloads());
         all.addAll(entity.workloads());
-        Verifier.Outcome outcome = new Verifier(endpoint, CATALOG, append.sql(), settle, verifyTimeout, err).verify(all);
+        Verifier.Outcome outcome = new Verifier(endpoint, CATALOG, append.sql(), options.settle, options.verifyTimeout, err).verify(all);
         append.stopProbe();
         entity.stopProbe();
         passed = outcome.passed();
@@ -240,15 +212,7 @@ public final class ClusterSuite implements Callable<Integer> {
       }
       Runtime.getRuntime().removeShutdownHook(reaper);
     }
-    String text = Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(report);
-    out.println(text);
-    if (json != null) {
-      Files.writeString(json, text + "\n", StandardCharsets.UTF_8);
-    }
-    if (passed && !keep && workDir == null) {
-      deleteRecursively(work);
-    }
-    return passed ? 0 : 1;
+    return options.finish(out, report, work, passed);
   }
 
   /** The roles, in start order: broker, servers, workers, load balancer. */
@@ -260,7 +224,7 @@ public final class ClusterSuite implements Callable<Integer> {
     for (int i = 0; i < servers; i++) {
       int port = DevProcess.freePort();
       roles.add(role("server-" + i, "server", work, port, storage, List.of("start", "server",
-          "--server.address", "127.0.0.1:" + port, "--ingest.flush-interval", flushInterval)));
+          "--server.address", "127.0.0.1:" + port, "--ingest.flush-interval", options.flushInterval)));
     }
     for (int i = 0; i < workers; i++) {
       roles.add(role("worker-" + i, "worker", work, 0, storage, List.of("start", "worker", "--concurrency", "2")));
@@ -340,8 +304,7 @@ public final class ClusterSuite implements Callable<Integer> {
   }
 
   private LoadConfig load(boolean entity, long producerSeed) {
-    return new LoadConfig(CATALOG, "cluster", "cluster", tables, entity, rowBytes, keySpace,
-        entity ? 0.6 : 0, entity ? 0.1 : 0, concurrency, rate, batchRows, 8, producerSeed);
+    return options.load("cluster", tables, entity, concurrency, rate, producerSeed);
   }
 
   private void fillReport(ObjectNode report, long seed, Path work, LoadSession append, LoadSession entity,
@@ -384,11 +347,4 @@ public final class ClusterSuite implements Callable<Integer> {
     load.set("entity", entity.summary());
   }
 
-  private static void deleteRecursively(Path root) throws IOException {
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    }
-  }
 }

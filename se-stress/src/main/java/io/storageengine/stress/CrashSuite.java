@@ -5,22 +5,18 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -34,8 +30,7 @@ import picocli.CommandLine.Option;
 @Command(name = "crash-suite", mixinStandardHelpOptions = true,
     description = "kill -9 a loaded `se dev` repeatedly, restart it, and prove no acknowledged row is lost or duplicated.")
 public final class CrashSuite implements Callable<Integer> {
-  @Option(names = "--se", defaultValue = "./se", description = "The se launcher (default ${DEFAULT-VALUE}).")
-  Path launcher;
+  @Mixin SuiteOptions options;
 
   @Option(names = "--cycles", defaultValue = "10", description = "Kill/restart cycles (default ${DEFAULT-VALUE}).")
   int cycles;
@@ -52,44 +47,22 @@ public final class CrashSuite implements Callable<Integer> {
   @Option(names = "--concurrency", defaultValue = "2", description = "Producers per table (default ${DEFAULT-VALUE}).")
   int concurrency;
 
-  @Option(names = "--batch-rows", defaultValue = "200", description = "Rows per batch (default ${DEFAULT-VALUE}).")
-  int batchRows;
 
-  @Option(names = "--row-bytes", defaultValue = "64", description = "Payload bytes per row (default ${DEFAULT-VALUE}).")
-  int rowBytes;
 
   @Option(names = "--rate", defaultValue = "5000", description = "Rows per second per table; 0 = as fast as possible (default ${DEFAULT-VALUE}).")
   long rate;
 
-  @Option(names = "--key-space", defaultValue = "5000", description = "Entity table: distinct keys (default ${DEFAULT-VALUE}).")
-  long keySpace;
 
-  @Option(names = "--flush-interval", defaultValue = "200ms", description = "The server's --ingest.flush-interval (default ${DEFAULT-VALUE}).")
-  String flushInterval;
 
   @Option(names = "--server-java-opts", defaultValue = "-Xmx1g", description = "JVM options of se dev (SE_JAVA_OPTS; default ${DEFAULT-VALUE}).")
   String serverJavaOpts;
 
-  @Option(names = "--seed", description = "Seed of the kill times and the producers (default: random, printed in the report).")
-  Long seed;
 
-  @Option(names = "--work-dir", description = "Where the data and the server log go (default: a new temporary directory).")
-  Path workDir;
 
-  @Option(names = "--keep", description = "Keep the work directory afterwards (it is always kept when verification fails).")
-  boolean keep;
 
-  @Option(names = "--settle", defaultValue = "3s", converter = DurationConverter.class, description = "Verification: tables unchanged this long first (default ${DEFAULT-VALUE}).")
-  Duration settle;
 
-  @Option(names = "--verify-timeout", defaultValue = "180s", converter = DurationConverter.class, description = "Verification: give up after (default ${DEFAULT-VALUE}).")
-  Duration verifyTimeout;
 
-  @Option(names = "--startup-timeout", defaultValue = "120s", converter = DurationConverter.class, description = "How long se dev may take to become healthy (default ${DEFAULT-VALUE}).")
-  Duration startupTimeout;
 
-  @Option(names = "--json", paramLabel = "FILE", description = "Also write the JSON report to FILE.")
-  Path json;
 
   private final PrintStream out;
   private final PrintStream err;
@@ -113,17 +86,15 @@ public final class CrashSuite implements Callable<Integer> {
     if (cycles < 1 || minUptime.compareTo(maxUptime) > 0) {
       throw SeException.invalid("--cycles must be positive and --min-uptime <= --max-uptime");
     }
-    if (!Files.isExecutable(launcher)) {
-      throw SeException.invalid("--se: %s is not an executable launcher", launcher);
-    }
-    long actualSeed = seed != null ? seed : new Random().nextLong();
+    options.checkLauncher();
+    long actualSeed = options.resolveSeed();
     Random random = new Random(actualSeed);
-    Path work = workDir != null ? Files.createDirectories(workDir) : Files.createTempDirectory("se-crash-");
+    Path work = options.workDirectory("se-crash-");
     Path dataDir = work.resolve("data");
     Path log = work.resolve("se-dev.log");
     int port = DevProcess.freePort();
     ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", port);
-    List<String> serverArgs = List.of("--ingest.flush-interval", flushInterval,
+    List<String> serverArgs = List.of("--ingest.flush-interval", options.flushInterval,
         "--reconcile.interval", "1s");
     err.printf("crash-suite: seed %d, se dev on 127.0.0.1:%d, data in %s, log %s%n",
         actualSeed, port, dataDir, log);
@@ -131,11 +102,11 @@ public final class CrashSuite implements Callable<Integer> {
     ArrayNode kills = Json.MAPPER.createArrayNode();
     ObjectNode report = Json.object();
     boolean passed;
-    DevProcess[] dev = {DevProcess.start(launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts)};
+    DevProcess[] dev = {DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts)};
     Thread reaper = new Thread(() -> dev[0].pidKill(), "crash-suite-reaper");
     Runtime.getRuntime().addShutdownHook(reaper);
     try (BufferAllocator allocator = new RootAllocator()) {
-      dev[0].awaitHealthy(startupTimeout);
+      dev[0].awaitHealthy(options.startupTimeout);
       long producerSeed = random.nextLong();
       try (LoadSession append = new LoadSession(load(false, producerSeed), endpoint, allocator, null);
           LoadSession entity = new LoadSession(load(true, producerSeed + 1), endpoint, allocator, null)) {
@@ -154,8 +125,8 @@ public final class CrashSuite implements Callable<Integer> {
           dev[0].kill();
           long down = System.nanoTime();
           Thread.sleep((long) (random.nextDouble() * 500));
-          dev[0] = DevProcess.start(launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts);
-          dev[0].awaitHealthy(startupTimeout);
+          dev[0] = DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts);
+          dev[0].awaitHealthy(options.startupTimeout);
           double downSeconds = (System.nanoTime() - down) / 1e9;
           ObjectNode kill = kills.addObject();
           kill.put("cycle", cycle);
@@ -174,8 +145,8 @@ public final class CrashSuite implements Callable<Integer> {
         err.printf("crash-suite: load stopped; waiting for reconciliation and verifying%n");
         List<Workload> all = new ArrayList<>(append.workloads());
         all.addAll(entity.workloads());
-        Verifier.Outcome outcome = new Verifier(endpoint, "warehouse", append.sql(), settle,
-            verifyTimeout, err).verify(all);
+        Verifier.Outcome outcome = new Verifier(endpoint, "warehouse", append.sql(), options.settle,
+            options.verifyTimeout, err).verify(all);
         append.stopProbe();
         entity.stopProbe();
         passed = outcome.passed();
@@ -186,28 +157,19 @@ public final class CrashSuite implements Callable<Integer> {
       dev[0].close();
       Runtime.getRuntime().removeShutdownHook(reaper);
     }
-    String text = Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(report);
-    out.println(text);
-    if (json != null) {
-      Files.writeString(json, text + "\n", StandardCharsets.UTF_8);
-    }
-    if (passed && !keep && workDir == null) {
-      deleteRecursively(work);
-    }
-    return passed ? 0 : 1;
+    return options.finish(out, report, work, passed);
   }
 
   private LoadConfig load(boolean entity, long producerSeed) {
-    return new LoadConfig("warehouse", "crash", "crash", 1, entity, rowBytes, keySpace,
-        entity ? 0.6 : 0, entity ? 0.1 : 0, concurrency, rate, batchRows, 8, producerSeed);
+    return options.load("crash", 1, entity, concurrency, rate, producerSeed);
   }
 
   /** Waits until the producers got another ack after {@code before} (at most the startup timeout). */
   private void awaitProgress(long before, LoadSession... sessions) throws InterruptedException {
-    long deadline = System.nanoTime() + startupTimeout.toNanos();
+    long deadline = System.nanoTime() + options.startupTimeout.toNanos();
     while (acked(sessions) <= before) {
       if (System.nanoTime() > deadline) {
-        throw new IllegalStateException("no batch was acknowledged within " + startupTimeout
+        throw new IllegalStateException("no batch was acknowledged within " + options.startupTimeout
             + " after se dev started; see its log");
       }
       Thread.sleep(20);
@@ -279,11 +241,4 @@ public final class CrashSuite implements Callable<Integer> {
     load.set("entity", entity.summary());
   }
 
-  private static void deleteRecursively(Path root) throws IOException {
-    try (Stream<Path> paths = Files.walk(root)) {
-      for (Path p : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-        Files.deleteIfExists(p);
-      }
-    }
-  }
 }
