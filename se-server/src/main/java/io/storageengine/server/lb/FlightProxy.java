@@ -13,10 +13,7 @@ import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
+import io.storageengine.server.ByteArrayMarshaller;
 import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -54,21 +51,7 @@ final class FlightProxy implements AutoCloseable {
   private static final long REPLAY_MAX_BYTES = 64L << 20;
   static final int MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
-  static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
+  private static final ByteArrayMarshaller BYTES = ByteArrayMarshaller.INSTANCE;
 
   /** Request headers that belong to one HTTP/2 hop, not to the call: never forwarded. */
   private static final Set<String> HOP_HEADERS = Set.of("content-type", "te", "user-agent", "host",
