@@ -25,6 +25,9 @@ import org.apache.iceberg.io.SeekableInputStream;
  * than its byte budget. Data files are immutable, so a copy never goes stale. A file in use by a
  * running query is leased and not evicted until the lease is released; the budget may be exceeded
  * while every file is leased.
+ *
+ * <p>Copies are kept in one directory per scope (the tenant), so a query's DuckDB database can be
+ * allowed to read the copies of its own tenant and no other.
  */
 final class DataFileCache {
   private final Path directory;
@@ -57,9 +60,11 @@ final class DataFileCache {
     try {
       Files.createDirectories(directory);
       // Copies from an earlier run are not indexed; start empty rather than exceed the budget.
-      try (Stream<Path> old = Files.list(directory)) {
-        for (Path file : (Iterable<Path>) old::iterator) {
-          Files.deleteIfExists(file);
+      try (Stream<Path> old = Files.walk(directory)) {
+        for (Path file : (Iterable<Path>) old.sorted(java.util.Comparator.reverseOrder())::iterator) {
+          if (!file.equals(directory)) {
+            Files.deleteIfExists(file);
+          }
         }
       }
     } catch (IOException e) {
@@ -67,20 +72,28 @@ final class DataFileCache {
     }
   }
 
-  /** A leased local copy of {@code location}, downloaded through {@code io} when absent. */
-  Lease acquire(FileIO io, String location) {
-    String key = key(location);
+  /** The directory holding the copies of {@code scope} (it may not exist yet). */
+  Path directory(String scope) {
+    return directory.resolve(key(scope));
+  }
+
+  /** A leased local copy of {@code location} for {@code scope}, downloaded through {@code io} when absent. */
+  Lease acquire(String scope, FileIO io, String location) {
+    Path scopeDirectory = directory(scope);
+    String name = key(location);
+    String key = scopeDirectory.getFileName() + "/" + name;
     synchronized (this) {
       Entry entry = entries.get(key);
       if (entry != null) {
         return lease(entry);
       }
     }
-    Path target = directory.resolve(key + ".parquet");
-    Path temp = directory.resolve(key + "." + UUID.randomUUID() + ".tmp");
+    Path target = scopeDirectory.resolve(name + ".parquet");
+    Path temp = scopeDirectory.resolve(name + "." + UUID.randomUUID() + ".tmp");
     long bytes;
     InputFile input = io.newInputFile(location);
     try (SeekableInputStream in = input.newStream(); InputStream stream = in) {
+      Files.createDirectories(scopeDirectory);
       bytes = Files.copy(stream, temp);
     } catch (IOException | UncheckedIOException e) {
       deleteQuietly(temp);
@@ -150,9 +163,9 @@ final class DataFileCache {
     }
   }
 
-  private static String key(String location) {
+  private static String key(String text) {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(location.getBytes(StandardCharsets.UTF_8));
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
       return HexFormat.of().formatHex(digest, 0, 20);
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);

@@ -25,7 +25,6 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.StringJoiner;
-import java.util.UUID;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -42,32 +41,53 @@ import org.duckdb.DuckDBConnection;
 
 /**
  * Plans SQL over a tenant's Iceberg tables: parses it with DuckDB, checks the AST, resolves and
- * pins every referenced table, and sets up a fresh DuckDB database in which each table is a view
- * over its Parquet files (read by Iceberg field id, deleted positions removed). The database is
- * locked (no file access outside the planned files, no settings, no extensions) before the user
- * statement runs in it.
+ * pins every referenced table, plans its files (reusing the plan of a snapshot planned before),
+ * and sets up, on a connection to a locked DuckDB database of the tenant's {@link DuckDbPool},
+ * a view per table over its Parquet files (deleted positions removed). The database reads only
+ * below the tenant's data directories, changes no setting and loads no extension; each query
+ * gets a fresh in-memory catalog {@code default} for its views, detached when it ends.
  */
-final class QueryEngine {
+final class QueryEngine implements AutoCloseable {
   private static final String META_SCHEMA = "__se_meta";
   private static final String INFO_SCHEMA = "__se_information_schema";
+  /** Plans of a query without pins whose current snapshot is expired while it is planned. */
+  static final int MAX_PLAN_ATTEMPTS = 3;
 
   private final TenantCatalogs catalogs;
-  private final QueryConfig config;
   private final DataFileCache cache;
+  private final SnapshotPlanCache plans = new SnapshotPlanCache();
   private final TableSnapshotPlanner planner;
+  private final DuckDbPool pool;
+  private final DuckDBConnection parser;
 
   QueryEngine(TenantCatalogs catalogs, QueryConfig config) {
     this.catalogs = catalogs;
-    this.config = config;
     this.cache = new DataFileCache(config.localDirectory().resolve("data-files"), config.cacheMaxBytes());
-    this.planner = new TableSnapshotPlanner(cache);
+    this.planner = new TableSnapshotPlanner(cache, plans);
+    this.pool = new DuckDbPool(config);
+    this.parser = openParser();
   }
 
   /**
    * Plans {@code sql} for the tenant {@code catalogId}. Tables found in {@code pins} are read at
-   * that state, others at their current snapshot.
+   * that state, others at their current snapshot. When maintenance expires the current snapshot
+   * of a table while it is planned (its files deleted under the planner), a query without pins is
+   * planned again on the new current snapshot; a pinned snapshot that is gone fails with
+   * {@link SnapshotExpiredException}.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return prepareOnce(catalogId, sql, pins);
+      } catch (SnapshotExpiredException e) {
+        if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -77,17 +97,14 @@ final class QueryEngine {
     }
     String statement = SqlText.rewrite(statements.get(0));
     Catalog catalog = catalogs.catalog(catalogId);
-    Connection connection = open();
+    List<AutoCloseable> resources = new ArrayList<>();
     List<DataFileCache.Lease> leases = new ArrayList<>();
-    Path spill = config.localDirectory().resolve("spill").resolve(UUID.randomUUID().toString());
+    DuckDbPool.Lease database = null;
     try {
-      Analysis analysis = StatementAnalyzer.analyze(parse(connection, statement));
-      execute(connection, "ATTACH ':memory:' AS \"default\"");
-      execute(connection, "USE \"default\"");
-      execute(connection, "CREATE SCHEMA " + META_SCHEMA);
-      List<String> files = new ArrayList<>();
+      Analysis analysis = StatementAnalyzer.analyze(parse(statement));
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
-      int viewNumber = 0;
+      Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
+      Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.schema()), name.table());
@@ -97,14 +114,24 @@ final class QueryEngine {
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
           // Answered from the catalog: no files are planned or read.
-          statement = describe(connection, schema, schema.identifierFieldIds());
+          describe = schema;
           continue;
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()));
-        PlannedTable planned = planner.plan(TenantMetadata.displayName(id), table, pin, filter, leases);
-        planned.files().forEach(file -> files.add(file.localPath()));
-        createView(connection, name, planned, viewNumber++);
+        planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+      }
+      database = pool.acquire(catalogId, directories(planned.values()));
+      Connection connection = database.connection();
+      execute(connection, "ATTACH ':memory:' AS \"default\"");
+      execute(connection, "USE \"default\"");
+      execute(connection, "CREATE SCHEMA " + META_SCHEMA);
+      if (describe != null) {
+        statement = describe(connection, describe, describe.identifierFieldIds());
+      }
+      int viewNumber = 0;
+      for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
+        createView(connection, entry.getKey(), entry.getValue(), viewNumber++);
       }
       if (analysis.kind() == StatementAnalyzer.Kind.SHOW_TABLES) {
         statement = showTables(connection, catalog);
@@ -112,24 +139,74 @@ final class QueryEngine {
       if (!analysis.informationSchema().isEmpty()) {
         statement = informationSchema(connection, catalog, statement, analysis.informationSchema());
       }
-      lock(connection, files, spill);
-      return new PreparedQuery(connection, statement, used, leases, spill);
+      List<PreparedQuery.TableRead> reads = new ArrayList<>();
+      for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
+        PlannedTable table = entry.getValue();
+        if (table.snapshotId() != null) {
+          reads.add(new PreparedQuery.TableRead(table.displayName(), table.table(), table.snapshotId(),
+              table.files().stream().map(PlannedFile::localPath).toList()));
+        }
+      }
+      resources.addAll(leases);
+      resources.add(database);
+      return new PreparedQuery(connection, statement, used, reads, resources);
     } catch (RuntimeException | SQLException e) {
-      new PreparedQuery(connection, statement, Map.of(), leases, spill).close();
+      leases.forEach(DataFileCache.Lease::close);
+      if (database != null) {
+        database.close();
+      }
       throw DuckDbErrors.translate(e);
     }
   }
 
-  private Connection open() {
+  /** Plans cached so far (for tests). */
+  SnapshotPlanCache plans() {
+    return plans;
+  }
+
+  /** The pool of DuckDB databases (for tests). */
+  DuckDbPool pool() {
+    return pool;
+  }
+
+  /**
+   * The directories the query's files lie in, each ending in {@code /}: the prefixes of the very
+   * paths handed to DuckDB, so DuckDB's check sees the same strings.
+   */
+  private static Set<String> directories(Iterable<PlannedTable> tables) {
+    Set<String> directories = new java.util.TreeSet<>();
+    for (PlannedTable table : tables) {
+      for (PlannedFile file : table.files()) {
+        String path = file.localPath();
+        int slash = path.lastIndexOf('/');
+        directories.add(slash > 0 ? path.substring(0, slash + 1)
+            : Path.of(path).toAbsolutePath().getParent().toString() + "/");
+      }
+    }
+    return directories;
+  }
+
+  /** A DuckDB database that only parses: no file access, settings locked. */
+  private static DuckDBConnection openParser() {
     Properties properties = new Properties();
     properties.setProperty("autoload_known_extensions", "false");
     properties.setProperty("autoinstall_known_extensions", "false");
     properties.setProperty("allow_community_extensions", "false");
-    properties.setProperty("jdbc_stream_results", "true");
     try {
-      return DriverManager.getConnection("jdbc:duckdb:", properties);
+      DuckDBConnection connection = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+      execute(connection, "SET threads = 1");
+      execute(connection, "SET enable_external_access = false");
+      execute(connection, "SET lock_configuration = true");
+      return connection;
     } catch (SQLException e) {
       throw SeException.internal("cannot start the query engine", e);
+    }
+  }
+
+  private JsonNode parse(String statement) throws SQLException {
+    // A connection per parse: DuckDB connections are not shared between threads.
+    try (Connection connection = parser.duplicate()) {
+      return parse(connection, statement);
     }
   }
 
@@ -220,26 +297,16 @@ final class QueryEngine {
   private void createView(Connection connection, TableName name, PlannedTable table, int number) throws SQLException {
     Schema schema = table.schema();
     String schemaName = SqlText.quote(name.schema());
+    String viewName = schemaName + "." + SqlText.quote(name.table());
     execute(connection, "CREATE SCHEMA IF NOT EXISTS " + schemaName);
-    StringJoiner columns = new StringJoiner(", ");
-    StringJoiner fieldMap = new StringJoiner(", ", "MAP {", "}");
-    for (Types.NestedField field : schema.columns()) {
-      String type = IcebergTypes.duckdbType(field.name(), field.type());
-      columns.add(SqlText.quote(field.name()));
-      fieldMap.add(field.fieldId() + ": {name: " + SqlText.literal(field.name()) + ", type: "
-          + SqlText.literal(type) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
-    }
     List<PlannedFile> clean = new ArrayList<>();
     List<PlannedFile> withDeletes = new ArrayList<>();
     for (PlannedFile file : table.files()) {
       (file.deletedPositions().length == 0 ? clean : withDeletes).add(file);
     }
-    List<String> parts = new ArrayList<>();
-    if (!clean.isEmpty()) {
-      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(clean) + ", schema = " + fieldMap + ")");
-    }
+    String deletes = null;
     if (!withDeletes.isEmpty()) {
-      String deletes = META_SCHEMA + ".deletes_" + number;
+      deletes = META_SCHEMA + ".deletes_" + number;
       execute(connection, "CREATE TABLE " + deletes + " (file VARCHAR, pos BIGINT)");
       try (DuckDBAppender appender = ((DuckDBConnection) connection).createAppender(META_SCHEMA, "deletes_" + number)) {
         for (PlannedFile file : withDeletes) {
@@ -248,7 +315,55 @@ final class QueryEngine {
           }
         }
       }
-      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(withDeletes) + ", schema = " + fieldMap
+    }
+    SnapshotPlanCache.Plan plan = table.plan();
+    boolean byName = plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
+    if (byName && plan.readsByName == null) {
+      // First use of this snapshot's plan: check that DuckDB sees the Iceberg columns and types
+      // when reading by name, and remember the answer for every later query on the snapshot.
+      boolean matches;
+      try {
+        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, true));
+        matches = viewColumnsMatch(connection, name, schema);
+        if (!matches) {
+          execute(connection, "DROP VIEW " + viewName);
+        }
+      } catch (SQLException e) {
+        matches = false;
+      }
+      plan.readsByName = matches;
+      if (matches) {
+        return;
+      }
+      byName = false;
+    }
+    execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, byName));
+  }
+
+  /**
+   * The view's query. Read by field id ({@code schema} map) the files of any schema version read
+   * right, but DuckDB then knows neither row counts nor column statistics and plans joins
+   * blindly; so files of a table that never changed its schema are read by name, which is the
+   * same thing for them. Deleted positions are removed by an anti-join only for files that have
+   * some.
+   */
+  private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes, String deletes,
+      boolean byName) {
+    StringJoiner columns = new StringJoiner(", ");
+    StringJoiner fieldMap = new StringJoiner(", ", "MAP {", "}");
+    for (Types.NestedField field : schema.columns()) {
+      String type = IcebergTypes.duckdbType(field.name(), field.type());
+      columns.add(SqlText.quote(field.name()));
+      fieldMap.add(field.fieldId() + ": {name: " + SqlText.literal(field.name()) + ", type: "
+          + SqlText.literal(type) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
+    }
+    String options = byName ? "" : ", schema = " + fieldMap;
+    List<String> parts = new ArrayList<>();
+    if (!clean.isEmpty()) {
+      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(clean) + options + ")");
+    }
+    if (!withDeletes.isEmpty()) {
+      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(withDeletes) + options
           + ", filename = '__se_file', file_row_number = true) AS data WHERE NOT EXISTS (SELECT 1 FROM "
           + deletes + " AS d WHERE d.file = data.__se_file AND d.pos = data.file_row_number)");
     }
@@ -259,7 +374,27 @@ final class QueryEngine {
       }
       parts.add("SELECT " + empty + " WHERE false");
     }
-    execute(connection, "CREATE VIEW " + schemaName + "." + SqlText.quote(name.table()) + " AS " + String.join(" UNION ALL ", parts));
+    return String.join(" UNION ALL ", parts);
+  }
+
+  /** Whether the view has exactly the schema's column names and DuckDB types, in order. */
+  private static boolean viewColumnsMatch(Connection connection, TableName name, Schema schema) throws SQLException {
+    List<String> expected = new ArrayList<>();
+    for (Types.NestedField field : schema.columns()) {
+      expected.add(field.name() + " " + IcebergTypes.duckdbType(field.name(), field.type()));
+    }
+    List<String> actual = new ArrayList<>();
+    try (PreparedStatement columns = connection.prepareStatement("SELECT column_name, data_type FROM duckdb_columns() "
+        + "WHERE database_name = 'default' AND schema_name = ? AND table_name = ? ORDER BY column_index")) {
+      columns.setString(1, name.schema());
+      columns.setString(2, name.table());
+      try (ResultSet rows = columns.executeQuery()) {
+        while (rows.next()) {
+          actual.add(rows.getString(1) + " " + rows.getString(2));
+        }
+      }
+    }
+    return actual.equals(expected);
   }
 
   private static String fileList(List<PlannedFile> files) {
@@ -381,24 +516,19 @@ final class QueryEngine {
     }
   }
 
-  private void lock(Connection connection, List<String> files, Path spill) throws SQLException {
-    StringJoiner allowed = new StringJoiner(", ", "[", "]");
-    files.forEach(file -> allowed.add(SqlText.literal(file)));
-    execute(connection, "SET allowed_paths = " + allowed);
-    execute(connection, "SET allowed_directories = [" + SqlText.literal(spill.toString() + "/") + "]");
-    execute(connection, "SET temp_directory = " + SqlText.literal(spill.toString()));
-    execute(connection, "SET memory_limit = " + SqlText.literal(config.duckdbMemoryLimit()));
-    execute(connection, "SET threads = " + config.duckdbThreads());
-    execute(connection, "SET TimeZone = 'UTC'");
-    execute(connection, "SET autoload_known_extensions = false");
-    execute(connection, "SET autoinstall_known_extensions = false");
-    execute(connection, "SET enable_external_access = false");
-    execute(connection, "SET lock_configuration = true");
-  }
-
   private static void execute(Connection connection, String sql) throws SQLException {
     try (Statement statement = connection.createStatement()) {
       statement.execute(sql);
+    }
+  }
+
+  @Override
+  public void close() {
+    pool.close();
+    try {
+      parser.close();
+    } catch (SQLException ignored) {
+      // Shutting down; the parser holds no data.
     }
   }
 }

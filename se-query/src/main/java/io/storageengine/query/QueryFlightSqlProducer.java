@@ -211,7 +211,9 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       }
       listener.completed();
     } catch (java.io.IOException e) {
-      throw DuckDbErrors.translate(e);
+      // A batch failed after others may have been sent: the client gets this error, never a
+      // short result (an expired snapshot's files deleted mid-read included).
+      throw query.translate(e);
     }
   }
 
@@ -503,6 +505,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public void close() throws Exception {
     preparedStatements.clear();
     handoff.close();
+    engine.close();
   }
 
   /** Prepared statements currently open (for tests and metrics). */

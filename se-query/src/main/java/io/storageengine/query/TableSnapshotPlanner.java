@@ -23,40 +23,72 @@ import org.apache.iceberg.io.CloseableIterable;
 /**
  * Plans the data files of one pinned table snapshot with Iceberg: pruning by the pushed filter,
  * deletion vectors and position deletes resolved to row positions per data file, remote files
- * made local through the cache.
+ * made local through the cache. Plans are kept in a {@link SnapshotPlanCache}: a query on a
+ * snapshot that was planned before with the same filter reads no manifest or delete file.
  */
 final class TableSnapshotPlanner {
   private final DataFileCache cache;
+  private final SnapshotPlanCache plans;
 
-  TableSnapshotPlanner(DataFileCache cache) {
+  TableSnapshotPlanner(DataFileCache cache, SnapshotPlanCache plans) {
     this.cache = cache;
+    this.plans = plans;
   }
 
   /** One data file as DuckDB reads it. {@code deletedPositions} is sorted, possibly empty. */
   record PlannedFile(String localPath, long[] deletedPositions) {}
 
-  /** The files and schema of a pinned table. */
-  record PlannedTable(String displayName, Schema schema, List<PlannedFile> files) {}
+  /**
+   * The files and schema of {@code table} pinned at {@code snapshotId} (null: no snapshot yet).
+   * {@code evolved}: the table has had more than one schema, so files may carry other column
+   * names than {@code schema}. {@code plan} is the shared (cached) plan the files come from, null
+   * for a table without snapshot.
+   */
+  record PlannedTable(String displayName, Table table, Long snapshotId, Schema schema, List<PlannedFile> files,
+      boolean evolved, SnapshotPlanCache.Plan plan) {}
 
   /**
-   * Plans {@code table} at {@code pin}. Leases on cached copies are added to {@code leases} and
-   * must be held until the query finished reading.
+   * Plans {@code table} of tenant {@code catalogId} at {@code pin}. Leases on cached copies are
+   * added to {@code leases} and must be held until the query finished reading.
    */
-  PlannedTable plan(String displayName, Table table, SnapshotPin pin, Expression filter,
+  PlannedTable plan(String catalogId, String displayName, Table table, SnapshotPin pin, Expression filter,
       List<DataFileCache.Lease> leases) {
     Schema schema = table.schemas().get(pin.schemaId());
     if (schema == null) {
       throw SeException.notFound("table %s: schema %d no longer exists", displayName, pin.schemaId());
     }
-    List<PlannedFile> files = new ArrayList<>();
+    boolean evolved = table.schemas().size() > 1;
     if (pin.snapshotId() == null) {
-      return new PlannedTable(displayName, schema, files);
+      return new PlannedTable(displayName, table, null, schema, List.of(), evolved, null);
     }
     if (table.snapshot(pin.snapshotId()) == null) {
-      throw SeException.notFound("table %s: snapshot %d no longer exists", displayName, pin.snapshotId());
+      throw new SnapshotExpiredException(displayName, pin.snapshotId());
     }
-    TableScan scan = table.newScan().useSnapshot(pin.snapshotId()).caseSensitive(false)
-        .filter(filter == null ? Expressions.alwaysTrue() : filter);
+    Expression pruning = filter == null ? Expressions.alwaysTrue() : filter;
+    SnapshotPlanCache.Key key = new SnapshotPlanCache.Key(catalogId, String.valueOf(table.uuid()), table.location(),
+        pin.snapshotId(), pin.schemaId(), pruning.toString());
+    SnapshotPlanCache.Plan plan = plans.get(key);
+    if (plan == null) {
+      plan = plans.put(key, new SnapshotPlanCache.Plan(scan(displayName, table, pin.snapshotId(), pruning)));
+    }
+    List<PlannedFile> files = new ArrayList<>(plan.files.size());
+    try {
+      for (SnapshotPlanCache.ScanFile file : plan.files) {
+        files.add(new PlannedFile(localPath(catalogId, table, file.location(), leases), file.deletedPositions()));
+      }
+    } catch (RuntimeException e) {
+      // A remote data file deleted by expiry before its copy was made (the error names it).
+      if (SnapshotExpiredException.isMissingFile(e)) {
+        throw SnapshotExpiredException.missingFiles(displayName, table, pin.snapshotId(), e);
+      }
+      throw e;
+    }
+    return new PlannedTable(displayName, table, pin.snapshotId(), schema, files, evolved, plan);
+  }
+
+  private static List<SnapshotPlanCache.ScanFile> scan(String displayName, Table table, long snapshotId, Expression filter) {
+    List<SnapshotPlanCache.ScanFile> files = new ArrayList<>();
+    TableScan scan = table.newScan().useSnapshot(snapshotId).caseSensitive(false).filter(filter);
     BaseDeleteLoader deletes = new BaseDeleteLoader(deleteFile -> table.io().newInputFile(deleteFile.location()));
     try (CloseableIterable<FileScanTask> tasks = scan.planFiles()) {
       for (FileScanTask task : tasks) {
@@ -81,12 +113,18 @@ final class TableSnapshotPlanner {
         if (deleted.length == file.recordCount()) {
           continue; // every row of the file is deleted
         }
-        files.add(new PlannedFile(localPath(table, file.location(), leases), deleted));
+        files.add(new SnapshotPlanCache.ScanFile(file.location(), deleted));
       }
-    } catch (IOException e) {
-      throw SeException.unavailable("table " + displayName + ": cannot plan the scan", e);
+    } catch (IOException | RuntimeException e) {
+      // Expiry may delete the snapshot's manifests or deletion vectors while they are read here
+      // (the snapshot was in the metadata this plan loaded).
+      if (SnapshotExpiredException.isMissingFile(e)) {
+        throw SnapshotExpiredException.missingFiles(displayName, table, snapshotId, e);
+      }
+      throw e instanceof RuntimeException runtime ? runtime
+          : SeException.unavailable("table " + displayName + ": cannot plan the scan", e);
     }
-    return new PlannedTable(displayName, schema, files);
+    return files;
   }
 
   private static long[] positions(PositionDeleteIndex index) {
@@ -100,7 +138,7 @@ final class TableSnapshotPlanner {
     return next[0] == out.length ? out : java.util.Arrays.copyOf(out, next[0]);
   }
 
-  private String localPath(Table table, String location, List<DataFileCache.Lease> leases) {
+  private String localPath(String catalogId, Table table, String location, List<DataFileCache.Lease> leases) {
     URI uri;
     try {
       uri = URI.create(location);
@@ -113,7 +151,7 @@ final class TableSnapshotPlanner {
     if (uri.getScheme().equals("file")) {
       return uri.getPath();
     }
-    DataFileCache.Lease lease = cache.acquire(table.io(), location);
+    DataFileCache.Lease lease = cache.acquire(catalogId, table.io(), location);
     leases.add(lease);
     return lease.path().toString();
   }

@@ -21,18 +21,34 @@ class DataFileCacheTest {
       }
     }
     DataFileCache cache = new DataFileCache(dir, 250);
-    DataFileCache.Lease a = cache.acquire(io, "mem://w/a");
-    cache.acquire(io, "mem://w/b").close();
-    DataFileCache.Lease again = cache.acquire(io, "mem://w/b");
-    try (DataFileCache.Lease same = cache.acquire(io, "mem://w/b")) {
+    DataFileCache.Lease a = cache.acquire("tenant", io, "mem://w/a");
+    cache.acquire("tenant", io, "mem://w/b").close();
+    DataFileCache.Lease again = cache.acquire("tenant", io, "mem://w/b");
+    try (DataFileCache.Lease same = cache.acquire("tenant", io, "mem://w/b")) {
       assertThat(same.path()).isEqualTo(again.path());
     }
     again.close();
-    cache.acquire(io, "mem://w/c").close();
+    cache.acquire("tenant", io, "mem://w/c").close();
     // a is leased and b was used before c: b goes.
     assertThat(cache.size()).isEqualTo(2);
     assertThat(cache.totalBytes()).isEqualTo(200);
     assertThat(Files.exists(a.path())).isTrue();
     a.close();
+  }
+
+  @Test
+  void eachScopeHasItsOwnDirectory() throws Exception {
+    InMemoryFileIO io = new InMemoryFileIO();
+    try (PositionOutputStream out = io.newOutputFile("mem://scoped/a").create()) {
+      out.write(new byte[10]);
+    }
+    DataFileCache cache = new DataFileCache(dir, 1000);
+    try (DataFileCache.Lease one = cache.acquire("one", io, "mem://scoped/a");
+        DataFileCache.Lease two = cache.acquire("two", io, "mem://scoped/a")) {
+      assertThat(one.path().getParent()).isEqualTo(cache.directory("one"));
+      assertThat(two.path().getParent()).isEqualTo(cache.directory("two"));
+      assertThat(cache.directory("one")).isNotEqualTo(cache.directory("two"));
+      assertThat(cache.size()).isEqualTo(2);
+    }
   }
 }

@@ -48,6 +48,10 @@ import org.apache.iceberg.rest.RESTCatalog;
  * directly, and the planning latency (GetFlightInfo) of a small table.
  *
  * <pre>java -cp ... io.storageengine.stress.QueryBenchmark --server-address 127.0.0.1:7777 [--rows 10000000]</pre>
+ *
+ * <p>{@code --facts bench.facts_x --dims bench.dims_x} reuse tables a previous run loaded (their
+ * names are in its output), so a server can be measured before and after a change without
+ * loading again.
  */
 public final class QueryBenchmark {
   private static final String[][] QUERIES = {
@@ -71,24 +75,30 @@ public final class QueryBenchmark {
     long rows = Long.parseLong(opts.getOrDefault("rows", "10000000"));
     int repeats = Integer.parseInt(opts.getOrDefault("repeats", "3"));
     String suffix = Long.toString(System.currentTimeMillis(), 36);
-    TableIdentifier factId = TableIdentifier.parse("bench.facts_" + suffix);
-    TableIdentifier dimId = TableIdentifier.parse("bench.dims_" + suffix);
+    boolean reuse = opts.containsKey("facts") && opts.containsKey("dims");
+    TableIdentifier factId = TableIdentifier.parse(opts.getOrDefault("facts", "bench.facts_" + suffix));
+    TableIdentifier dimId = TableIdentifier.parse(opts.getOrDefault("dims", "bench.dims_" + suffix));
 
     ObjectNode out = Json.object();
     out.put("rows", rows);
+    out.put("facts", factId.toString());
+    out.put("dims", dimId.toString());
     try (BufferAllocator allocator = new RootAllocator();
         RESTCatalog catalog = server.restCatalog(catalogId)) {
-      Table facts = Tables.create(catalog, factId, TableDefinition.builder(
-          "id bigint not null, qty int, amount double, category string").build());
-      Table dims = Tables.create(catalog, dimId, TableDefinition.builder("qty int not null, label string").build());
-      long loadStart = System.nanoTime();
-      load(server, allocator, catalogId, facts, rows, false);
-      load(server, allocator, catalogId, dims, 100, true);
-      awaitRows(catalog, factId, rows);
-      awaitRows(catalog, dimId, 100);
-      out.put("load_and_reconcile_seconds", (System.nanoTime() - loadStart) / 1e9);
-      facts = catalog.loadTable(factId);
-      dims = catalog.loadTable(dimId);
+      if (!reuse) {
+        Table facts = Tables.create(catalog, factId, TableDefinition.builder(
+            "id bigint not null, qty int, amount double, category string").build());
+        Table dims = Tables.create(catalog, dimId, TableDefinition.builder("qty int not null, label string").build());
+        long loadStart = System.nanoTime();
+        load(server, allocator, catalogId, facts, rows, false);
+        load(server, allocator, catalogId, dims, 100, true);
+        awaitRows(catalog, factId, rows);
+        awaitRows(catalog, dimId, 100);
+        out.put("load_and_reconcile_seconds", (System.nanoTime() - loadStart) / 1e9);
+      }
+      Table facts = catalog.loadTable(factId);
+      Table dims = catalog.loadTable(dimId);
+      out.put("rows", Long.parseLong(facts.currentSnapshot().summary().getOrDefault("total-records", "0")));
       String factFiles = files(facts);
       String dimFiles = files(dims);
       out.put("data_files", factFiles.split(",").length);

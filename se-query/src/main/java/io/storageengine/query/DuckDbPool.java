@@ -1,0 +1,310 @@
+package io.storageengine.query;
+
+import io.storageengine.common.SeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.UUID;
+import java.util.stream.Stream;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * Locked DuckDB databases kept per tenant, so a query does not pay for starting and stopping a
+ * database (tens of milliseconds each).
+ *
+ * <p>A database is locked when it is created: external access off, reads allowed only below its
+ * {@linkplain #acquire allowed directories} (the directories of data files of the tenant that
+ * queries needed so far) and its own spill directory, and every setting frozen. DuckDB cannot
+ * widen that list later, so a query that needs a directory the idle databases of its tenant do
+ * not allow gets a new database allowing the union. A database serves one query at a time and
+ * only queries of the tenant it was created for.
+ *
+ * <p>Between queries the query's connection (with its temporary objects) is closed and the
+ * in-memory catalog {@code default} holding the query's views and tables is detached. Before a
+ * database goes back to the pool it must show no attached catalog, table, view or schema other
+ * than DuckDB's own; otherwise, or after any error, it is closed instead. At most
+ * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
+ * for at most {@link #IDLE_TTL_NANOS}; databases in use are not limited (as many as queries run).
+ */
+final class DuckDbPool implements AutoCloseable {
+  static final int MAX_IDLE_PER_TENANT = 2;
+  static final int MAX_IDLE = 8;
+  static final long IDLE_TTL_NANOS = 300_000_000_000L;
+  /** Above this many known directories a tenant's databases allow only what the query needs. */
+  static final int MAX_REMEMBERED_DIRECTORIES = 256;
+
+  private static final String LEFTOVERS_SQL = "SELECT "
+      + "(SELECT count(*) FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory') "
+      + "+ (SELECT count(*) FROM duckdb_tables() WHERE NOT internal) "
+      + "+ (SELECT count(*) FROM duckdb_views() WHERE NOT internal) "
+      + "+ (SELECT count(*) FROM duckdb_schemas() WHERE NOT internal) "
+      + "+ (SELECT count(*) FROM duckdb_sequences())";
+
+  private final QueryConfig config;
+  private final Path spillRoot;
+  private final Map<String, Deque<Database>> idle = new HashMap<>();
+  private final Map<String, Set<String>> knownDirectories = new HashMap<>();
+  private int idleCount;
+  private long created;
+  private boolean closed;
+
+  DuckDbPool(QueryConfig config) {
+    this.config = config;
+    this.spillRoot = config.localDirectory().resolve("spill");
+  }
+
+  /** A database of one tenant, locked to its allowed directories. */
+  private final class Database {
+    final String tenant;
+    final DuckDBConnection admin;
+    final Set<String> allowed;
+    final Path spill;
+    long idleSince;
+
+    Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill) {
+      this.tenant = tenant;
+      this.admin = admin;
+      this.allowed = allowed;
+      this.spill = spill;
+    }
+
+    boolean allows(Set<String> directories) {
+      return allowed.containsAll(directories);
+    }
+
+    void close() {
+      try {
+        admin.close();
+      } catch (SQLException ignored) {
+        // Closing a database that failed; nothing else holds it.
+      }
+      deleteRecursively(spill);
+    }
+  }
+
+  /** A database lent to one query. Closing it resets the database and returns it to the pool. */
+  final class Lease implements AutoCloseable {
+    private final Database database;
+    private final DuckDBConnection connection;
+    private boolean released;
+
+    private Lease(Database database, DuckDBConnection connection) {
+      this.database = database;
+      this.connection = connection;
+    }
+
+    /** The query's own connection; its temporary objects end with it. */
+    DuckDBConnection connection() {
+      return connection;
+    }
+
+    @Override
+    public void close() {
+      if (released) {
+        return;
+      }
+      released = true;
+      boolean clean;
+      try {
+        connection.close();
+        execute(database.admin, "DETACH DATABASE IF EXISTS \"default\"");
+        clean = leftovers(database.admin) == 0;
+      } catch (SQLException | RuntimeException e) {
+        clean = false;
+      }
+      release(database, clean);
+    }
+  }
+
+  /**
+   * A database of {@code tenant} whose reads are allowed below every directory of
+   * {@code directories} (absolute paths ending in {@code /}), with a fresh connection on it.
+   */
+  Lease acquire(String tenant, Set<String> directories) {
+    Database reused = null;
+    List<Database> stale = new ArrayList<>();
+    Set<String> allowed;
+    synchronized (this) {
+      if (closed) {
+        throw SeException.unavailable("the query engine is shutting down", null);
+      }
+      expire(System.nanoTime(), stale);
+      Deque<Database> queue = idle.get(tenant);
+      if (queue != null) {
+        for (Iterator<Database> it = queue.iterator(); it.hasNext(); ) {
+          Database candidate = it.next();
+          if (candidate.allows(directories)) {
+            it.remove();
+            idleCount--;
+            reused = candidate;
+            break;
+          }
+        }
+      }
+      Set<String> known = knownDirectories.computeIfAbsent(tenant, k -> new LinkedHashSet<>());
+      if (!known.containsAll(directories)) {
+        known.addAll(directories);
+        if (known.size() > MAX_REMEMBERED_DIRECTORIES) {
+          known.clear();
+          known.addAll(directories);
+        }
+        // Idle databases of the tenant allow too little now; newer ones will allow the union.
+        if (queue != null) {
+          idleCount -= queue.size();
+          stale.addAll(queue);
+          queue.clear();
+        }
+      }
+      allowed = Set.copyOf(known);
+    }
+    stale.forEach(Database::close);
+    Database database = reused != null ? reused : open(tenant, allowed);
+    try {
+      return new Lease(database, (DuckDBConnection) database.admin.duplicate());
+    } catch (SQLException e) {
+      database.close();
+      throw SeException.internal("cannot start the query engine", e);
+    }
+  }
+
+  /** Databases created so far (for tests). */
+  synchronized long created() {
+    return created;
+  }
+
+  /** Databases idle in the pool (for tests). */
+  synchronized int idleCount() {
+    return idleCount;
+  }
+
+  private void release(Database database, boolean clean) {
+    List<Database> toClose = new ArrayList<>();
+    synchronized (this) {
+      if (!clean || closed || !knownDirectories.getOrDefault(database.tenant, Set.of()).containsAll(database.allowed)) {
+        toClose.add(database);
+      } else {
+        database.idleSince = System.nanoTime();
+        Deque<Database> queue = idle.computeIfAbsent(database.tenant, k -> new ArrayDeque<>());
+        queue.addFirst(database);
+        idleCount++;
+        while (queue.size() > MAX_IDLE_PER_TENANT) {
+          toClose.add(queue.removeLast());
+          idleCount--;
+        }
+        while (idleCount > MAX_IDLE) {
+          toClose.add(removeOldestIdle());
+        }
+      }
+    }
+    toClose.forEach(Database::close);
+  }
+
+  private Database removeOldestIdle() {
+    Deque<Database> oldestQueue = null;
+    for (Deque<Database> queue : idle.values()) {
+      if (!queue.isEmpty() && (oldestQueue == null || queue.peekLast().idleSince < oldestQueue.peekLast().idleSince)) {
+        oldestQueue = queue;
+      }
+    }
+    idleCount--;
+    return oldestQueue.removeLast();
+  }
+
+  private void expire(long now, List<Database> out) {
+    for (Deque<Database> queue : idle.values()) {
+      while (!queue.isEmpty() && now - queue.peekLast().idleSince > IDLE_TTL_NANOS) {
+        out.add(queue.removeLast());
+        idleCount--;
+      }
+    }
+  }
+
+  private Database open(String tenant, Set<String> allowed) {
+    Properties properties = new Properties();
+    properties.setProperty("autoload_known_extensions", "false");
+    properties.setProperty("autoinstall_known_extensions", "false");
+    properties.setProperty("allow_community_extensions", "false");
+    properties.setProperty("jdbc_stream_results", "true");
+    Path spill = spillRoot.resolve(UUID.randomUUID().toString());
+    DuckDBConnection admin;
+    try {
+      admin = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+    } catch (SQLException e) {
+      throw SeException.internal("cannot start the query engine", e);
+    }
+    Database database = new Database(tenant, admin, allowed, spill);
+    try {
+      StringJoiner directories = new StringJoiner(", ", "[", "]");
+      allowed.forEach(directory -> directories.add(SqlText.literal(directory)));
+      directories.add(SqlText.literal(spill + "/"));
+      execute(admin, "SET allowed_directories = " + directories);
+      execute(admin, "SET temp_directory = " + SqlText.literal(spill.toString()));
+      execute(admin, "SET memory_limit = " + SqlText.literal(config.duckdbMemoryLimit()));
+      execute(admin, "SET threads = " + config.duckdbThreads());
+      execute(admin, "SET TimeZone = 'UTC'");
+      execute(admin, "SET autoload_known_extensions = false");
+      execute(admin, "SET autoinstall_known_extensions = false");
+      execute(admin, "SET enable_external_access = false");
+      execute(admin, "SET lock_configuration = true");
+    } catch (SQLException e) {
+      database.close();
+      throw SeException.internal("cannot start the query engine", e);
+    }
+    synchronized (this) {
+      created++;
+    }
+    return database;
+  }
+
+  private static long leftovers(DuckDBConnection admin) throws SQLException {
+    try (Statement statement = admin.createStatement(); ResultSet rows = statement.executeQuery(LEFTOVERS_SQL)) {
+      rows.next();
+      return rows.getLong(1);
+    }
+  }
+
+  private static void execute(DuckDBConnection connection, String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+
+  private static void deleteRecursively(Path directory) {
+    if (!Files.exists(directory)) {
+      return;
+    }
+    try (Stream<Path> files = Files.walk(directory)) {
+      files.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+    } catch (IOException ignored) {
+      // Spill files are scratch data; a failed cleanup only costs disk until restart.
+    }
+  }
+
+  @Override
+  public void close() {
+    List<Database> all = new ArrayList<>();
+    synchronized (this) {
+      closed = true;
+      idle.values().forEach(all::addAll);
+      idle.clear();
+      idleCount = 0;
+    }
+    all.forEach(Database::close);
+  }
+}

@@ -1,0 +1,151 @@
+package io.storageengine.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DuckDbPoolTest {
+  @TempDir Path dir;
+  DuckDbPool pool;
+  String mine;
+  String theirs;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    pool = new DuckDbPool(QueryConfig.defaults(dir.resolve("local")).withThreads(1).withMemoryLimit("128MB"));
+    Files.createDirectories(dir.resolve("mine"));
+    Files.createDirectories(dir.resolve("theirs"));
+    mine = dir.resolve("mine") + "/";
+    theirs = dir.resolve("theirs") + "/";
+    // Test files, written by an unlocked database.
+    try (Connection writer = java.sql.DriverManager.getConnection("jdbc:duckdb:")) {
+      execute(writer, "COPY (SELECT 1 AS id) TO '" + mine + "a.parquet' (FORMAT parquet)");
+      execute(writer, "COPY (SELECT 2 AS id) TO '" + theirs + "b.parquet' (FORMAT parquet)");
+    }
+  }
+
+  @AfterEach
+  void tearDown() {
+    pool.close();
+  }
+
+  @Test
+  void aDatabaseIsReusedWithNothingLeftOfTheQueryBefore() throws Exception {
+    long before = pool.created();
+    try (DuckDbPool.Lease first = pool.acquire("t", Set.of(mine))) {
+      Connection c = first.connection();
+      execute(c, "ATTACH ':memory:' AS \"default\"");
+      execute(c, "USE \"default\"");
+      execute(c, "CREATE SCHEMA ns");
+      execute(c, "CREATE VIEW ns.v AS SELECT * FROM read_parquet(['" + mine + "a.parquet'])");
+      execute(c, "CREATE TEMP TABLE scratch AS SELECT 42 AS x");
+      assertThat(query(c, "SELECT id FROM ns.v")).isEqualTo("1");
+    }
+    try (DuckDbPool.Lease second = pool.acquire("t", Set.of(mine))) {
+      Connection c = second.connection();
+      assertThat(query(c, "SELECT string_agg(database_name, ',' ORDER BY database_name) FROM duckdb_databases()"))
+          .isEqualTo("memory,system,temp");
+      assertThat(query(c, "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
+      assertThat(query(c, "SELECT count(*) FROM duckdb_views() WHERE NOT internal")).isEqualTo("0");
+      assertThatThrownBy(() -> query(c, "SELECT * FROM scratch")).hasMessageContaining("scratch does not exist");
+    }
+    assertThat(pool.created() - before).isEqualTo(1);
+    assertThat(pool.idleCount()).isGreaterThanOrEqualTo(1);
+  }
+
+  @Test
+  void tenantsNeverShareADatabase() throws Exception {
+    long before = pool.created();
+    try (DuckDbPool.Lease a = pool.acquire("a", Set.of(mine))) {
+      execute(a.connection(), "SELECT 1");
+    }
+    try (DuckDbPool.Lease b = pool.acquire("b", Set.of(mine))) {
+      execute(b.connection(), "SELECT 1");
+    }
+    try (DuckDbPool.Lease a = pool.acquire("a", Set.of(mine))) {
+      execute(a.connection(), "SELECT 1");
+    }
+    assertThat(pool.created() - before).isEqualTo(2);
+  }
+
+  @Test
+  void filesOutsideTheAllowedDirectoriesAndSettingsAreLocked() throws Exception {
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      Connection c = lease.connection();
+      assertThat(query(c, "SELECT id FROM read_parquet(['" + mine + "a.parquet'])")).isEqualTo("1");
+      assertThatThrownBy(() -> query(c, "SELECT id FROM read_parquet(['" + theirs + "b.parquet'])"))
+          .hasMessageContaining("b.parquet");
+      assertThatThrownBy(() -> execute(c, "SET threads = 4")).hasMessageContaining("configuration has been locked");
+      assertThatThrownBy(() -> execute(c, "SET enable_external_access = true"))
+          .hasMessageContaining("enable_external_access");
+    }
+  }
+
+  @Test
+  void aQueryNeedingAnotherDirectoryGetsADatabaseAllowingBoth() throws Exception {
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      execute(lease.connection(), "SELECT 1");
+    }
+    long before = pool.created();
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(theirs))) {
+      Connection c = lease.connection();
+      assertThat(query(c, "SELECT id FROM read_parquet(['" + theirs + "b.parquet'])")).isEqualTo("2");
+      assertThat(query(c, "SELECT id FROM read_parquet(['" + mine + "a.parquet'])")).isEqualTo("1");
+    }
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      execute(lease.connection(), "SELECT 1");
+    }
+    assertThat(pool.created() - before).isEqualTo(1);
+  }
+
+  @Test
+  void aDatabaseWithLeftoversIsClosedInsteadOfReused() throws Exception {
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      execute(lease.connection(), "CREATE TABLE memory.main.leftover (a INTEGER)");
+    }
+    long before = pool.created();
+    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      assertThat(query(lease.connection(), "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
+    }
+    assertThat(pool.created() - before).isEqualTo(1);
+  }
+
+  @Test
+  void idleDatabasesAreBounded() throws Exception {
+    DuckDbPool.Lease[] leases = new DuckDbPool.Lease[DuckDbPool.MAX_IDLE_PER_TENANT + 2];
+    for (int i = 0; i < leases.length; i++) {
+      leases[i] = pool.acquire("t", Set.of(mine));
+    }
+    for (DuckDbPool.Lease lease : leases) {
+      lease.close();
+    }
+    assertThat(pool.idleCount()).isEqualTo(DuckDbPool.MAX_IDLE_PER_TENANT);
+    pool.close();
+    assertThat(pool.idleCount()).isZero();
+    assertThatThrownBy(() -> pool.acquire("t", Set.of(mine))).hasMessageContaining("shutting down");
+  }
+
+  private static void execute(Connection connection, String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+
+  private static String query(Connection connection, String sql) throws SQLException {
+    try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery(sql)) {
+      rows.next();
+      return rows.getString(1);
+    }
+  }
+}
