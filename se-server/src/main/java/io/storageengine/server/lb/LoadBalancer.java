@@ -1,7 +1,11 @@
 package io.storageengine.server.lb;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.linecorp.armeria.client.UnprocessedRequestException;
 import com.linecorp.armeria.client.WebClient;
+import com.linecorp.armeria.common.AggregatedHttpRequest;
+import com.linecorp.armeria.common.HttpRequest;
+import com.linecorp.armeria.common.util.Exceptions;
 import com.linecorp.armeria.common.HttpResponse;
 import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.MediaType;
@@ -19,6 +23,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -107,19 +112,45 @@ public final class LoadBalancer implements AutoCloseable {
     return directory.live();
   }
 
+  /**
+   * Plain HTTP goes to the live server that owns the client's connection. The request is
+   * buffered (the HTTP API's bodies are small), so one that could not be delivered, because the
+   * server refused the connection, is sent to the next server in the connection's order.
+   */
   private HttpService forwardHttp() {
-    return (ServiceRequestContext ctx, com.linecorp.armeria.common.HttpRequest req) -> {
+    return (ServiceRequestContext ctx, HttpRequest req) -> {
       List<String> order = Rendezvous.order("connection/" + ctx.remoteAddress(), directory.live());
       if (order.isEmpty()) {
         return error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer; servers known: "
             + directory.view());
       }
-      WebClient client = httpClients.computeIfAbsent(order.get(0), a -> WebClient.builder("http://" + a)
-          .responseTimeout(Duration.ZERO)
-          .maxResponseLength(0)
-          .build());
-      return client.execute(req);
+      return HttpResponse.of(req.aggregate().thenCompose(request -> forward(request, order, 0)));
     };
+  }
+
+  private CompletableFuture<HttpResponse> forward(AggregatedHttpRequest request, List<String> order, int index) {
+    String target = order.get(index);
+    WebClient client = httpClients.computeIfAbsent(target, a -> WebClient.builder("http://" + a)
+        .responseTimeout(Duration.ZERO)
+        .maxResponseLength(0)
+        .build());
+    return client.execute(request).aggregate().handle((response, failure) -> {
+      if (failure == null) {
+        return CompletableFuture.completedFuture(response.toHttpResponse());
+      }
+      if (Exceptions.peel(failure) instanceof UnprocessedRequestException) {
+        directory.markDown(target);
+        if (index + 1 < order.size()) {
+          return forward(request, order, index + 1);
+        }
+        return CompletableFuture.completedFuture(error(HttpStatus.SERVICE_UNAVAILABLE,
+            "no live server accepted the request; tried " + order));
+      }
+      LOG.warn("server {} failed while answering {} {}: {}", target, request.method(), request.path(),
+          failure.toString());
+      return CompletableFuture.completedFuture(error(HttpStatus.SERVICE_UNAVAILABLE,
+          "server " + target + " failed while answering; retry the request"));
+    }).thenCompose(f -> f);
   }
 
   private static HttpResponse error(HttpStatus status, String message) {

@@ -190,6 +190,13 @@ class LoadBalancerTest {
       createTable(name);
       servers[0].close();
       servers[0] = null;
+      // HTTP too: each new connection may be owned by the dead server; none may fail.
+      for (int i = 0; i < 6; i++) {
+        HttpResponse<String> catalog = HttpClient.newHttpClient().send(HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + blind.port() + "/catalogs/" + CATALOG)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertThat(catalog.statusCode()).as(catalog.body()).isEqualTo(200);
+      }
       long start = System.nanoTime();
       try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", blind.port()), allocator)) {
         assertThat(ingest(client, name, 0, 2)).isEqualTo(1L);
