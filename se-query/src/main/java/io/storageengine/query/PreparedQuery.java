@@ -5,11 +5,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ParameterMetaData;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.ResultSetMetaData;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +35,7 @@ final class PreparedQuery implements AutoCloseable {
   private final Connection connection;
   private final String sql;
   private final Map<String, SnapshotPin> pins;
+  private final QueryParameters parameters;
   private final List<TableRead> reads;
   private final List<? extends AutoCloseable> resources;
   private final List<AutoCloseable> open = new ArrayList<>();
@@ -49,11 +50,14 @@ final class PreparedQuery implements AutoCloseable {
    */
   record TableRead(String displayName, Table table, long snapshotId, List<String> localFiles) {}
 
-  PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, List<TableRead> reads,
-      List<? extends AutoCloseable> resources) {
+  private List<String> parameterTypes;
+
+  PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      List<TableRead> reads, List<? extends AutoCloseable> resources) {
     this.connection = connection;
     this.sql = sql;
     this.pins = pins;
+    this.parameters = parameters;
     this.reads = reads;
     this.resources = resources;
   }
@@ -64,35 +68,86 @@ final class PreparedQuery implements AutoCloseable {
   }
 
   /**
+   * The DuckDB types of the statement's parameters, in order, as DuckDB infers them from their
+   * context ({@code INVALID} where it cannot).
+   */
+  synchronized List<String> parameterTypes() {
+    if (parameterTypes == null) {
+      try (PreparedStatement statement = connection.prepareStatement(sql)) {
+        ParameterMetaData metadata = statement.getParameterMetaData();
+        List<String> types = new ArrayList<>();
+        for (int i = 1; i <= metadata.getParameterCount(); i++) {
+          types.add(metadata.getParameterTypeName(i));
+        }
+        parameterTypes = List.copyOf(types);
+      } catch (SQLException e) {
+        throw translate(e);
+      }
+    }
+    return parameterTypes;
+  }
+
+  /**
+   * Checks that the bound values fit the statement's parameters (INVALID_ARGUMENT naming the
+   * count or the parameter and its expected type). Required before {@link #execute}.
+   */
+  void checkParameters() {
+    List<String> types = parameterTypes();
+    if (!types.isEmpty() && parameters.isEmpty()) {
+      throw SeException.invalid("statement has %d parameter%s, but no values were bound: "
+          + "prepare the statement and bind its values", types.size(), types.size() == 1 ? "" : "s");
+    }
+    parameters.check(types);
+  }
+
+  /**
    * The Arrow schema {@link #execute} produces, computed without reading data: types from the
-   * statement wrapped in {@code LIMIT 0}, names from the bound statement (a subquery would
-   * rename duplicate column names).
+   * statement wrapped in {@code LIMIT 0}, names from the prepared statement (a subquery would
+   * rename duplicate column names). Parameters are bound to their values, or to NULL while no
+   * values are known (a prepared statement being created).
    */
   Schema schema(BufferAllocator allocator) {
     try (PreparedStatement bound = connection.prepareStatement(sql);
-        Statement statement = connection.createStatement();
-        ResultSet rows = statement.executeQuery("SELECT * FROM (" + sql + "\n) AS __se_query LIMIT 0");
-        ArrowReader reader = (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, 1)) {
-      ResultSetMetaData metadata = bound.getMetaData();
-      List<Field> fields = new ArrayList<>();
-      List<Field> typed = reader.getVectorSchemaRoot().getSchema().getFields();
-      for (int i = 0; i < typed.size(); i++) {
-        Field field = typed.get(i);
-        String name = i < metadata.getColumnCount() ? metadata.getColumnName(i + 1) : field.getName();
-        fields.add(new Field(name, field.getFieldType(), field.getChildren()));
+        PreparedStatement statement = connection.prepareStatement("SELECT * FROM (" + sql + "\n) AS __se_query LIMIT 0")) {
+      bindTo(statement);
+      try (ResultSet rows = statement.executeQuery();
+          ArrowReader reader = (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, 1)) {
+        return schema(bound.getMetaData(), reader);
       }
-      return new Schema(fields);
     } catch (SQLException | IOException e) {
       throw translate(e);
     }
   }
 
-  /** Runs the statement; batches are produced as the reader is consumed. Close the reader first. */
+  private void bindTo(PreparedStatement statement) throws SQLException {
+    if (parameters.isEmpty()) {
+      QueryParameters.bindNulls(statement, parameterTypes().size());
+    } else {
+      parameters.bind(statement);
+    }
+  }
+
+  private static Schema schema(ResultSetMetaData metadata, ArrowReader reader) throws SQLException, IOException {
+    List<Field> fields = new ArrayList<>();
+    List<Field> typed = reader.getVectorSchemaRoot().getSchema().getFields();
+    for (int i = 0; i < typed.size(); i++) {
+      Field field = typed.get(i);
+      String name = i < metadata.getColumnCount() ? metadata.getColumnName(i + 1) : field.getName();
+      fields.add(new Field(name, field.getFieldType(), field.getChildren()));
+    }
+    return new Schema(fields);
+  }
+
+  /**
+   * Runs the statement with its bound values (see {@link #checkParameters}); batches are produced
+   * as the reader is consumed. Close the reader first.
+   */
   ArrowReader execute(BufferAllocator allocator, int batchRows) {
     try {
-      Statement statement = connection.createStatement();
+      PreparedStatement statement = connection.prepareStatement(sql);
       open.add(statement);
-      ResultSet rows = statement.executeQuery(sql);
+      parameters.bind(statement);
+      ResultSet rows = statement.executeQuery();
       open.add(rows);
       return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
     } catch (SQLException e) {

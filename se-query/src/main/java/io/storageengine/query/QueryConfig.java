@@ -13,7 +13,8 @@ import java.util.Objects;
  *     live under it
  * @param cacheMaxBytes upper bound of the local copies of remote data files (LRU by bytes)
  * @param batchRows rows per Arrow batch streamed to clients
- * @param maxPreparedStatements open prepared statements kept by the server
+ * @param maxPreparedStatements no longer bounds anything: prepared statement handles are
+ *     self-contained (the server keeps none); kept so existing configurations stay valid
  * @param maxSessions Flight SQL sessions (session options) kept by the server
  */
 public record QueryConfig(

@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.StringJoiner;
+import java.util.function.Function;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -76,9 +77,18 @@ final class QueryEngine implements AutoCloseable {
    * {@link SnapshotExpiredException}.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins) {
+    return prepare(catalogId, sql, pins, QueryParameters.NONE);
+  }
+
+  /**
+   * Plans {@code sql} as {@link #prepare(String, String, Map)} does, with {@code parameters}
+   * bound to its parameters when it runs (they also prune files where a column is compared with
+   * a parameter). The values are not checked here: see {@link PreparedQuery#checkParameters}.
+   */
+  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins);
+        return prepareOnce(catalogId, sql, pins, parameters);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -87,7 +97,8 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
-  private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins) {
+  private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
+      QueryParameters parameters) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -118,7 +129,7 @@ final class QueryEngine implements AutoCloseable {
           continue;
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
-            : filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()));
+            : filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
         planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
       }
       database = pool.acquire(catalogId, directories(planned.values()));
@@ -149,7 +160,7 @@ final class QueryEngine implements AutoCloseable {
       }
       resources.addAll(leases);
       resources.add(database);
-      return new PreparedQuery(connection, statement, used, reads, resources);
+      return new PreparedQuery(connection, statement, used, parameters, reads, resources);
     } catch (RuntimeException | SQLException e) {
       leases.forEach(DataFileCache.Lease::close);
       if (database != null) {
@@ -244,8 +255,17 @@ final class QueryEngine implements AutoCloseable {
 
   /** Iceberg pruning filter from simple comparisons; anything that does not bind is skipped. */
   static Expression filter(Schema schema, List<Comparison> comparisons) {
+    return filter(schema, comparisons, QueryParameters.NONE);
+  }
+
+  /** As {@link #filter(Schema, List)}, comparisons with a parameter using its bound value. */
+  static Expression filter(Schema schema, List<Comparison> comparisons, QueryParameters parameters) {
     Expression result = Expressions.alwaysTrue();
-    for (Comparison comparison : comparisons) {
+    for (Comparison written : comparisons) {
+      Comparison comparison = resolve(written, parameters);
+      if (comparison == null) {
+        continue;
+      }
       Types.NestedField field = schema.caseInsensitiveFindField(comparison.column());
       if (field == null || schema.findField(field.fieldId()) == null || !schema.columns().contains(field)) {
         continue;
@@ -271,6 +291,26 @@ final class QueryEngine implements AutoCloseable {
       }
     }
     return result;
+  }
+
+  /** {@code comparison} with a parameter replaced by its bound value as a literal, or null when it cannot prune. */
+  private static Comparison resolve(Comparison comparison, QueryParameters parameters) {
+    if (!StatementAnalyzer.PARAMETER.equals(comparison.literalKind())) {
+      return comparison;
+    }
+    QueryParameters.Value value = parameters.parameter(comparison.literalText());
+    if (value == null) {
+      return null;
+    }
+    switch (value.kind()) {
+      case INTEGER:
+        return new Comparison(comparison.column(), comparison.operator(), "INTEGER", value.text());
+      case STRING:
+      case DATE:
+        return new Comparison(comparison.column(), comparison.operator(), "STRING", value.text());
+      default:
+        return null;
+    }
   }
 
   /** Only types whose comparison semantics match DuckDB's exactly are pushed down. */
@@ -323,7 +363,8 @@ final class QueryEngine implements AutoCloseable {
       // when reading by name, and remember the answer for every later query on the snapshot.
       boolean matches;
       try {
-        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, true));
+        FieldIdProjection names = FieldIdProjection.byName(schema);
+        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, file -> names));
         matches = viewColumnsMatch(connection, name, schema);
         if (!matches) {
           execute(connection, "DROP VIEW " + viewName);
@@ -337,33 +378,61 @@ final class QueryEngine implements AutoCloseable {
       }
       byName = false;
     }
-    execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, byName));
+    Function<PlannedFile, FieldIdProjection> projection;
+    if (byName) {
+      FieldIdProjection names = FieldIdProjection.byName(schema);
+      projection = file -> names;
+    } else if (plan == null || !FieldIdProjection.needsFileLayout(schema)) {
+      FieldIdProjection ids = FieldIdProjection.byFieldId(schema, null);
+      projection = file -> ids;
+    } else {
+      Map<PlannedFile, FieldIdProjection> projections = new java.util.IdentityHashMap<>();
+      for (PlannedFile file : table.files()) {
+        projections.put(file, FieldIdProjection.byFieldId(schema, layout(connection, table, plan, file)));
+      }
+      projection = projections::get;
+    }
+    execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, projection));
+  }
+
+  /** The Parquet layout of {@code file}, read from its footer once per plan. */
+  private static ParquetFileLayout layout(Connection connection, PlannedTable table, SnapshotPlanCache.Plan plan,
+      PlannedFile file) throws SQLException {
+    ParquetFileLayout known = plan.layouts.get(file.location());
+    if (known != null) {
+      return known;
+    }
+    try {
+      ParquetFileLayout layout = ParquetFileLayout.read(connection, file.localPath());
+      plan.layouts.put(file.location(), layout);
+      return layout;
+    } catch (SQLException e) {
+      if (!java.nio.file.Files.exists(Path.of(file.localPath()))) {
+        // Expiry deleted the pinned snapshot's file after it was planned.
+        throw SnapshotExpiredException.missingFiles(table.displayName(), table.table(), table.snapshotId(), e);
+      }
+      throw e;
+    }
   }
 
   /**
    * The view's query. Read by field id ({@code schema} map) the files of any schema version read
    * right, but DuckDB then knows neither row counts nor column statistics and plans joins
    * blindly; so files of a table that never changed its schema are read by name, which is the
-   * same thing for them. Deleted positions are removed by an anti-join only for files that have
-   * some.
+   * same thing for them. Files are grouped by {@code projection} (one group unless a struct
+   * column must be read per file layout, see {@link FieldIdProjection}). Deleted positions are
+   * removed by an anti-join only for files that have some.
    */
   private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes, String deletes,
-      boolean byName) {
-    StringJoiner columns = new StringJoiner(", ");
-    StringJoiner fieldMap = new StringJoiner(", ", "MAP {", "}");
-    for (Types.NestedField field : schema.columns()) {
-      String type = IcebergTypes.duckdbType(field.name(), field.type());
-      columns.add(SqlText.quote(field.name()));
-      fieldMap.add(field.fieldId() + ": {name: " + SqlText.literal(field.name()) + ", type: "
-          + SqlText.literal(type) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
-    }
-    String options = byName ? "" : ", schema = " + fieldMap;
+      Function<PlannedFile, FieldIdProjection> projection) {
     List<String> parts = new ArrayList<>();
-    if (!clean.isEmpty()) {
-      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(clean) + options + ")");
+    for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(clean, projection).entrySet()) {
+      FieldIdProjection read = group.getKey();
+      parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions() + ")");
     }
-    if (!withDeletes.isEmpty()) {
-      parts.add("SELECT " + columns + " FROM read_parquet(" + fileList(withDeletes) + options
+    for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(withDeletes, projection).entrySet()) {
+      FieldIdProjection read = group.getKey();
+      parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions()
           + ", filename = '__se_file', file_row_number = true) AS data WHERE NOT EXISTS (SELECT 1 FROM "
           + deletes + " AS d WHERE d.file = data.__se_file AND d.pos = data.file_row_number)");
     }
@@ -395,6 +464,16 @@ final class QueryEngine implements AutoCloseable {
       }
     }
     return actual.equals(expected);
+  }
+
+  /** Files grouped by how they are read, in plan order. */
+  private static Map<FieldIdProjection, List<PlannedFile>> byProjection(List<PlannedFile> files,
+      Function<PlannedFile, FieldIdProjection> projection) {
+    Map<FieldIdProjection, List<PlannedFile>> groups = new LinkedHashMap<>();
+    for (PlannedFile file : files) {
+      groups.computeIfAbsent(projection.apply(file), k -> new ArrayList<>()).add(file);
+    }
+    return groups;
   }
 
   private static String fileList(List<PlannedFile> files) {

@@ -7,9 +7,8 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.SpanFields;
-import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,9 +35,11 @@ import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.sql.BasicFlightSqlProducer;
 import org.apache.arrow.flight.sql.SqlInfoBuilder;
 import org.apache.arrow.flight.sql.impl.FlightSql;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.iceberg.catalog.Catalog;
 
@@ -48,9 +49,16 @@ import org.apache.iceberg.catalog.Catalog;
  * <p>The tenant is the catalog id of the {@code se-query-metadata} header or of the session
  * option {@code catalog} (see {@link QueryMetadataInterceptor}); in SQL it is named
  * {@code default}. Statements and prepared statements are planned by a {@link QueryEngine};
- * results stream as Arrow batches straight from DuckDB. Mutations, transactions and parameter
- * binding are refused. Hosts may subclass this producer, e.g. to accept ingestion through
- * {@code acceptPut} / {@code acceptPutStatementBulkIngest}, which this class leaves alone.
+ * results stream as Arrow batches straight from DuckDB. Mutations and transactions are refused.
+ * Hosts may subclass this producer, e.g. to accept ingestion through {@code acceptPut} /
+ * {@code acceptPutStatementBulkIngest}, which this class leaves alone.
+ *
+ * <p>The server keeps no per-statement state: a prepared statement handle is a
+ * {@link StatementHandle} (tenant and SQL); binding parameters ({@code DoPut} with
+ * {@code CommandPreparedStatementQuery}) answers with a new handle that also carries the values
+ * ({@code DoPutPreparedStatementResult}), and tickets carry the handle plus pinned snapshots. So
+ * any instance behind a load balancer serves any call, and closing a prepared statement frees
+ * nothing.
  */
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
@@ -64,7 +72,6 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final QueryConfig config;
   private final QueryEngine engine;
   private final QuerySessions sessions;
-  private final Map<String, StatementHandle> preparedStatements;
   private final SqlInfoBuilder sqlInfo;
   private final CatalogMetadataStreams metadata;
   private final PlannedQueryHandoff handoff = new PlannedQueryHandoff();
@@ -75,13 +82,6 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     this.config = config;
     this.engine = new QueryEngine(catalogs, config);
     this.sessions = new QuerySessions(config.maxSessions());
-    int maxPrepared = config.maxPreparedStatements();
-    this.preparedStatements = java.util.Collections.synchronizedMap(new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, StatementHandle> eldest) {
-        return size() > maxPrepared;
-      }
-    });
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new SqlInfoBuilder()
         .withFlightSqlServerName(SERVER_NAME)
@@ -133,7 +133,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public FlightInfo getFlightInfoStatement(FlightSql.CommandStatementQuery command, CallContext context,
       FlightDescriptor descriptor) {
     try {
-      return plannedFlightInfo(selectedCatalogId(), command.getQuery(), descriptor, true);
+      String catalogId = selectedCatalogId();
+      return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor, true);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -153,14 +154,11 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public void getStreamStatement(FlightSql.TicketStatementQuery ticket, CallContext context,
       ServerStreamListener listener) {
     try {
-      StatementHandle handle = StatementHandle.decode(ticket.getStatementHandle().toByteArray());
-      String catalogId = selectedCatalogId();
-      if (!catalogId.equals(handle.catalogId())) {
-        throw SeException.invalid("ticket belongs to catalog `%s`, but this call selects `%s`", handle.catalogId(), catalogId);
-      }
+      StatementHandle handle = ownHandle(ticket.getStatementHandle(), "ticket");
       PreparedQuery planned = handoff.take(ticket.getStatementHandle().toByteArray());
       try (PreparedQuery query = planned != null ? planned
-          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins())) {
+          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters())) {
+        query.checkParameters();
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -168,12 +166,18 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
-  /** Plans the query; with {@code handOff} the planned query waits for the DoGet of its ticket. */
-  private FlightInfo plannedFlightInfo(String catalogId, String sql, FlightDescriptor descriptor, boolean handOff) {
-    PreparedQuery query = engine.prepare(catalogId, sql, Map.of());
+  /**
+   * Plans the statement of {@code statement} (its tenant, SQL and bound values) on current
+   * snapshots; the ticket pins them. With {@code handOff} the planned query waits for the DoGet
+   * of its ticket.
+   */
+  private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor, boolean handOff) {
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
     try {
+      query.checkParameters();
       Schema schema = query.schema(allocator);
-      byte[] encoded = new StatementHandle(catalogId, sql, query.pins()).encode();
+      byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
+          .encode();
       FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
           .setStatementHandle(ByteString.copyFrom(encoded)).build();
       FlightInfo info = new FlightInfo(schema, descriptor,
@@ -243,15 +247,19 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       }
       String catalogId = selectedCatalogId();
       Schema schema;
+      List<Field> parameters = new ArrayList<>();
       try (PreparedQuery query = engine.prepare(catalogId, request.getQuery(), Map.of())) {
         schema = query.schema(allocator);
+        List<String> types = query.parameterTypes();
+        for (int i = 0; i < types.size(); i++) {
+          parameters.add(ParameterTypes.arrowField(i + 1, types.get(i)));
+        }
       }
-      String id = UUID.randomUUID().toString();
-      preparedStatements.put(id, new StatementHandle(catalogId, request.getQuery(), Map.of()));
+      byte[] handle = new StatementHandle(catalogId, request.getQuery(), Map.of()).encode();
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult.newBuilder()
-          .setPreparedStatementHandle(ByteString.copyFrom(id, StandardCharsets.UTF_8))
+          .setPreparedStatementHandle(ByteString.copyFrom(handle))
           .setDatasetSchema(ByteString.copyFrom(schema.serializeAsMessage()))
-          .setParameterSchema(ByteString.copyFrom(new Schema(List.of()).serializeAsMessage()))
+          .setParameterSchema(ByteString.copyFrom(new Schema(parameters).serializeAsMessage()))
           .build();
       listener.onNext(new Result(Any.pack(result).toByteArray()));
       listener.onCompleted();
@@ -260,19 +268,57 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
+  /** Nothing to free: the handle is the whole prepared statement. */
   @Override
   public void closePreparedStatement(FlightSql.ActionClosePreparedStatementRequest request, CallContext context,
       StreamListener<Result> listener) {
-    preparedStatements.remove(request.getPreparedStatementHandle().toStringUtf8());
     listener.onCompleted();
+  }
+
+  /**
+   * Binds parameter values: the batch must hold exactly one row (one column per parameter).
+   * Answers with a new handle carrying the values; the values are checked against the
+   * statement's parameters when it is planned ({@code GetFlightInfo}), which follows at once.
+   */
+  @Override
+  public Runnable acceptPutPreparedStatementQuery(FlightSql.CommandPreparedStatementQuery command, CallContext context,
+      FlightStream flightStream, StreamListener<PutResult> ackStream) {
+    return () -> {
+      try {
+        StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
+        QueryParameters values = null;
+        int rows = 0;
+        while (flightStream.next()) {
+          VectorSchemaRoot root = flightStream.getRoot();
+          if (root.getRowCount() > 0 && values == null) {
+            values = QueryParameters.fromBatch(root, root.getRowCount());
+          }
+          rows += root.getRowCount();
+        }
+        if (rows != 1) {
+          values = QueryParameters.fromBatch(flightStream.getRoot(), rows);
+        }
+        byte[] bound = prepared.withParameters(values).encode();
+        byte[] answer = FlightSql.DoPutPreparedStatementResult.newBuilder()
+            .setPreparedStatementHandle(ByteString.copyFrom(bound)).build().toByteArray();
+        // The client reads the new handle from the PutResult's metadata (a plain
+        // DoPutPreparedStatementResult, not an Any); onNext copies the buffer.
+        try (ArrowBuf metadata = allocator.buffer(answer.length)) {
+          metadata.writeBytes(answer);
+          ackStream.onNext(PutResult.metadata(metadata));
+        }
+        ackStream.onCompleted();
+      } catch (RuntimeException e) {
+        ackStream.onError(FlightErrors.toFlight(e));
+      }
+    };
   }
 
   @Override
   public FlightInfo getFlightInfoPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
       CallContext context, FlightDescriptor descriptor) {
     try {
-      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
-      return plannedFlightInfo(prepared.catalogId(), prepared.sql(), descriptor, false);
+      return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor, false);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -282,8 +328,11 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public SchemaResult getSchemaPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
       CallContext context, FlightDescriptor descriptor) {
     try {
-      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of())) {
+      StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+        if (!prepared.parameters().isEmpty()) {
+          query.checkParameters();
+        }
         return new SchemaResult(query.schema(allocator));
       }
     } catch (RuntimeException e) {
@@ -295,8 +344,9 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public void getStreamPreparedStatement(FlightSql.CommandPreparedStatementQuery command, CallContext context,
       ServerStreamListener listener) {
     try {
-      StatementHandle prepared = prepared(command.getPreparedStatementHandle());
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of())) {
+      StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+        query.checkParameters();
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -304,24 +354,17 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
-  /** The prepared statement of {@code handle}, usable only by calls selecting the same tenant. */
-  private StatementHandle prepared(ByteString handle) {
-    StatementHandle prepared = preparedStatements.get(handle.toStringUtf8());
-    if (prepared == null) {
-      throw SeException.notFound("prepared statement does not exist (closed or expired)");
-    }
+  /**
+   * The statement a ticket or prepared statement handle carries, usable only by calls selecting
+   * the same tenant ({@code what} names it in the error).
+   */
+  private StatementHandle ownHandle(ByteString bytes, String what) {
+    StatementHandle handle = StatementHandle.decode(bytes.toByteArray());
     String catalogId = selectedCatalogId();
-    if (!catalogId.equals(prepared.catalogId())) {
-      throw SeException.invalid("prepared statement belongs to catalog `%s`, but this call selects `%s`",
-          prepared.catalogId(), catalogId);
+    if (!catalogId.equals(handle.catalogId())) {
+      throw SeException.invalid("%s belongs to catalog `%s`, but this call selects `%s`", what, handle.catalogId(), catalogId);
     }
-    return prepared;
-  }
-
-  @Override
-  public Runnable acceptPutPreparedStatementQuery(FlightSql.CommandPreparedStatementQuery command, CallContext context,
-      FlightStream flightStream, StreamListener<PutResult> ackStream) {
-    return refuse(ackStream, "query parameters are not supported: write literal values into the SQL");
+    return handle;
   }
 
   @Override
@@ -503,14 +546,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   @Override
   public void close() throws Exception {
-    preparedStatements.clear();
     handoff.close();
     engine.close();
-  }
-
-  /** Prepared statements currently open (for tests and metrics). */
-  protected int openPreparedStatements() {
-    return preparedStatements.size();
   }
 
 }

@@ -40,8 +40,14 @@ final class StatementAnalyzer {
     }
   }
 
-  /** {@code column op literal} found at the top of a WHERE over a single table. */
+  /**
+   * {@code column op literal} found at the top of a WHERE over a single table. For
+   * {@code column op ?} the kind is {@link #PARAMETER} and the text the parameter's number.
+   */
   record Comparison(String column, String operator, String literalKind, String literalText) {}
+
+  /** {@link Comparison#literalKind()} of a comparison with a statement parameter. */
+  static final String PARAMETER = "PARAMETER";
 
   /** A byte span of the statement that names an information_schema view. */
   record Span(int start, int length, String view) {}
@@ -137,8 +143,22 @@ final class StatementAnalyzer {
         }
       } else if ("FUNCTION".equals(clazz)) {
         checkFunction(node);
+      } else if ("PARAMETER".equals(clazz)) {
+        checkParameter(node);
       }
       node.fields().forEachRemaining(entry -> visit(entry.getValue()));
+    }
+
+    /**
+     * Flight SQL binds values by position, so only positional parameters ({@code ?},
+     * {@code $1}) can receive them.
+     */
+    private static void checkParameter(JsonNode node) {
+      String identifier = node.path("identifier").asText();
+      if (!identifier.isEmpty() && !identifier.chars().allMatch(Character::isDigit)) {
+        throw SeException.invalid("named parameter `$%s` is not supported: use ? or $1, $2, ... (values bind by position)",
+            identifier);
+      }
     }
 
     private void collectCteNames(JsonNode node) {
@@ -236,13 +256,13 @@ final class StatementAnalyzer {
         JsonNode left = conjunct.path("left");
         JsonNode right = conjunct.path("right");
         boolean flipped = false;
-        if ("CONSTANT".equals(left.path("class").asText()) && "COLUMN_REF".equals(right.path("class").asText())) {
+        if (isValue(left) && "COLUMN_REF".equals(right.path("class").asText())) {
           JsonNode tmp = left;
           left = right;
           right = tmp;
           flipped = true;
         }
-        if (!"COLUMN_REF".equals(left.path("class").asText()) || !"CONSTANT".equals(right.path("class").asText())) {
+        if (!"COLUMN_REF".equals(left.path("class").asText()) || !isValue(right)) {
           continue;
         }
         JsonNode names = left.path("column_names");
@@ -254,6 +274,11 @@ final class StatementAnalyzer {
         } else {
           continue;
         }
+        if ("PARAMETER".equals(right.path("class").asText())) {
+          // Resolved to the bound value when the query is planned (see QueryEngine#filter).
+          out.add(new Comparison(column, flipped ? flip(op) : op, PARAMETER, right.path("identifier").asText()));
+          continue;
+        }
         JsonNode literal = right.path("literal");
         if (!literal.isObject() || literal.path("text").isMissingNode()) {
           continue;
@@ -261,6 +286,11 @@ final class StatementAnalyzer {
         out.add(new Comparison(column, flipped ? flip(op) : op, literal.path("kind").asText(), literal.path("text").asText()));
       }
       return out;
+    }
+
+    private static boolean isValue(JsonNode node) {
+      String clazz = node.path("class").asText();
+      return "CONSTANT".equals(clazz) || "PARAMETER".equals(clazz);
     }
 
     private static void flattenAnd(JsonNode node, List<JsonNode> out) {

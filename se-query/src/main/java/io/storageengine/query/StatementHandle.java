@@ -9,11 +9,23 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * What a statement ticket carries from {@code GetFlightInfo} to {@code DoGet}: the tenant, the
- * SQL and the pinned state of every table it reads. Encoded as JSON inside Flight SQL's
- * {@code TicketStatementQuery.statement_handle}.
+ * Everything a statement ticket or a prepared statement handle carries: the tenant, the SQL, the
+ * pinned state of every table it reads (empty: read current snapshots) and the values bound to
+ * its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
+ * {@code prepared_statement_handle}, so the server keeps no per-statement state and any server
+ * instance can serve any call. A handle is trusted for nothing: its SQL is analyzed again, its
+ * tenant must be the one the call selects, and its values are bound as values.
  */
-record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pins) {
+record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
+  StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pins) {
+    this(catalogId, sql, pins, QueryParameters.NONE);
+  }
+
+  /** The same statement with {@code values} bound (a new handle; handles are immutable). */
+  StatementHandle withParameters(QueryParameters values) {
+    return new StatementHandle(catalogId, sql, pins, values);
+  }
+
   byte[] encode() {
     ObjectNode root = Json.object();
     root.put("catalog", catalogId);
@@ -28,6 +40,9 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
       }
       node.put("schema", pin.schemaId());
     });
+    if (!parameters.isEmpty()) {
+      root.set("parameters", parameters.toJson());
+    }
     return Json.toBytes(root);
   }
 
@@ -36,10 +51,10 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
     try {
       root = Json.parse(bytes);
     } catch (SeException e) {
-      throw new SeException(ErrorCode.INVALID_ARGUMENT, "ticket is not a statement ticket of this server");
+      throw notAHandle();
     }
     if (!root.path("catalog").isTextual() || !root.path("sql").isTextual() || !root.path("pins").isObject()) {
-      throw new SeException(ErrorCode.INVALID_ARGUMENT, "ticket is not a statement ticket of this server");
+      throw notAHandle();
     }
     Map<String, SnapshotPin> pins = new LinkedHashMap<>();
     root.path("pins").fields().forEachRemaining(entry -> {
@@ -47,6 +62,11 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
       pins.put(entry.getKey(), new SnapshotPin(snapshot.isNumber() ? snapshot.asLong() : null,
           entry.getValue().path("schema").asInt()));
     });
-    return new StatementHandle(root.path("catalog").asText(), root.path("sql").asText(), pins);
+    return new StatementHandle(root.path("catalog").asText(), root.path("sql").asText(), pins,
+        QueryParameters.fromJson(root.path("parameters")));
+  }
+
+  private static SeException notAHandle() {
+    return new SeException(ErrorCode.INVALID_ARGUMENT, "ticket or handle is not a statement handle of this server");
   }
 }

@@ -35,8 +35,11 @@ final class TableSnapshotPlanner {
     this.plans = plans;
   }
 
-  /** One data file as DuckDB reads it. {@code deletedPositions} is sorted, possibly empty. */
-  record PlannedFile(String localPath, long[] deletedPositions) {}
+  /**
+   * One data file as DuckDB reads it: its table location, the local path DuckDB opens, and the
+   * deleted positions (sorted, possibly empty).
+   */
+  record PlannedFile(String location, String localPath, long[] deletedPositions) {}
 
   /**
    * The files and schema of {@code table} pinned at {@code snapshotId} (null: no snapshot yet).
@@ -74,7 +77,7 @@ final class TableSnapshotPlanner {
     List<PlannedFile> files = new ArrayList<>(plan.files.size());
     try {
       for (SnapshotPlanCache.ScanFile file : plan.files) {
-        files.add(new PlannedFile(localPath(catalogId, table, file.location(), leases), file.deletedPositions()));
+        files.add(new PlannedFile(file.location(), localPath(catalogId, table, file.location(), leases), file.deletedPositions()));
       }
     } catch (RuntimeException e) {
       // A remote data file deleted by expiry before its copy was made (the error names it).

@@ -18,7 +18,7 @@ class PlannedQueryHandoffTest {
   private static PreparedQuery query(List<Connection> connections) throws Exception {
     Connection c = DriverManager.getConnection("jdbc:duckdb:");
     connections.add(c);
-    return new PreparedQuery(c, "SELECT 1", Map.of(), List.of(), List.of());
+    return new PreparedQuery(c, "SELECT 1", Map.of(), QueryParameters.NONE, List.of(), List.of());
   }
 
   @Test

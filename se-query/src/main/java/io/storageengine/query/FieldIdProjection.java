@@ -1,0 +1,166 @@
+package io.storageengine.query;
+
+import java.util.StringJoiner;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * How DuckDB reads a group of Parquet files of one table by Iceberg field id: the
+ * {@code read_parquet(..., schema = MAP {...})} argument and the select list of the view.
+ *
+ * <p>DuckDB resolves only top-level columns by field id; inside a struct it matches fields by
+ * name. So when a column holds structs (directly, or as list elements or map values), the file's
+ * own layout is used: the column is read with the struct field names the file has (found by
+ * field id in its footer) and rebuilt with {@code struct_pack} under the table's names, fields
+ * the file lacks taking their default (NULL), fields the table dropped left out. Files of the same
+ * layout share one shape, so a table reads with as many {@code read_parquet} calls as it has
+ * distinct file layouts.
+ *
+ * @param fieldMap the {@code schema} argument, or null to read by column name
+ * @param selectList the view's columns, named and typed as the table schema says
+ */
+record FieldIdProjection(String fieldMap, String selectList) {
+
+  /** The {@code read_parquet} options that select the columns ({@code ""} when read by name). */
+  String readOptions() {
+    return fieldMap == null ? "" : ", schema = " + fieldMap;
+  }
+
+  /** Reads the table's columns by name: right only for files written with {@code schema}'s names. */
+  static FieldIdProjection byName(Schema schema) {
+    StringJoiner columns = new StringJoiner(", ");
+    for (Types.NestedField field : schema.columns()) {
+      columns.add(SqlText.quote(field.name()));
+    }
+    return new FieldIdProjection(null, columns.toString());
+  }
+
+  /** Whether reading by field id needs each file's layout: some column holds structs. */
+  static boolean needsFileLayout(Schema schema) {
+    for (Types.NestedField field : schema.columns()) {
+      if (holdsStruct(field.type())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Reads top-level columns by field id; with {@code file} (the layout of the files read) also
+   * the fields of nested structs. {@code file} may be null when no column holds structs.
+   */
+  static FieldIdProjection byFieldId(Schema schema, ParquetFileLayout file) {
+    StringJoiner columns = new StringJoiner(", ");
+    StringJoiner fieldMap = new StringJoiner(", ", "MAP {", "}");
+    for (Types.NestedField field : schema.columns()) {
+      ParquetFileLayout column = file == null ? null : file.child(field.fieldId());
+      String name = SqlText.quote(field.name());
+      String readType;
+      if (column != null && holdsStruct(field.type())) {
+        readType = fileType(field.name(), field.type(), column);
+        columns.add(rebuild(field.name(), field.type(), column, name, 0) + " AS " + name);
+      } else {
+        readType = IcebergTypes.duckdbType(field.name(), field.type());
+        columns.add(name);
+      }
+      fieldMap.add(field.fieldId() + ": {name: " + SqlText.literal(field.name()) + ", type: "
+          + SqlText.literal(readType) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
+    }
+    return new FieldIdProjection(fieldMap.toString(), columns.toString());
+  }
+
+  private static boolean holdsStruct(Type type) {
+    switch (type.typeId()) {
+      case STRUCT: return true;
+      case LIST: return holdsStruct(type.asListType().elementType());
+      case MAP: return holdsStruct(type.asMapType().keyType()) || holdsStruct(type.asMapType().valueType());
+      default: return false;
+    }
+  }
+
+  /** The DuckDB type to read {@code file} with: the file's struct field names, the table's field types. */
+  private static String fileType(String column, Type type, ParquetFileLayout file) {
+    if (!holdsStruct(type)) {
+      return IcebergTypes.duckdbType(column, type);
+    }
+    switch (type.typeId()) {
+      case STRUCT: {
+        StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
+        for (Types.NestedField field : type.asStructType().fields()) {
+          ParquetFileLayout inFile = file.child(field.fieldId());
+          if (inFile != null) {
+            fields.add(SqlText.quote(inFile.name()) + " " + fileType(column + "." + field.name(), field.type(), inFile));
+          }
+        }
+        // A struct none of whose fields the file has: read by the table's names only to keep the
+        // struct's own NULLs; rebuild() gives every field its default.
+        return hasAnyField(type, file) ? fields.toString() : IcebergTypes.duckdbType(column, type);
+      }
+      case LIST:
+        return fileType(column, type.asListType().elementType(), listElement(file)) + "[]";
+      case MAP: {
+        ParquetFileLayout entries = file.children().get(0);
+        return "MAP(" + fileType(column, type.asMapType().keyType(), entries.children().get(0)) + ", "
+            + fileType(column, type.asMapType().valueType(), entries.children().get(1)) + ")";
+      }
+      default:
+        return IcebergTypes.duckdbType(column, type);
+    }
+  }
+
+  /** {@code expression} (read with {@link #fileType}) as a value of the table's {@code type}. */
+  private static String rebuild(String column, Type type, ParquetFileLayout file, String expression, int depth) {
+    if (!holdsStruct(type)) {
+      return expression;
+    }
+    switch (type.typeId()) {
+      case STRUCT: {
+        StringJoiner fields = new StringJoiner(", ");
+        boolean anyInFile = hasAnyField(type, file);
+        for (Types.NestedField field : type.asStructType().fields()) {
+          ParquetFileLayout inFile = anyInFile ? file.child(field.fieldId()) : null;
+          String value = inFile == null
+              ? "CAST(" + IcebergTypes.defaultLiteral(field) + " AS "
+                  + IcebergTypes.duckdbType(column + "." + field.name(), field.type()) + ")"
+              : rebuild(column + "." + field.name(), field.type(), inFile,
+                  "struct_extract(" + expression + ", " + SqlText.literal(inFile.name()) + ")", depth);
+          fields.add(SqlText.quote(field.name()) + " := " + value);
+        }
+        return "CASE WHEN " + expression + " IS NULL THEN NULL ELSE struct_pack(" + fields + ") END";
+      }
+      case LIST: {
+        String element = "__se_e" + depth;
+        return "list_transform(" + expression + ", lambda " + element + ": "
+            + rebuild(column, type.asListType().elementType(), listElement(file), element, depth + 1) + ")";
+      }
+      case MAP: {
+        String entry = "__se_e" + depth;
+        ParquetFileLayout entries = file.children().get(0);
+        Types.MapType map = type.asMapType();
+        return "map_from_entries(list_transform(map_entries(" + expression + "), lambda " + entry + ": struct_pack("
+            + "\"key\" := " + rebuild(column, map.keyType(), entries.children().get(0), "struct_extract(" + entry + ", 'key')", depth + 1)
+            + ", \"value\" := " + rebuild(column, map.valueType(), entries.children().get(1),
+                "struct_extract(" + entry + ", 'value')", depth + 1)
+            + ")))";
+      }
+      default:
+        return expression;
+    }
+  }
+
+  private static boolean hasAnyField(Type struct, ParquetFileLayout file) {
+    for (Types.NestedField field : struct.asStructType().fields()) {
+      if (file.child(field.fieldId()) != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The element of a Parquet list: three-level ({@code list.element}) or legacy two-level. */
+  private static ParquetFileLayout listElement(ParquetFileLayout list) {
+    ParquetFileLayout repeated = list.children().get(0);
+    return repeated.children().size() == 1 && repeated.fieldId() == null ? repeated.children().get(0) : repeated;
+  }
+}
