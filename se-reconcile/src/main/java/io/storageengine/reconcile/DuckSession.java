@@ -5,12 +5,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Comparator;
-import java.util.Properties;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.arrow.c.ArrowArrayStream;
@@ -21,30 +19,35 @@ import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBResultSet;
 
 /**
- * One in-memory DuckDB database and a private scratch directory for the duration of a pass.
+ * A private DuckDB connection (to the process's shared in-memory database, see
+ * {@link DuckDatabases}) and a private scratch directory for the duration of a pass. Everything
+ * a session creates is temporary, so it disappears with the connection.
  * DuckDB's JDBC driver closes a statement after an error, so every call uses a fresh one.
  *
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
 public final class DuckSession implements AutoCloseable {
   private final DuckDBConnection connection;
+  private final int threads;
   private final BufferAllocator allocator;
   private final Path scratch;
   private final AtomicInteger names = new AtomicInteger();
 
+  /** @param threads DuckDB worker threads (sessions with the same count share a database) */
   public DuckSession(BufferAllocator allocator, int threads) {
     this.allocator = allocator;
+    this.threads = threads;
     try {
-      this.scratch = Files.createTempDirectory("se-reconcile-");
-      Properties props = new Properties();
-      this.connection = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", props);
-      execute("SET threads = " + threads);
-      execute("SET TimeZone = 'UTC'");
-      execute("SET temp_directory = " + DuckSql.literal(scratch.resolve("spill").toString()));
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      this.connection = DuckDatabases.connect(threads);
     } catch (SQLException e) {
       throw SeException.internal("cannot start DuckDB: " + e.getMessage(), e);
+    }
+    try {
+      this.scratch = Files.createTempDirectory("se-reconcile-");
+      execute("SET TimeZone = 'UTC'"); // a session setting
+    } catch (IOException | RuntimeException e) {
+      closeQuietly();
+      throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
     }
   }
 
@@ -69,7 +72,7 @@ public final class DuckSession implements AutoCloseable {
     try (Statement st = connection.createStatement()) {
       st.execute(sql);
     } catch (SQLException e) {
-      throw SeException.internal("DuckDB statement failed: " + e.getMessage(), e);
+      throw failed("DuckDB statement failed: ", e);
     }
   }
 
@@ -78,8 +81,17 @@ public final class DuckSession implements AutoCloseable {
       rs.next();
       return rs.getLong(1);
     } catch (SQLException e) {
-      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+      throw failed("DuckDB query failed: ", e);
     }
+  }
+
+  /** The error to throw for {@code e}; a database DuckDB invalidated is not handed out again. */
+  private SeException failed(String what, SQLException e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("invalidated")) {
+      DuckDatabases.discard(threads);
+    }
+    return SeException.internal(what + message, e);
   }
 
   /** Runs {@code sql} and hands each result row to {@code consumer}. */
@@ -89,7 +101,7 @@ public final class DuckSession implements AutoCloseable {
         consumer.accept(rs);
       }
     } catch (SQLException e) {
-      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+      throw failed("DuckDB query failed: ", e);
     }
   }
 
@@ -101,7 +113,9 @@ public final class DuckSession implements AutoCloseable {
       while (reader.loadNextBatch()) {
         consumer.accept(reader.getVectorSchemaRoot());
       }
-    } catch (SQLException | IOException e) {
+    } catch (SQLException e) {
+      throw failed("DuckDB query failed: ", e);
+    } catch (IOException e) {
       throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
     }
   }
@@ -122,14 +136,19 @@ public final class DuckSession implements AutoCloseable {
     return connection;
   }
 
+  /** Closes the connection (dropping its temporary tables) and deletes the scratch directory. */
   @Override
   public void close() {
+    closeQuietly();
+    deleteRecursively(scratch);
+  }
+
+  private void closeQuietly() {
     try {
       connection.close();
     } catch (SQLException e) {
-      // Closing an in-memory database cannot lose data; nothing to report.
+      // Only temporary objects live on this connection; nothing can be lost.
     }
-    deleteRecursively(scratch);
   }
 
   static void deleteRecursively(Path dir) {

@@ -60,6 +60,25 @@ final class TableReconciler {
 
   private record Attempt(CommitState state, TableChanges changes, long walRows) {}
 
+  /** Where one attempt of a pass spent its time, logged at DEBUG to profile freshness. */
+  private static final class PhaseTimes {
+    private final StringBuilder text = new StringBuilder();
+    private long mark = System.nanoTime();
+
+    /** Ends the phase that started at the previous mark. */
+    void lap(String phase) {
+      long now = System.nanoTime();
+      text.append(text.length() == 0 ? "" : ", ").append(phase).append(' ')
+          .append((now - mark) / 1_000_000).append(" ms");
+      mark = now;
+    }
+
+    @Override
+    public String toString() {
+      return text.toString();
+    }
+  }
+
   ReconcileResult run(TableWal tableWal) {
     try (ReconcileTrace trace = ReconcileTrace.start(tableWal.catalogId(), tableWal.tableUuid().toString())) {
       try {
@@ -75,8 +94,10 @@ final class TableReconciler {
 
   private ReconcileResult run(TableWal tableWal, ReconcileTrace trace) {
     for (int attempt = 1; ; attempt++) {
+      PhaseTimes times = new PhaseTimes();
       Catalog catalog = catalogs.catalog(tableWal.catalogId());
       Optional<Table> found = catalogCall(tableWal, () -> locator.locate(catalog, tableWal));
+      times.lap("load table");
       if (found.isEmpty()) {
         LOG.info("table {} of catalog {} no longer exists; its WAL is skipped", tableWal.tableUuid(),
             tableWal.catalogId());
@@ -87,6 +108,7 @@ final class TableReconciler {
       trace.table(table.name().substring(table.name().indexOf('.') + 1));
       long highWaterMark = WalHighWaterMark.of(table);
       List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
+      times.lap("read WAL");
       if (segments.isEmpty()) {
         publish(tableWal, highWaterMark);
         return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
@@ -95,13 +117,17 @@ final class TableReconciler {
       long fromSeq = segments.get(0).seq();
       long toSeq = segments.get(segments.size() - 1).seq();
       trace.walRange(fromSeq, toSeq);
-      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq, trace);
+      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq, trace,
+          times);
       if (result.state() == CommitState.COMMITTED) {
         hooks.afterCommit(tableWal, fromSeq, toSeq);
         publish(tableWal, toSeq);
+        times.lap("publish");
         TableChanges c = result.changes();
         LOG.info("reconciled {} WAL {}..{}: {} rows, {} data files, {} deletion vectors", table.name(),
             fromSeq, toSeq, result.walRows(), c.dataFiles().size(), c.deleteVectors().size());
+        LOG.debug("pass over {} WAL {}..{} ({} segments): {}", table.name(), fromSeq, toSeq, segments.size(),
+            times);
         return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.COMMITTED, fromSeq, toSeq,
             result.walRows(), c.rowsWritten(), c.rowsRemoved(), c.dataFiles().size(), c.deleteVectors().size(),
             attempt, "committed");
@@ -120,15 +146,16 @@ final class TableReconciler {
     }
   }
 
-  /** The segments after {@code afterSeq} without a gap, bounded by bytes per commit. */
+  /**
+   * The segments after {@code afterSeq} without a gap, bounded by bytes per commit. Segments are
+   * read by seq until the first missing one instead of listing the WAL first: a listing grows
+   * with every segment not yet garbage-collected and would be paid by every pass, while the
+   * one read that misses is a cheap not-found.
+   */
   private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq) {
     List<WalSegment> segments = new ArrayList<>();
-    long expected = afterSeq + 1;
     long bytes = 0;
-    for (long seq : wal.segmentsAfter(tableWal, afterSeq)) {
-      if (seq != expected || bytes >= options.maxBytesPerCommit()) {
-        break;
-      }
+    for (long seq = afterSeq + 1; bytes < options.maxBytesPerCommit(); seq++) {
       Optional<WalSegment> segment = wal.read(tableWal, seq);
       if (segment.isEmpty()) {
         break;
@@ -146,13 +173,12 @@ final class TableReconciler {
       }
       segments.add(segment.get());
       bytes += segmentBytes;
-      expected++;
     }
     return segments;
   }
 
   private Attempt materializeAndCommit(TableWal tableWal, Table table, long highWaterMark,
-      List<WalSegment> segments, long fromSeq, long toSeq, ReconcileTrace trace) {
+      List<WalSegment> segments, long fromSeq, long toSeq, ReconcileTrace trace, PhaseTimes times) {
     boolean entity = TableProperties.MODE_ENTITY.equals(
         table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND));
     if (entity && TableUtil.formatVersion(table) < 3) {
@@ -166,15 +192,14 @@ final class TableReconciler {
         BufferAllocator passAllocator = allocator.newChildAllocator(
             "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
-      long started = System.nanoTime();
+      times.lap("open DuckDB");
       walRows = WalStaging.load(duck, table.schema(), segments);
-      long staged = System.nanoTime();
+      times.lap("stage " + walRows + " rows");
       changes = entity
           ? new EntityMaterializer(duck, table, base, highWaterMark, options,
               new TombstoneStore(clusterStore, tableWal)).materialize(fromSeq, toSeq)
           : AppendMaterializer.materialize(duck, table, options);
-      LOG.debug("{} WAL {}..{}: staged {} rows in {} ms, materialized in {} ms", table.name(), fromSeq, toSeq,
-          walRows, (staged - started) / 1_000_000, (System.nanoTime() - staged) / 1_000_000);
+      times.lap("materialize");
     }
 
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
@@ -184,6 +209,7 @@ final class TableReconciler {
       } else {
         commitAppend(table, highWaterMark, toSeq, changes);
       }
+      times.lap("commit");
       return new Attempt(CommitState.COMMITTED, changes, walRows);
     } catch (ValidationException | CommitFailedException e) {
       // Known not committed: our files are unreferenced and safe to delete.

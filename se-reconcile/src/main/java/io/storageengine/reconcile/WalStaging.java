@@ -5,12 +5,10 @@ import io.storageengine.common.SeException;
 import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalOperation;
 import io.storageengine.wal.WalSegment;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
@@ -49,43 +47,63 @@ final class WalStaging {
     defs.add("__seq BIGINT");
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " (" + String.join(", ", defs) + ")");
 
-    int frameNo = 0;
+    // Consecutive frames with one Arrow schema (the common case: one writer, one table
+    // schema) are staged by one statement; a schema change starts a new run.
+    List<WalFrameRunReader.Frame> run = new ArrayList<>();
+    org.apache.arrow.vector.types.pojo.Schema runSchema = null;
+    int runNo = 0;
     for (WalSegment segment : segments) {
       for (WalFrame frame : segment.frames()) {
         if (frame.rowCount() == 0) {
           continue;
         }
-        loadFrame(duck, columns, segment.seq(), frame, "wal_frame_" + frameNo++);
+        org.apache.arrow.vector.types.pojo.Schema frameSchema =
+            WalFrameRunReader.schemaOf(duck.allocator(), frame.arrowIpc(), segment.seq());
+        if (runSchema != null && !frameSchema.equals(runSchema)) {
+          loadRun(duck, columns, runSchema, run, "wal_frames_" + runNo++);
+          run = new ArrayList<>();
+        }
+        if (run.isEmpty()) {
+          requireFieldIds(frameSchema.getFields(), segment.seq());
+          runSchema = frameSchema;
+        }
+        byte op = frame.operation() == WalOperation.DELETE ? (byte) 2 : (byte) 1;
+        run.add(new WalFrameRunReader.Frame(frame.arrowIpc(), op, segment.seq()));
       }
+    }
+    if (!run.isEmpty()) {
+      loadRun(duck, columns, runSchema, run, "wal_frames_" + runNo);
     }
     return duck.queryLong("SELECT count(*) FROM " + TABLE);
   }
 
-  private static void loadFrame(DuckSession duck, List<Types.NestedField> columns, long seq,
-      WalFrame frame, String view) {
-    try (ArrowStreamReader reader = new ArrowStreamReader(
-        new ByteArrayInputStream(frame.arrowIpc()), duck.allocator())) {
-      List<Field> frameFields = reader.getVectorSchemaRoot().getSchema().getFields();
-      requireFieldIds(frameFields, seq);
-      Map<Integer, Field> byId = DuckSql.childrenById(frameFields);
-      List<String> values = new ArrayList<>();
-      List<String> flags = new ArrayList<>();
-      for (Types.NestedField c : columns) {
-        Field f = byId.get(c.fieldId());
-        if (f == null) {
-          values.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
-          flags.add("FALSE");
-        } else {
-          values.add(DuckSql.conform(DuckSql.quote(f.getName()), f, c.type()));
-          flags.add("TRUE");
-        }
+  /**
+   * Inserts a run of frames with one Arrow schema. DuckDB's Arrow scan keeps batch order on
+   * insert (insertion order is preserved), so rowid stays the arrival order.
+   */
+  private static void loadRun(DuckSession duck, List<Types.NestedField> columns,
+      org.apache.arrow.vector.types.pojo.Schema frameSchema, List<WalFrameRunReader.Frame> run, String view) {
+    Map<Integer, Field> byId = DuckSql.childrenById(frameSchema.getFields());
+    List<String> values = new ArrayList<>();
+    List<String> flags = new ArrayList<>();
+    for (Types.NestedField c : columns) {
+      Field f = byId.get(c.fieldId());
+      if (f == null) {
+        values.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
+        flags.add("FALSE");
+      } else {
+        values.add(DuckSql.conform(DuckSql.quote(f.getName()), f, c.type()));
+        flags.add("TRUE");
       }
-      byte op = frame.operation() == WalOperation.DELETE ? (byte) 2 : (byte) 1;
-      String sql = "INSERT INTO " + TABLE + " SELECT " + String.join(", ", values) + ", "
-          + String.join(", ", flags) + ", " + op + ", " + seq + " FROM " + view;
+    }
+    String sql = "INSERT INTO " + TABLE + " SELECT " + String.join(", ", values) + ", "
+        + String.join(", ", flags) + ", " + WalFrameRunReader.OP + ", " + WalFrameRunReader.SEQ
+        + " FROM " + view;
+    try (WalFrameRunReader reader = new WalFrameRunReader(duck.allocator(), frameSchema, run)) {
       duck.withArrowStream(view, reader, () -> duck.execute(sql));
     } catch (IOException e) {
-      throw SeException.internal("WAL segment " + seq + ": unreadable Arrow frame", e);
+      throw SeException.internal("WAL segments " + run.get(0).seq() + ".." + run.get(run.size() - 1).seq()
+          + ": unreadable Arrow frame", e);
     }
   }
 
