@@ -49,8 +49,8 @@ public final class ClusterSuite implements Callable<Integer> {
   @Option(names = "--duration", defaultValue = "60s", converter = DurationConverter.class, description = "Load (and chaos) duration (default ${DEFAULT-VALUE}).")
   Duration duration;
 
-  @Option(names = "--chaos", defaultValue = "true", negatable = true, description = "Kill and restart roles during the load (default ${DEFAULT-VALUE}; --no-chaos measures throughput).")
-  boolean chaos;
+  @Option(names = "--no-chaos", description = "Kill nothing: measure throughput (default: kill and restart roles during the load).")
+  boolean noChaos;
 
   @Option(names = "--min-kills", defaultValue = "0", description = "With chaos: keep killing after --duration until this many kills happened (default ${DEFAULT-VALUE}); 3 kills cover broker, worker and server.")
   int minKills;
@@ -176,7 +176,7 @@ public final class ClusterSuite implements Callable<Integer> {
         loadStarted = System.nanoTime();
         long end = System.nanoTime() + duration.toNanos();
         List<String> cycle = new ArrayList<>();
-        while (chaos && (System.nanoTime() < end || kills.size() < minKills)) {
+        while (!noChaos && (System.nanoTime() < end || kills.size() < minKills)) {
           long gap = minGap.toMillis() + (long) (random.nextDouble() * (maxGap.toMillis() - minGap.toMillis()));
           Thread.sleep(kills.size() < minKills ? gap : Math.min(gap, Math.max(0, (end - System.nanoTime()) / 1_000_000)));
           if (System.nanoTime() >= end && kills.size() >= minKills) {
@@ -314,7 +314,7 @@ public final class ClusterSuite implements Callable<Integer> {
     report.put("work_dir", work.toString());
     report.put("servers", servers);
     report.put("workers", workers);
-    report.put("chaos", chaos);
+    report.put("chaos", !noChaos);
     long missing = 0;
     long duplicated = 0;
     long wrong = 0;
