@@ -35,6 +35,8 @@ final class BatchValidator {
   private final IngestTarget target;
   private final List<Column> columns;
   private final Schema output;
+  /** The IPC message of {@link #output}, serialised once for every batch of the stream. */
+  private final byte[] outputMessage;
 
   /** One incoming column and how it becomes the table's column. */
   private record Column(int index, String name, ColumnConverter converter, Long dictionaryId,
@@ -44,6 +46,7 @@ final class BatchValidator {
     this.target = target;
     this.columns = columns;
     this.output = output;
+    this.outputMessage = ArrowIpc.schemaMessage(output);
   }
 
   /** Checks the stream's schema against the target and plans the conversion of its columns. */
@@ -154,7 +157,7 @@ final class BatchValidator {
         owned.add(converted);
         out.add(converted);
       }
-      return ArrowIpc.write(output, out, rows);
+      return ArrowIpc.write(outputMessage, output, out, rows);
     } finally {
       for (FieldVector vector : owned) {
         if (!isIn(root, vector)) {

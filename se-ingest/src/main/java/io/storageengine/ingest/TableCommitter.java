@@ -21,13 +21,26 @@ import org.slf4j.LoggerFactory;
  * every request in it with the segment's seq. A failed append fails exactly the requests in that
  * segment, with UNAVAILABLE.
  *
+ * <p>The flush interval bounds how long a frame waits for its ack, so a window closes early by
+ * the time the segment is expected to take to write, at most half the interval: the oldest frame
+ * of a segment is then acknowledged about one interval after it arrived, instead of one interval
+ * plus a whole segment write. The expectation is learnt from the recent appends of this table,
+ * like a TCP retransmission timeout: their mean duration plus twice their mean deviation, scaled
+ * by the bytes waiting, so that a slower than average write rarely makes the ack late.
+ *
  * <p>A table writes one segment at a time: the WAL then keeps the arrival order of frames (it
  * decides between equal versions of entity rows), and our own appends never race for the same
- * sequence number, which would cost the loser a whole rewritten segment. Frames keep collecting
- * while a segment is written; a segment holds at most flush-bytes (or one larger frame).
+ * sequence number, which would cost the loser a whole rewritten segment. Overlapping appends
+ * would also leave a gap before a later segment whenever an earlier one fails, and the
+ * reconciler reads only the contiguous prefix of the WAL. Frames keep collecting while a segment
+ * is written; a segment holds at most flush-bytes (or one larger frame).
  */
 final class TableCommitter {
   private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
+  /** A timer is moved earlier only by more than this, so that not every frame reschedules it. */
+  private static final long TIMER_SLACK_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+  /** Weight of the newest append in the moving averages of {@link #recordWrite}. */
+  private static final double WRITE_AVERAGE_WEIGHT = 0.3;
 
   private final TableWal table;
   private final WalWriter wal;
@@ -42,6 +55,11 @@ final class TableCommitter {
   private boolean flushing;
   private boolean closing;
   private ScheduledFuture<?> timer;
+  private long timerDueNanos;
+  /** Moving averages of recent appends of this table: duration, its deviation, and size. */
+  private double recentWriteNanos;
+  private double recentWriteDeviation;
+  private double recentWriteBytes;
 
   /** A frame waiting for its segment. */
   private record PendingWrite(WalFrame frame, long enqueuedNanos, CompletableFuture<Long> done) {}
@@ -90,22 +108,58 @@ final class TableCommitter {
     if (flushing || pending.isEmpty()) {
       return;
     }
-    long dueIn = pending.peek().enqueuedNanos() + intervalNanos - System.nanoTime();
-    if (closing || pendingBytes >= flushBytes || dueIn <= 0) {
-      if (timer != null) {
-        timer.cancel(false);
-        timer = null;
-      }
+    long now = System.nanoTime();
+    long due = pending.peek().enqueuedNanos() + intervalNanos - expectedWriteNanosLocked();
+    if (closing || pendingBytes >= flushBytes || due - now <= 0) {
+      cancelTimerLocked();
       flushing = true;
       executor.execute(this::flush);
-    } else if (timer == null) {
-      timer = executor.schedule(this::onTimer, dueIn, TimeUnit.NANOSECONDS);
+    } else if (timer == null || due - timerDueNanos < -TIMER_SLACK_NANOS) {
+      // More bytes arrived, so the expected write takes longer: the window closes earlier.
+      cancelTimerLocked();
+      timerDueNanos = due;
+      timer = executor.schedule(() -> onTimer(due), due - now, TimeUnit.NANOSECONDS);
     }
   }
 
-  private void onTimer() {
-    synchronized (lock) {
+  private void cancelTimerLocked() {
+    if (timer != null) {
+      timer.cancel(false);
       timer = null;
+    }
+  }
+
+  /** How long writing what is pending is expected to take: at most half the interval. */
+  private long expectedWriteNanosLocked() {
+    if (recentWriteBytes <= 0) {
+      return 0;
+    }
+    double expected = (recentWriteNanos + 2 * recentWriteDeviation)
+        * (pendingBytes / recentWriteBytes);
+    return (long) Math.min(expected, intervalNanos / 2.0);
+  }
+
+  private void recordWrite(long nanos, long bytes) {
+    synchronized (lock) {
+      if (recentWriteBytes <= 0) {
+        recentWriteNanos = nanos;
+        recentWriteDeviation = nanos / 2.0;
+        recentWriteBytes = Math.max(1, bytes);
+      } else {
+        recentWriteDeviation +=
+            WRITE_AVERAGE_WEIGHT * (Math.abs(nanos - recentWriteNanos) - recentWriteDeviation);
+        recentWriteNanos += WRITE_AVERAGE_WEIGHT * (nanos - recentWriteNanos);
+        recentWriteBytes += WRITE_AVERAGE_WEIGHT * (Math.max(1, bytes) - recentWriteBytes);
+      }
+    }
+  }
+
+  private void onTimer(long due) {
+    synchronized (lock) {
+      // A timer cancelled too late to stop it must not forget the one that replaced it.
+      if (timer != null && timerDueNanos == due) {
+        timer = null;
+      }
       scheduleLocked();
     }
   }
@@ -159,6 +213,7 @@ final class TableCommitter {
       }
       return;
     }
+    recordWrite(System.nanoTime() - started, bytes);
     for (PendingWrite w : writes) {
       w.done().complete(seq);
     }

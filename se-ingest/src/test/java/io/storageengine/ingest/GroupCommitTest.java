@@ -91,6 +91,33 @@ class GroupCommitTest {
   }
 
   @Test
+  void aWindowClosesEarlyByTheExpectedWriteTime() throws Exception {
+    // Every segment takes at least 400 ms to write; the interval bounds the wait for the ack.
+    store.delay(Operation.PUT_IF_ABSENT, Duration.ofMillis(400));
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(1000)))) {
+      TableCommitter c = group.committer(target(false));
+      // No write seen yet: the first window is the whole interval, then the write.
+      long first = System.nanoTime();
+      assertThat(c.submit(frame(1, 1000)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      long firstAck = System.nanoTime() - first;
+      assertThat(firstAck).isGreaterThanOrEqualTo(millis(1400));
+      // Now a write is known to take 400 ms or more: the window ends that much earlier (but
+      // lasts at least half the interval), so the ack comes about one interval after the frame.
+      long second = System.nanoTime();
+      assertThat(c.submit(frame(2, 1000)).get(5, TimeUnit.SECONDS)).isEqualTo(2L);
+      long secondAck = System.nanoTime() - second;
+      // Lower bound: half the interval plus the write. Upper bound relative to the first ack,
+      // so a slow machine (both acks late) does not fail the test: the window did end early.
+      assertThat(secondAck).isGreaterThanOrEqualTo(millis(900)).isLessThan(firstAck - millis(150));
+    }
+  }
+
+  static long millis(long millis) {
+    return TimeUnit.MILLISECONDS.toNanos(millis);
+  }
+
+  @Test
   void aFailedAppendFailsExactlyItsRequests() throws Exception {
     try (GroupCommitter group = committer(IngestConfig.defaults()
         .withFlushInterval(Duration.ofMillis(50)))) {

@@ -29,6 +29,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
@@ -55,12 +56,25 @@ import org.apache.iceberg.types.Types;
  * Whole-system ingestion benchmark: an in-process Flight server (127.0.0.1, port 0) with the
  * ingest service over a real {@link FsObjectStore} in a temporary directory and an
  * {@link InMemoryCatalog} table; N concurrent native streams send batches for a fixed time.
- * Prints one JSON object: Arrow payload MB/s (buffer bytes of the batches sent), rows/s and ack
- * latency p50/p99/max (from a batch handed to gRPC until its ack).
+ * Prints one JSON object: Arrow payload MB/s (buffer bytes of the batches sent), rows/s, ack
+ * latency p50/p99/max (from a batch handed to gRPC until its ack), the duration of the group
+ * commits (WAL appends) and, measured apart before the load, what the store alone costs for one
+ * segment-sized blob (write, fsync, putIfAbsent).
  *
- * <p>Options ({@code --name value}): {@code seconds} (10), {@code streams} (4),
+ * <p>Without a rate every stream keeps its 32 unacknowledged batches in flight, so by Little's
+ * law the ack latency is about (in-flight bytes / throughput); with {@code rate-mb-per-s} the
+ * streams send at that total rate (open loop), which shows the latency at a given load.
+ *
+ * <p>The first {@code warmup-seconds} run the same load but are left out of every number (JIT
+ * compilation and connection set-up otherwise dominate the p99 of a short run).
+ *
+ * <p>Options ({@code --name value}): {@code seconds} (10, measured), {@code warmup-seconds} (5),
+ * {@code streams} (4),
  * {@code batch-rows} (8192, about 1 MiB), {@code flush-interval-ms} (1000),
- * {@code flush-bytes} (64 MiB), {@code object-store} ({@code fs}, or {@code memory} to leave storage out), {@code dir} (a new temporary directory, deleted afterwards).
+ * {@code flush-bytes} (64 MiB), {@code rate-mb-per-s} (0: as fast as possible),
+ * {@code object-store} ({@code fs}, or {@code memory} to leave storage out),
+ * {@code store-probe} ({@code true} for fs), {@code dir} (a new temporary directory, deleted
+ * afterwards). {@code segments} and {@code segment_write_ms} include the warm-up.
  * Needs {@code --add-opens=java.base/java.nio=ALL-UNNAMED}.
  */
 public final class IngestBenchmark {
@@ -77,19 +91,24 @@ public final class IngestBenchmark {
     Logging.configure(levels == null ? "warn" : levels, System.getenv("SE_LOG_FORMAT"));
     Map<String, String> options = parse(args);
     int seconds = Integer.parseInt(options.getOrDefault("seconds", "10"));
+    int warmupSeconds = Integer.parseInt(options.getOrDefault("warmup-seconds", "5"));
     int streams = Integer.parseInt(options.getOrDefault("streams", "4"));
     int batchRows = Integer.parseInt(options.getOrDefault("batch-rows", "8192"));
     long flushIntervalMs = Long.parseLong(options.getOrDefault("flush-interval-ms", "1000"));
     long flushBytes = Long.parseLong(options.getOrDefault("flush-bytes",
         Long.toString(IngestConfig.DEFAULT_FLUSH_BYTES)));
+    double rateMbPerSecond = Double.parseDouble(options.getOrDefault("rate-mb-per-s", "0"));
     String storeType = options.getOrDefault("object-store", "fs");
+    boolean probe = Boolean.parseBoolean(
+        options.getOrDefault("store-probe", Boolean.toString(storeType.equals("fs"))));
     boolean tempDir = !options.containsKey("dir");
     Path dir = tempDir ? Files.createTempDirectory("se-ingest-bench")
         : Files.createDirectories(Path.of(options.get("dir")));
     try {
-      Map<String, Object> result = run(storeType, dir, seconds, streams, batchRows,
-          IngestConfig.defaults().withFlushInterval(Duration.ofMillis(flushIntervalMs))
-              .withFlushBytes(flushBytes));
+      IngestConfig config = IngestConfig.defaults()
+          .withFlushInterval(Duration.ofMillis(flushIntervalMs)).withFlushBytes(flushBytes);
+      Map<String, Object> result = run(storeType, dir, probe, warmupSeconds, seconds, streams,
+          batchRows, rateMbPerSecond, config);
       System.out.println(Json.toString(result));
     } finally {
       if (tempDir) {
@@ -98,7 +117,8 @@ public final class IngestBenchmark {
     }
   }
 
-  private static Map<String, Object> run(String storeType, Path dir, int seconds, int streams, int batchRows,
+  private static Map<String, Object> run(String storeType, Path dir, boolean probe,
+      int warmupSeconds, int seconds, int streams, int batchRows, double rateMbPerSecond,
       IngestConfig config) throws Exception {
     AtomicLong segments = new AtomicLong();
     InMemoryCatalog catalog = new InMemoryCatalog();
@@ -112,7 +132,9 @@ public final class IngestBenchmark {
     try (BufferAllocator allocator = new RootAllocator();
         ObjectStore store = storeType.equals("memory") ? new MemoryObjectStore()
             : new FsObjectStore(dir)) {
-      ObjectStoreWal wal = new ObjectStoreWal(store, "bench");
+      Map<String, Object> storeProbe = probe
+          ? StoreProbe.run(store, dir, (int) Math.min(config.flushBytes(), 64L << 20)) : null;
+      TimedWalWriter wal = new TimedWalWriter(new ObjectStoreWal(store, "bench"));
       BufferAllocator serverAllocator = allocator.newChildAllocator("server", 0, Long.MAX_VALUE);
       IngestService service = new IngestService(serverAllocator,
           id -> {
@@ -126,11 +148,12 @@ public final class IngestBenchmark {
       Location location = Location.forGrpcInsecure("127.0.0.1", server.getPort());
       ExecutorService pool = Executors.newFixedThreadPool(streams);
       List<Future<StreamResult>> futures = new ArrayList<>();
-      long deadline = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
-      long start = System.nanoTime();
+      long start = System.nanoTime() + Duration.ofSeconds(warmupSeconds).toNanos();
+      long deadline = start + Duration.ofSeconds(seconds).toNanos();
       for (int s = 0; s < streams; s++) {
         int streamIndex = s;
-        futures.add(pool.submit(() -> stream(allocator, location, streamIndex, batchRows, deadline)));
+        futures.add(pool.submit(() -> stream(allocator, location, streamIndex, batchRows,
+            rateMbPerSecond / streams, start, deadline)));
       }
       List<StreamResult> results = new ArrayList<>();
       for (Future<StreamResult> f : futures) {
@@ -161,6 +184,9 @@ public final class IngestBenchmark {
       out.put("batches", batches);
       out.put("rows", rows);
       out.put("segments", segments.get());
+      if (rateMbPerSecond > 0) {
+        out.put("target_mb_per_s", rateMbPerSecond);
+      }
       out.put("mb_per_s", round(bytes / 1e6 / elapsed));
       out.put("rows_per_s", Math.round(rows / elapsed));
       Map<String, Object> latency = new LinkedHashMap<>();
@@ -168,6 +194,16 @@ public final class IngestBenchmark {
       latency.put("p99", millis(percentile(sorted, 0.99)));
       latency.put("max", millis(sorted.length == 0 ? 0 : sorted[sorted.length - 1]));
       out.put("ack_latency_ms", latency);
+      long[] appends = wal.sortedNanos();
+      Map<String, Object> commits = new LinkedHashMap<>();
+      commits.put("mean_mb", round(wal.meanBytes() / 1e6));
+      commits.put("p50", millis(percentile(appends, 0.50)));
+      commits.put("p99", millis(percentile(appends, 0.99)));
+      commits.put("max", millis(appends.length == 0 ? 0 : appends[appends.length - 1]));
+      out.put("segment_write_ms", commits);
+      if (storeProbe != null) {
+        out.put("store_probe", storeProbe);
+      }
       out.put("flush_interval_ms", config.flushInterval().toMillis());
       out.put("flush_bytes", config.flushBytes());
       out.put("object_store", store.describe());
@@ -179,7 +215,7 @@ public final class IngestBenchmark {
   private record StreamResult(long batches, long rows, long bytes, List<Long> latenciesNanos) {}
 
   private static StreamResult stream(BufferAllocator parent, Location location, int index,
-      int batchRows, long deadline) throws Exception {
+      int batchRows, double rateMbPerSecond, long measureFrom, long deadline) throws Exception {
     List<Long> latencies = java.util.Collections.synchronizedList(new ArrayList<>());
     long batches = 0;
     long bytes = 0;
@@ -192,16 +228,29 @@ public final class IngestBenchmark {
       for (FieldVector v : batch.getFieldVectors()) {
         batchBytes += v.getBufferSize();
       }
+      // Open loop at a set rate: batch i is due at start + i * period; a batch that could not go
+      // out on time (all 32 slots taken) goes as soon as it can, so the offered load stays put.
+      long period = rateMbPerSecond > 0 ? (long) (batchBytes / (rateMbPerSecond * 1e6) * 1e9) : 0;
+      long nextDue = System.nanoTime();
       List<CompletableFuture<Long>> pending = new ArrayList<>();
       while (System.nanoTime() < deadline) {
+        if (period > 0) {
+          long wait = nextDue - System.nanoTime();
+          if (wait > 0) {
+            LockSupport.parkNanos(wait);
+          }
+          nextDue += period;
+        }
         // Latency counts from the batch handed to gRPC to its ack, not the time send() waited
         // for one of the client's 32 in-flight slots.
         CompletableFuture<Long> ack = stream.send(batch);
         long sentAt = System.nanoTime();
-        ack.thenRun(() -> latencies.add(System.nanoTime() - sentAt));
         pending.add(ack);
-        batches++;
-        bytes += batchBytes;
+        if (sentAt - measureFrom >= 0) {
+          ack.thenRun(() -> latencies.add(System.nanoTime() - sentAt));
+          batches++;
+          bytes += batchBytes;
+        }
       }
       stream.finish();
       CompletableFuture.allOf(pending.toArray(CompletableFuture[]::new)).join();
