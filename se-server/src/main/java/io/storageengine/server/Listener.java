@@ -6,12 +6,7 @@ import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.Server;
 import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.grpc.GrpcService;
-import io.grpc.MethodDescriptor;
 import io.grpc.ServerInterceptor;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import io.grpc.ServerInterceptors;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -36,21 +31,7 @@ public final class Listener implements AutoCloseable {
   private final Server server;
 
   /** Messages as plain bytes: copied out of Arrow buffers while they are still alive. */
-  private static final MethodDescriptor.Marshaller<byte[]> BYTES = new MethodDescriptor.Marshaller<>() {
-    @Override
-    public InputStream stream(byte[] value) {
-      return new ByteArrayInputStream(value);
-    }
-
-    @Override
-    public byte[] parse(InputStream stream) {
-      try {
-        return stream.readAllBytes();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    }
-  };
+  private static final ByteArrayMarshaller BYTES = ByteArrayMarshaller.INSTANCE;
 
   private Listener(Server server) {
     this.server = server;
