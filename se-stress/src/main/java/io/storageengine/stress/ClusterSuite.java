@@ -2,7 +2,6 @@ package io.storageengine.stress;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -20,7 +19,6 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -125,12 +123,7 @@ public final class ClusterSuite implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    CommandLine cli = new CommandLine(new ClusterSuite(System.out, System.err));
-    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      System.err.println("cluster-suite: " + (e instanceof SeException ? e.getMessage() : e.toString()));
-      return e instanceof SeException se && se.code().category() == ErrorCode.Category.USER ? 2 : 1;
-    });
-    System.exit(cli.execute(args));
+    SuiteOptions.main("cluster-suite", new ClusterSuite(System.out, System.err), args);
   }
 
   @Override
@@ -315,17 +308,6 @@ public final class ClusterSuite implements Callable<Integer> {
     report.put("servers", servers);
     report.put("workers", workers);
     report.put("chaos", !noChaos);
-    long missing = 0;
-    long duplicated = 0;
-    long wrong = 0;
-    for (TableVerification t : outcome.tables()) {
-      missing = Math.max(missing, t.missing());
-      duplicated = Math.max(duplicated, t.duplicated());
-      wrong = Math.max(wrong, t.wrong());
-    }
-    report.put("missing", missing);
-    report.put("duplicated", duplicated);
-    report.put("wrong", wrong);
     long rowsAcked = append.metrics().rowsAcked.sum() + entity.metrics().rowsAcked.sum();
     long bytesAcked = append.metrics().bytesAcked.sum() + entity.metrics().bytesAcked.sum();
     double seconds = Math.max(1e-9, (loadStopped - loadStarted) / 1e9);
@@ -341,10 +323,7 @@ public final class ClusterSuite implements Callable<Integer> {
     }
     report.put("worst_failover_s", worstFailover);
     report.set("kills", kills);
-    report.set("verification", outcome.toJson());
-    ObjectNode load = report.putObject("load");
-    load.set("append", append.summary());
-    load.set("entity", entity.summary());
+    SuiteOptions.putOutcome(report, outcome, append, entity);
   }
 
 }

@@ -2,7 +2,6 @@ package io.storageengine.stress;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import java.io.PrintStream;
@@ -14,7 +13,6 @@ import java.util.Random;
 import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -73,12 +71,7 @@ public final class CrashSuite implements Callable<Integer> {
   }
 
   public static void main(String[] args) {
-    CommandLine cli = new CommandLine(new CrashSuite(System.out, System.err));
-    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      System.err.println("crash-suite: " + (e instanceof SeException ? e.getMessage() : e.toString()));
-      return e instanceof SeException se && se.code().category() == ErrorCode.Category.USER ? 2 : 1;
-    });
-    System.exit(cli.execute(args));
+    SuiteOptions.main("crash-suite", new CrashSuite(System.out, System.err), args);
   }
 
   @Override
@@ -205,9 +198,6 @@ public final class CrashSuite implements Callable<Integer> {
     long appendVerified = Long.MAX_VALUE;
     long keysVerified = Long.MAX_VALUE;
     long keysExpected = 0;
-    long missing = 0;
-    long duplicated = 0;
-    long wrong = 0;
     long unknownPresent = 0;
     for (TableVerification t : outcome.tables()) {
       boolean isEntity = entity.workloads().stream().anyMatch(w -> w.table().toString().equals(t.table()));
@@ -218,9 +208,6 @@ public final class CrashSuite implements Callable<Integer> {
         appendVerified = Math.min(appendVerified, t.verified());
         unknownPresent = Math.max(unknownPresent, t.unknownPresent());
       }
-      missing = Math.max(missing, t.missing());
-      duplicated = Math.max(duplicated, t.duplicated());
-      wrong = Math.max(wrong, t.wrong());
     }
     ObjectNode appendNode = report.putObject("append_table");
     appendNode.put("rows_acknowledged", append.metrics().rowsAcked.sum());
@@ -232,13 +219,7 @@ public final class CrashSuite implements Callable<Integer> {
     entityNode.put("operations_unknown", entity.metrics().rowsUnknown.sum());
     entityNode.put("keys", keysExpected);
     entityNode.put("keys_verified", keysVerified == Long.MAX_VALUE ? 0 : keysVerified);
-    report.put("missing", missing);
-    report.put("duplicated", duplicated);
-    report.put("wrong", wrong);
-    report.set("verification", outcome.toJson());
-    ObjectNode load = report.putObject("load");
-    load.set("append", append.summary());
-    load.set("entity", entity.summary());
+    SuiteOptions.putOutcome(report, outcome, append, entity);
   }
 
 }

@@ -2,6 +2,7 @@ package io.storageengine.stress;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.Json;
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -11,7 +12,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
 import java.util.Random;
+import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
 /**
@@ -76,6 +79,39 @@ final class SuiteOptions {
   LoadConfig load(String namespace, int tables, boolean entity, int concurrency, long rate, long producerSeed) {
     return new LoadConfig("warehouse", namespace, namespace, tables, entity, rowBytes, keySpace,
         entity ? 0.6 : 0, entity ? 0.1 : 0, concurrency, rate, batchRows, 8, producerSeed);
+  }
+
+  /** Runs a suite from {@code main}: usage errors exit 2, failures 1, and the message names the suite. */
+  static void main(String name, Callable<Integer> suite, String[] args) {
+    CommandLine cli = new CommandLine(suite);
+    cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
+      System.err.println(name + ": " + (e instanceof SeException ? e.getMessage() : e.toString()));
+      return e instanceof SeException se && se.code().category() == ErrorCode.Category.USER ? 2 : 1;
+    });
+    System.exit(cli.execute(args));
+  }
+
+  /**
+   * The verdict of a verification in the report: {@code missing}, {@code duplicated} and
+   * {@code wrong}, each the worst over every table and both readers (Flight SQL and Iceberg's
+   * reader), then the per-table {@code verification} and the {@code load} summaries.
+   */
+  static void putOutcome(ObjectNode report, Verifier.Outcome outcome, LoadSession append, LoadSession entity) {
+    long missing = 0;
+    long duplicated = 0;
+    long wrong = 0;
+    for (TableVerification t : outcome.tables()) {
+      missing = Math.max(missing, t.missing());
+      duplicated = Math.max(duplicated, t.duplicated());
+      wrong = Math.max(wrong, t.wrong());
+    }
+    report.put("missing", missing);
+    report.put("duplicated", duplicated);
+    report.put("wrong", wrong);
+    report.set("verification", outcome.toJson());
+    ObjectNode load = report.putObject("load");
+    load.set("append", append.summary());
+    load.set("entity", entity.summary());
   }
 
   /**
