@@ -23,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The servers a load balancer may route to, and which of them are live. Candidates are the
- * configured addresses plus those registered in cluster storage ({@link ServerRegistration});
+ * configured addresses plus those registered in cluster storage ({@link ServerRegistration}),
+ * listed once per registration heartbeat;
  * each candidate's {@code GET /health} is probed every {@code probeInterval}. A candidate is
  * live after a successful probe; it is down once a probe finds nothing listening, after
  * {@link #FAILED_PROBES_TO_DOWN} probes in a row that fail otherwise (timeouts of a busy but
@@ -45,6 +46,8 @@ final class ServerDirectory implements AutoCloseable {
   /** Candidate address -> failed probes in a row. */
   private final Map<String, Integer> failures = new ConcurrentHashMap<>();
   private volatile Set<String> candidates = Set.of();
+  /** When registered servers were last listed (only the probe thread reads and writes it). */
+  private long lastDiscoveryMs = Long.MIN_VALUE / 2;
 
   /**
    * @param configured {@code host:port} of servers to use whether or not they registered
@@ -103,16 +106,23 @@ final class ServerDirectory implements AutoCloseable {
   private void refresh() {
     try {
       Set<String> next = new LinkedHashSet<>(configured);
-      if (store != null) {
+      long now = clock.millis();
+      if (store == null) {
+        candidates = Set.copyOf(next);
+      } else if (now - lastDiscoveryMs >= ServerRegistration.HEARTBEAT.toMillis()) {
+        // Registrations change at most once a heartbeat: list storage that often, probe faster.
+        lastDiscoveryMs = now;
         try {
-          next.addAll(ServerRegistration.live(store, clock.millis()));
+          next.addAll(ServerRegistration.live(store, now));
         } catch (RuntimeException e) {
           // Storage unreachable: keep routing to the servers we know.
           LOG.warn("could not list registered servers: {}", e.getMessage());
           next.addAll(candidates);
         }
+        candidates = Set.copyOf(next);
+      } else {
+        next.addAll(candidates);
       }
-      candidates = Set.copyOf(next);
       state.keySet().retainAll(next);
       failures.keySet().retainAll(next);
       List<CompletableFuture<?>> probes = new ArrayList<>();
