@@ -4,6 +4,8 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
+import java.io.Closeable;
+import java.io.IOException;
 
 /**
  * One logical call to table storage: a {@code storage.operation} span and, when it
@@ -96,6 +98,22 @@ final class TableStorageCall {
   }
 
   /** Ends the span and records the metric, once. */
+  /**
+   * Closes the stream this call covers and ends the call with the {@code bytes} it moved; a
+   * failure to close fails the call and is rethrown.
+   */
+  void endWithClose(Closeable stream, long bytes) throws IOException {
+    try {
+      stream.close();
+    } catch (IOException | RuntimeException e) {
+      failed(e);
+      throw e;
+    } finally {
+      size(bytes);
+      end();
+    }
+  }
+
   void end() {
     if (ended) {
       return;

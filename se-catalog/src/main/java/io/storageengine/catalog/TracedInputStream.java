@@ -85,15 +85,7 @@ class TracedInputStream extends SeekableInputStream {
       return;
     }
     closed = true;
-    try {
-      in.close();
-    } catch (IOException | RuntimeException e) {
-      call.failed(e);
-      throw e;
-    } finally {
-      call.size(bytesRead);
-      call.end();
-    }
+    call.endWithClose(in, bytesRead);
   }
 
   /** Counts a successful read of {@code n} bytes (negative at the end of the file). */

@@ -68,14 +68,6 @@ final class TracedOutputStream extends PositionOutputStream {
       return;
     }
     closed = true;
-    try {
-      out.close();
-    } catch (IOException | RuntimeException e) {
-      call.failed(e);
-      throw e;
-    } finally {
-      call.size(bytesWritten);
-      call.end();
-    }
+    call.endWithClose(out, bytesWritten);
   }
 }
