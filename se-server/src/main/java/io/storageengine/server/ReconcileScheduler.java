@@ -55,14 +55,20 @@ final class ReconcileScheduler implements AutoCloseable {
       // Removed before asking: a segment written while the request is in flight marks it due again.
       due.remove(table);
       try {
-        client.schedule(TaskKeys.reconcileKey(table.catalogId(), table.tableUuid().toString()), TaskKeys.RECONCILE,
-            TaskKeys.tablePayload(table.catalogId(), table.tableUuid().toString()));
+        scheduleReconcile(client, table);
       } catch (RuntimeException e) {
         due.add(table);
         LOG.debug("reconcile task for {} not scheduled yet, retrying: {}", table, e.getMessage());
         return; // the broker is away: the rest would fail the same way; retry all later
       }
     }
+  }
+
+  /** Asks the broker for {@code table}'s reconcile task (coalesced with a pending one). */
+  static void scheduleReconcile(BrokerClient broker, TableWal table) {
+    String uuid = table.tableUuid().toString();
+    broker.schedule(TaskKeys.reconcileKey(table.catalogId(), uuid), TaskKeys.RECONCILE,
+        TaskKeys.tablePayload(table.catalogId(), uuid));
   }
 
   @Override

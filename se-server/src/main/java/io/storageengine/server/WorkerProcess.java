@@ -109,9 +109,7 @@ public final class WorkerProcess implements AutoCloseable {
       for (TableWal table : wal.tables(null)) {
         long published = wal.state(table).publishedSeq();
         if (!wal.segmentsAfter(table, published).isEmpty()) {
-          String uuid = table.tableUuid().toString();
-          broker.schedule(TaskKeys.reconcileKey(table.catalogId(), uuid), TaskKeys.RECONCILE,
-              TaskKeys.tablePayload(table.catalogId(), uuid));
+          ReconcileScheduler.scheduleReconcile(broker, table);
         }
       }
     } catch (RuntimeException e) {

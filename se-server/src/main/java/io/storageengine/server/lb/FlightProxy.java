@@ -14,7 +14,6 @@ import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
 import io.grpc.netty.NettyChannelBuilder;
 import io.storageengine.server.ByteArrayMarshaller;
-import java.net.ConnectException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -79,7 +78,11 @@ final class FlightProxy implements AutoCloseable {
   }
 
   private static String connectionKey() {
-    ServiceRequestContext ctx = ServiceRequestContext.currentOrNull();
+    return connectionKey(ServiceRequestContext.currentOrNull());
+  }
+
+  /** The key that keeps one client connection's calls (Flight and HTTP) on one server. */
+  static String connectionKey(ServiceRequestContext ctx) {
     return ctx == null ? "connection/unknown" : "connection/" + ctx.remoteAddress();
   }
 
@@ -121,15 +124,7 @@ final class FlightProxy implements AutoCloseable {
   }
 
   private static boolean refusedConnection(Status status) {
-    if (status.getCode() != Status.Code.UNAVAILABLE) {
-      return false;
-    }
-    for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
-      if (t instanceof ConnectException) {
-        return true;
-      }
-    }
-    return false;
+    return status.getCode() == Status.Code.UNAVAILABLE && ServerDirectory.refused(status.getCause());
   }
 
   /**

@@ -119,7 +119,7 @@ public final class LoadBalancer implements AutoCloseable {
    */
   private HttpService forwardHttp() {
     return (ServiceRequestContext ctx, HttpRequest req) -> {
-      List<String> order = Rendezvous.order("connection/" + ctx.remoteAddress(), directory.live());
+      List<String> order = Rendezvous.order(FlightProxy.connectionKey(ctx), directory.live());
       if (order.isEmpty()) {
         return error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer; servers known: "
             + directory.view());

@@ -163,7 +163,8 @@ final class ServerDirectory implements AutoCloseable {
         });
   }
 
-  private static boolean refused(Throwable failure) {
+  /** Whether {@code failure} (or a cause) says nothing was listening: the server is surely down. */
+  static boolean refused(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (t instanceof java.net.ConnectException) {
         return true;
