@@ -258,6 +258,9 @@ final class DuckDbPool implements AutoCloseable {
       execute(admin, "SET memory_limit = " + SqlText.literal(config.duckdbMemoryLimit()));
       execute(admin, "SET threads = " + config.duckdbThreads());
       execute(admin, "SET TimeZone = 'UTC'");
+      // Iceberg data files never change once written: their Parquet footers are read once per
+      // database, not once per bind and scan of every query.
+      execute(admin, "SET parquet_metadata_cache = true");
       execute(admin, "SET autoload_known_extensions = false");
       execute(admin, "SET autoinstall_known_extensions = false");
       execute(admin, "SET enable_external_access = false");

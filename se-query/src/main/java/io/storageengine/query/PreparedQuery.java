@@ -51,6 +51,7 @@ final class PreparedQuery implements AutoCloseable {
   record TableRead(String displayName, Table table, long snapshotId, List<String> localFiles) {}
 
   private List<String> parameterTypes;
+  private ArrowReader started;
 
   PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
       List<TableRead> reads, List<? extends AutoCloseable> resources) {
@@ -74,17 +75,21 @@ final class PreparedQuery implements AutoCloseable {
   synchronized List<String> parameterTypes() {
     if (parameterTypes == null) {
       try (PreparedStatement statement = connection.prepareStatement(sql)) {
-        ParameterMetaData metadata = statement.getParameterMetaData();
-        List<String> types = new ArrayList<>();
-        for (int i = 1; i <= metadata.getParameterCount(); i++) {
-          types.add(metadata.getParameterTypeName(i));
-        }
-        parameterTypes = List.copyOf(types);
+        parameterTypes = parameterTypes(statement);
       } catch (SQLException e) {
         throw translate(e);
       }
     }
     return parameterTypes;
+  }
+
+  private static List<String> parameterTypes(PreparedStatement statement) throws SQLException {
+    ParameterMetaData metadata = statement.getParameterMetaData();
+    List<String> types = new ArrayList<>();
+    for (int i = 1; i <= metadata.getParameterCount(); i++) {
+      types.add(metadata.getParameterTypeName(i));
+    }
+    return List.copyOf(types);
   }
 
   /**
@@ -142,10 +147,20 @@ final class PreparedQuery implements AutoCloseable {
    * Runs the statement with its bound values (see {@link #checkParameters}); batches are produced
    * as the reader is consumed. Close the reader first.
    */
-  ArrowReader execute(BufferAllocator allocator, int batchRows) {
+  synchronized ArrowReader execute(BufferAllocator allocator, int batchRows) {
+    return run(allocator, batchRows, false);
+  }
+
+  private ArrowReader run(BufferAllocator allocator, int batchRows, boolean check) {
     try {
       PreparedStatement statement = connection.prepareStatement(sql);
       open.add(statement);
+      if (parameterTypes == null) {
+        parameterTypes = parameterTypes(statement);
+      }
+      if (check) {
+        checkParameters();
+      }
       parameters.bind(statement);
       ResultSet rows = statement.executeQuery();
       open.add(rows);
@@ -162,6 +177,11 @@ final class PreparedQuery implements AutoCloseable {
    * DuckDB's message, which differs by version and by how the file went missing.
    */
   SeException translate(Exception e) {
+    return translate(reads, e);
+  }
+
+  /** As {@link #translate(Exception)}, for a failure of a query reading {@code reads}. */
+  static SeException translate(List<TableRead> reads, Exception e) {
     if (e instanceof SeException se) {
       return se;
     }
@@ -173,6 +193,23 @@ final class PreparedQuery implements AutoCloseable {
       }
     }
     return DuckDbErrors.translate(e);
+  }
+
+  /**
+   * Starts the statement once (parameters checked, see {@link #checkParameters}) and returns its
+   * reader, owned by this query and closed with it; later calls return the same reader. DuckDB
+   * runs the statement as far as its first batch here: an aggregate or sort is computed, a scan
+   * has produced its first batches; the reader's schema is the result's. Result memory comes from
+   * a child of {@code allocator}, closed with the query.
+   */
+  synchronized ArrowReader start(BufferAllocator allocator, int batchRows) {
+    if (started == null) {
+      BufferAllocator child = allocator.newChildAllocator("query-" + java.util.UUID.randomUUID(), 0, Long.MAX_VALUE);
+      open.add(child);
+      started = run(child, batchRows, true);
+      open.add(started);
+    }
+    return started;
   }
 
   @Override

@@ -53,6 +53,8 @@ final class QueryEngine implements AutoCloseable {
   private static final String INFO_SCHEMA = "__se_information_schema";
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
+  static final int MAX_ANALYSES = 512;
+  static final int MAX_ANALYZED_LENGTH = 16_384;
 
   private final TenantCatalogs catalogs;
   private final DataFileCache cache;
@@ -60,6 +62,13 @@ final class QueryEngine implements AutoCloseable {
   private final TableSnapshotPlanner planner;
   private final DuckDbPool pool;
   private final DuckDBConnection parser;
+  private final TableStateCache tables = new TableStateCache();
+  private final Map<String, Analysis> analyses = new LinkedHashMap<>(16, 0.75f, true) {
+    @Override
+    protected boolean removeEldestEntry(Map.Entry<String, Analysis> eldest) {
+      return size() > MAX_ANALYSES;
+    }
+  };
 
   QueryEngine(TenantCatalogs catalogs, QueryConfig config) {
     this.catalogs = catalogs;
@@ -111,15 +120,16 @@ final class QueryEngine implements AutoCloseable {
     List<AutoCloseable> resources = new ArrayList<>();
     List<DataFileCache.Lease> leases = new ArrayList<>();
     DuckDbPool.Lease database = null;
+    List<PreparedQuery.TableRead> reads = new ArrayList<>();
     try {
-      Analysis analysis = StatementAnalyzer.analyze(parse(statement));
+      Analysis analysis = analyze(statement);
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.schema()), name.table());
-        Table table = load(catalog, id);
+        Table table = load(catalogId, catalog, id);
         SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
         used.put(entry.getKey(), pin);
         Schema schema = table.schemas().get(pin.schemaId());
@@ -131,6 +141,12 @@ final class QueryEngine implements AutoCloseable {
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
         planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+      }
+      for (PlannedTable table : planned.values()) {
+        if (table.snapshotId() != null) {
+          reads.add(new PreparedQuery.TableRead(table.displayName(), table.table(), table.snapshotId(),
+              table.files().stream().map(PlannedFile::localPath).toList()));
+        }
       }
       database = pool.acquire(catalogId, directories(planned.values()));
       Connection connection = database.connection();
@@ -150,14 +166,6 @@ final class QueryEngine implements AutoCloseable {
       if (!analysis.informationSchema().isEmpty()) {
         statement = informationSchema(connection, catalog, statement, analysis.informationSchema());
       }
-      List<PreparedQuery.TableRead> reads = new ArrayList<>();
-      for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
-        PlannedTable table = entry.getValue();
-        if (table.snapshotId() != null) {
-          reads.add(new PreparedQuery.TableRead(table.displayName(), table.table(), table.snapshotId(),
-              table.files().stream().map(PlannedFile::localPath).toList()));
-        }
-      }
       resources.addAll(leases);
       resources.add(database);
       return new PreparedQuery(connection, statement, used, parameters, reads, resources);
@@ -166,7 +174,8 @@ final class QueryEngine implements AutoCloseable {
       if (database != null) {
         database.close();
       }
-      throw DuckDbErrors.translate(e);
+      // A view is bound (its files opened) when it is created: a file gone since planning.
+      throw PreparedQuery.translate(reads, e);
     }
   }
 
@@ -245,12 +254,34 @@ final class QueryEngine implements AutoCloseable {
     return parsed.get(0);
   }
 
-  private static Table load(Catalog catalog, TableIdentifier id) {
+  /** The current state of {@code id} (see {@link TableStateCache}); NOT_FOUND when it does not exist. */
+  private Table load(String catalogId, Catalog catalog, TableIdentifier id) {
     try {
-      return catalog.loadTable(id);
+      return tables.current(catalogId, catalog, id, () -> catalog.loadTable(id));
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
       throw SeException.notFound("table %s does not exist", TenantMetadata.displayName(id));
     }
+  }
+
+  /**
+   * What {@code statement} references, parsed once per text: the last {@link #MAX_ANALYSES}
+   * statements (each at most {@link #MAX_ANALYZED_LENGTH} characters) are remembered. Statements
+   * that fail to parse or are refused are not.
+   */
+  private Analysis analyze(String statement) throws SQLException {
+    synchronized (analyses) {
+      Analysis known = analyses.get(statement);
+      if (known != null) {
+        return known;
+      }
+    }
+    Analysis analysis = StatementAnalyzer.analyze(parse(statement));
+    if (statement.length() <= MAX_ANALYZED_LENGTH) {
+      synchronized (analyses) {
+        analyses.put(statement, analysis);
+      }
+    }
+    return analysis;
   }
 
   /** Iceberg pruning filter from simple comparisons; anything that does not bind is skipped. */

@@ -12,7 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
+import java.io.IOException;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -63,7 +63,7 @@ import org.apache.iceberg.catalog.Catalog;
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
   public static final String CATALOG_OPTION = "catalog";
-  private static final long READY_POLL_MS = 5;
+  private static final long READY_POLL_MS = 1;
   private static final String SERVER_NAME = "Storage Engine";
   private static final long BACKPRESSURE_WAIT_MS = 30_000;
 
@@ -134,7 +134,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       FlightDescriptor descriptor) {
     try {
       String catalogId = selectedCatalogId();
-      return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor, true);
+      return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -158,7 +158,6 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       PreparedQuery planned = handoff.take(ticket.getStatementHandle().toByteArray());
       try (PreparedQuery query = planned != null ? planned
           : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters())) {
-        query.checkParameters();
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -168,43 +167,48 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   /**
    * Plans the statement of {@code statement} (its tenant, SQL and bound values) on current
-   * snapshots; the ticket pins them. With {@code handOff} the planned query waits for the DoGet
-   * of its ticket.
+   * snapshots and starts it (see {@link PreparedQuery#start}): the FlightInfo's schema is the
+   * schema of the very result the DoGet of its ticket streams, and the work done here is not done
+   * again. The ticket pins the snapshots; the started query waits for that DoGet in the handoff
+   * (a DoGet that misses it plans and runs the pinned statement again).
    */
-  private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor, boolean handOff) {
+  private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
     PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
     try {
-      query.checkParameters();
-      Schema schema = query.schema(allocator);
+      Schema schema = query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema();
       byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
           .encode();
       FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
           .setStatementHandle(ByteString.copyFrom(encoded)).build();
       FlightInfo info = new FlightInfo(schema, descriptor,
           List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
-      if (handOff) {
-        handoff.offer(encoded, query);
-      } else {
-        query.close();
-      }
+      handoff.offer(encoded, query);
       return info;
+    } catch (IOException e) {
+      query.close();
+      throw query.translate(e);
     } catch (RuntimeException e) {
       query.close();
       throw e;
     }
   }
 
-  /** Streams the query's batches as DuckDB produces them, waiting for a slow client. */
+  /**
+   * Streams the query's batches as DuckDB produces them, waiting for a slow client. The first
+   * batch is sent at once: a call that has sent nothing can always take it.
+   */
   private void stream(PreparedQuery query, ServerStreamListener listener) {
-    try (BufferAllocator child = allocator.newChildAllocator("query-" + UUID.randomUUID(), 0, Long.MAX_VALUE);
-        ArrowReader reader = query.execute(child, config.batchRows())) {
+    try {
+      ArrowReader reader = query.start(allocator, config.batchRows());
       VectorSchemaRoot root = reader.getVectorSchemaRoot();
       BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
       backpressure.register(listener);
       listener.start(root);
+      boolean first = true;
       while (reader.loadNextBatch()) {
-        BackpressureStrategy.WaitResult ready = awaitReady(backpressure);
-        if (ready == BackpressureStrategy.WaitResult.CANCELLED) {
+        BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY : awaitReady(backpressure);
+        first = false;
+        if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
           return;
         }
         if (ready != BackpressureStrategy.WaitResult.READY) {
@@ -214,7 +218,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         listener.putNext();
       }
       listener.completed();
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       // A batch failed after others may have been sent: the client gets this error, never a
       // short result (an expired snapshot's files deleted mid-read included).
       throw query.translate(e);
@@ -318,7 +322,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public FlightInfo getFlightInfoPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
       CallContext context, FlightDescriptor descriptor) {
     try {
-      return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor, false);
+      return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toFlight(e);
     }
@@ -346,7 +350,6 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     try {
       StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
       try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
-        query.checkParameters();
         stream(query, listener);
       }
     } catch (RuntimeException e) {

@@ -56,7 +56,16 @@ final class StatementAnalyzer {
 
   /** What one statement references. */
   record Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
-      List<Span> informationSchema, TableName describeTarget) {}
+      List<Span> informationSchema, TableName describeTarget) {
+    /** Immutable (shared by every query of the same text), keeping the order tables appear in. */
+    Analysis {
+      tables = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tables));
+      Map<String, List<Comparison>> copied = new LinkedHashMap<>();
+      filters.forEach((key, list) -> copied.put(key, List.copyOf(list)));
+      filters = java.util.Collections.unmodifiableMap(copied);
+      informationSchema = List.copyOf(informationSchema);
+    }
+  }
 
   static Analysis analyze(JsonNode statement) {
     JsonNode node = statement.path("node");
