@@ -38,11 +38,17 @@ import org.duckdb.DuckDBConnection;
  * <p>Between queries the query's connection (with its temporary objects) is closed and the
  * in-memory catalog {@code default} holding the query's views and tables is detached. Before a
  * database goes back to the pool it must show no attached catalog, table, view or schema other
- * than DuckDB's own; otherwise, or after any error, it is closed instead. At most
+ * than DuckDB's own; otherwise, or after any error, it is closed instead. A database that passes
+ * gets the next query's connection set up at once (a fresh, empty {@code default} attached and in
+ * use), so the next query does not wait for it. At most
  * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
  * for at most {@link #IDLE_TTL_NANOS}; databases in use are not limited (as many as queries run).
  */
 final class DuckDbPool implements AutoCloseable {
+  /** The in-memory catalog a query's views live in; detached when the query ends. */
+  static final String QUERY_CATALOG = "default";
+  /** Schema of the query catalog for the engine's own tables (deleted positions, DESCRIBE rows). */
+  static final String META_SCHEMA = "__se_meta";
   static final int MAX_IDLE_PER_TENANT = 2;
   static final int MAX_IDLE = 8;
   static final long IDLE_TTL_NANOS = 300_000_000_000L;
@@ -76,6 +82,8 @@ final class DuckDbPool implements AutoCloseable {
     final Set<String> allowed;
     final Path spill;
     long idleSince;
+    /** The connection the next query gets, set up while the database was idle (or null). */
+    DuckDBConnection ready;
 
     Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill) {
       this.tenant = tenant;
@@ -90,6 +98,9 @@ final class DuckDbPool implements AutoCloseable {
 
     void close() {
       try {
+        if (ready != null) {
+          ready.close();
+        }
         admin.close();
       } catch (SQLException ignored) {
         // Closing a database that failed; nothing else holds it.
@@ -109,7 +120,10 @@ final class DuckDbPool implements AutoCloseable {
       this.connection = connection;
     }
 
-    /** The query's own connection; its temporary objects end with it. */
+    /**
+     * The query's own connection, with an empty in-memory catalog {@value #QUERY_CATALOG} attached
+     * and in use and its schema {@value #META_SCHEMA} created; its temporary objects end with it.
+     */
     DuckDBConnection connection() {
       return connection;
     }
@@ -123,8 +137,12 @@ final class DuckDbPool implements AutoCloseable {
       boolean clean;
       try {
         connection.close();
-        execute(database.admin, "DETACH DATABASE IF EXISTS \"default\"");
+        execute(database.admin, "DETACH DATABASE IF EXISTS \"" + QUERY_CATALOG + "\"");
         clean = leftovers(database.admin) == 0;
+        if (clean) {
+          // Set up the next query's connection now, after this query's client has its answer.
+          database.ready = queryConnection(database.admin);
+        }
       } catch (SQLException | RuntimeException e) {
         clean = false;
       }
@@ -176,7 +194,9 @@ final class DuckDbPool implements AutoCloseable {
     stale.forEach(Database::close);
     Database database = reused != null ? reused : open(tenant, allowed);
     try {
-      return new Lease(database, (DuckDBConnection) database.admin.duplicate());
+      DuckDBConnection connection = database.ready != null ? database.ready : queryConnection(database.admin);
+      database.ready = null;
+      return new Lease(database, connection);
     } catch (SQLException e) {
       database.close();
       throw SeException.internal("cannot start the query engine", e);
@@ -273,6 +293,20 @@ final class DuckDbPool implements AutoCloseable {
       created++;
     }
     return database;
+  }
+
+  /** A new connection on {@code admin}'s database with the query catalog attached and in use. */
+  private static DuckDBConnection queryConnection(DuckDBConnection admin) throws SQLException {
+    DuckDBConnection connection = (DuckDBConnection) admin.duplicate();
+    try {
+      execute(connection, "ATTACH ':memory:' AS \"" + QUERY_CATALOG + "\"");
+      execute(connection, "USE \"" + QUERY_CATALOG + "\"");
+      execute(connection, "CREATE SCHEMA " + META_SCHEMA);
+      return connection;
+    } catch (SQLException e) {
+      connection.close();
+      throw e;
+    }
   }
 
   private static long leftovers(DuckDBConnection admin) throws SQLException {

@@ -49,7 +49,7 @@ import org.duckdb.DuckDBConnection;
  * gets a fresh in-memory catalog {@code default} for its views, detached when it ends.
  */
 final class QueryEngine implements AutoCloseable {
-  private static final String META_SCHEMA = "__se_meta";
+  private static final String META_SCHEMA = DuckDbPool.META_SCHEMA;
   private static final String INFO_SCHEMA = "__se_information_schema";
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
@@ -150,9 +150,6 @@ final class QueryEngine implements AutoCloseable {
       }
       database = pool.acquire(catalogId, directories(planned.values()));
       Connection connection = database.connection();
-      execute(connection, "ATTACH ':memory:' AS \"default\"");
-      execute(connection, "USE \"default\"");
-      execute(connection, "CREATE SCHEMA " + META_SCHEMA);
       if (describe != null) {
         statement = describe(connection, describe, describe.identifierFieldIds());
       }

@@ -45,19 +45,24 @@ class DuckDbPoolTest {
     long before = pool.created();
     try (DuckDbPool.Lease first = pool.acquire("t", Set.of(mine))) {
       Connection c = first.connection();
-      execute(c, "ATTACH ':memory:' AS \"default\"");
-      execute(c, "USE \"default\"");
+      assertThat(query(c, "SELECT current_database() || '.' || (SELECT count(*) FROM duckdb_schemas() "
+          + "WHERE database_name = 'default' AND schema_name = '" + DuckDbPool.META_SCHEMA + "')")).isEqualTo("default.1");
       execute(c, "CREATE SCHEMA ns");
+      execute(c, "CREATE TABLE " + DuckDbPool.META_SCHEMA + ".deletes (pos BIGINT)");
       execute(c, "CREATE VIEW ns.v AS SELECT * FROM read_parquet(['" + mine + "a.parquet'])");
       execute(c, "CREATE TEMP TABLE scratch AS SELECT 42 AS x");
       assertThat(query(c, "SELECT id FROM ns.v")).isEqualTo("1");
     }
     try (DuckDbPool.Lease second = pool.acquire("t", Set.of(mine))) {
       Connection c = second.connection();
+      // A fresh, empty query catalog, set up when the first query ended.
       assertThat(query(c, "SELECT string_agg(database_name, ',' ORDER BY database_name) FROM duckdb_databases()"))
-          .isEqualTo("memory,system,temp");
+          .isEqualTo("default,memory,system,temp");
+      assertThat(query(c, "SELECT current_database()")).isEqualTo("default");
       assertThat(query(c, "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
       assertThat(query(c, "SELECT count(*) FROM duckdb_views() WHERE NOT internal")).isEqualTo("0");
+      assertThat(query(c, "SELECT string_agg(schema_name, ',' ORDER BY schema_name) FROM duckdb_schemas() "
+          + "WHERE database_name = 'default' AND NOT internal")).isEqualTo(DuckDbPool.META_SCHEMA);
       assertThatThrownBy(() -> query(c, "SELECT * FROM scratch")).hasMessageContaining("scratch does not exist");
     }
     assertThat(pool.created() - before).isEqualTo(1);
