@@ -125,6 +125,7 @@ final class EntityMaterializer {
     Map<String, FileScanTask> candidates = loadExistingRows(keyFilter);
     long t1 = System.nanoTime();
     loadTombstones();
+    long tTombs = System.nanoTime();
     fold();
     long t2 = System.nanoTime();
 
@@ -133,8 +134,10 @@ final class EntityMaterializer {
         + " FROM folded WHERE __max_ord > 0 AND __last_op = 1");
     List<DataFile> dataFiles = writer.write("new_rows", true, keyList);
     long rowsWritten = dataFiles.stream().mapToLong(DataFile::recordCount).sum();
+    long tFiles = System.nanoTime();
 
     DeleteWriteResult dvs = writeDeletionVectors(candidates);
+    long tVectors = System.nanoTime();
     for (DeleteFile dv : dvs.deleteFiles()) {
       written.add(dv.location());
     }
@@ -142,8 +145,10 @@ final class EntityMaterializer {
         : duck.queryLong("SELECT count(*) FROM folded WHERE __max_ord > 0 AND __file IS NOT NULL");
     writeTombstones(fromSeq, toSeq);
     long t3 = System.nanoTime();
-    LOG.debug("{}: current rows of {} candidate files in {} ms, fold in {} ms, files and vectors in {} ms",
-        table.name(), candidates.size(), (t1 - t0) / 1_000_000, (t2 - t1) / 1_000_000, (t3 - t2) / 1_000_000);
+    LOG.debug("{}: current rows of {} candidate files in {} ms, tombstones read in {} ms, fold in {} ms, "
+        + "data files in {} ms, deletion vectors in {} ms, tombstones written in {} ms", table.name(),
+        candidates.size(), ms(t1 - t0), ms(tTombs - t1), ms(t2 - tTombs), ms(tFiles - t2), ms(tVectors - tFiles),
+        ms(t3 - tVectors));
 
     Set<String> referenced = new HashSet<>();
     dvs.referencedDataFiles().forEach(cs -> referenced.add(cs.toString()));
@@ -151,6 +156,10 @@ final class EntityMaterializer {
     all.addAll(written);
     return new TableChanges(dataFiles, dvs.deleteFiles(), dvs.rewrittenDeleteFiles(), referenced,
         keyFilter, rowsWritten, removed, all);
+  }
+
+  private static long ms(long nanos) {
+    return nanos / 1_000_000;
   }
 
   private String keyList(String alias) {

@@ -12,6 +12,7 @@ import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * <p>A failing table backs off exponentially (interval, 2x, 4x ... up to {@link #MAX_BACKOFF})
  * without delaying the others; a trigger does not override its backoff.
  */
-public final class ReconcileLoop implements AutoCloseable {
+public final class ReconcileLoop implements TableGate, AutoCloseable {
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
   public static final Duration MAX_BACKOFF = Duration.ofMinutes(1);
   /**
@@ -59,6 +60,7 @@ public final class ReconcileLoop implements AutoCloseable {
   private static final class TableState {
     boolean scheduled; // a pass is queued or running
     boolean again; // triggered while scheduled: run once more afterwards
+    int exclusiveWaiters; // callers of exclusive() waiting for the running pass to end
     int failures;
     long notBeforeNanos;
   }
@@ -168,6 +170,9 @@ public final class ReconcileLoop implements AutoCloseable {
       state.scheduled = false;
       boolean again = state.again;
       state.again = false;
+      if (state.exclusiveWaiters > 0) {
+        lock.notifyAll();
+      }
       if (result == null || result.outcome() == ReconcileResult.Outcome.FAILED) {
         state.failures++;
         long delay = Math.min(MAX_BACKOFF.toNanos(), interval.toNanos() << Math.min(state.failures, 20));
@@ -175,11 +180,55 @@ public final class ReconcileLoop implements AutoCloseable {
         return;
       }
       state.failures = 0;
-      if (again) {
+      if (state.exclusiveWaiters > 0) {
+        state.again = again; // runs after the exclusive work
+      } else if (again) {
         state.scheduled = true;
         passes.execute(() -> runPass(table));
       } else {
         tables.remove(table);
+      }
+    }
+  }
+
+  /**
+   * {@inheritDoc} A caller waiting here goes before a pass triggered meanwhile, so steady
+   * ingestion does not starve it; the loop being closed runs {@code work} without waiting.
+   */
+  @Override
+  public <T> T exclusive(TableWal table, Supplier<T> work) {
+    synchronized (lock) {
+      TableState state = tables.computeIfAbsent(table, t -> new TableState());
+      state.exclusiveWaiters++;
+      try {
+        while (state.scheduled && !closed) {
+          lock.wait();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for the reconcile pass of a table", e);
+      } finally {
+        state.exclusiveWaiters--;
+      }
+      state.scheduled = true;
+    }
+    try {
+      return work.get();
+    } finally {
+      synchronized (lock) {
+        TableState state = tables.get(table);
+        state.scheduled = false;
+        lock.notifyAll();
+        if (state.exclusiveWaiters == 0 && !closed) {
+          boolean backingOff = state.failures > 0 && System.nanoTime() < state.notBeforeNanos;
+          if (state.again && !backingOff) {
+            state.again = false;
+            state.scheduled = true;
+            passes.execute(() -> runPass(table));
+          } else if (state.failures == 0) {
+            tables.remove(table);
+          }
+        }
       }
     }
   }

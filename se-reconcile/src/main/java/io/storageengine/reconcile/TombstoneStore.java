@@ -3,6 +3,7 @@ package io.storageengine.reconcile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.opentelemetry.context.Context;
 import io.storageengine.common.Json;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
@@ -11,11 +12,21 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * Remembered deletes of an entity table, so that an old upsert arriving after a newer delete
@@ -35,10 +46,31 @@ import java.util.TreeSet;
  * the same immutable WAL range rewrites the same content). Entries older than the retention are
  * ignored, dropped when a bucket with many files is compacted into one, and removed from storage
  * by {@link #expire} (table maintenance).
+ *
+ * <p>A process keeps the files it read parsed in memory (at most {@value #MAX_CACHED_TOMBSTONES}
+ * entries), valid while the etag a listing reports is the one read, so a pass lists the buckets it
+ * needs and reads only files that are new or changed. The buckets of a pass are listed, read,
+ * compacted and written in parallel.
  */
 public final class TombstoneStore {
   static final int BUCKETS = 128;
   private static final int COMPACT_AFTER_FILES = 8;
+  /** Tombstones kept parsed in memory per process (about 150 bytes each). */
+  private static final long MAX_CACHED_TOMBSTONES = 1_000_000;
+  private static final FileCache CACHE = new FileCache(MAX_CACHED_TOMBSTONES);
+  private static final ExecutorService IO = ioThreads();
+
+  private static ExecutorService ioThreads() {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool = new ThreadPoolExecutor(16, 16, 30,
+        TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
+          Thread t = new Thread(r, "se-tombstone-io-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        });
+    pool.allowCoreThreadTimeOut(true);
+    return pool;
+  }
 
   private final ObjectStore store;
   private final TableWal table;
@@ -89,7 +121,7 @@ public final class TombstoneStore {
       if (!name.matches("\\d{20}-\\d{20}\\.json") || Long.parseLong(name.substring(0, 20)) > committedSeq) {
         continue;
       }
-      java.util.Optional<ObjectStore.Blob> blob = store.get(file.key());
+      Optional<ObjectStore.Blob> blob = store.get(file.key());
       if (blob.isEmpty()) {
         continue;
       }
@@ -135,18 +167,25 @@ public final class TombstoneStore {
     }
     long oldest = now.minus(retention).toEpochMilli();
     Map<String, Tombstone> result = new HashMap<>();
-    for (Map.Entry<Integer, Set<String>> e : byBucket.entrySet()) {
-      List<ObjectStore.ObjectInfo> files = store.list(bucketPrefix(e.getKey()));
-      for (ObjectStore.ObjectInfo file : files) {
-        for (Tombstone t : readFile(file.key())) {
-          if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest && e.getValue().contains(t.key())) {
-            result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
-          }
+    for (Map<String, Tombstone> found : inParallel(byBucket.entrySet(),
+        e -> loadBucket(e.getKey(), e.getValue(), committedSeq, oldest))) {
+      result.putAll(found); // buckets hold disjoint keys
+    }
+    return result;
+  }
+
+  private Map<String, Tombstone> loadBucket(int bucket, Set<String> keys, long committedSeq, long oldest) {
+    Map<String, Tombstone> result = new HashMap<>();
+    List<ObjectStore.ObjectInfo> files = store.list(bucketPrefix(bucket));
+    for (ObjectStore.ObjectInfo file : files) {
+      for (Tombstone t : readFile(file)) {
+        if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest && keys.contains(t.key())) {
+          result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
         }
       }
-      if (files.size() > COMPACT_AFTER_FILES) {
-        compact(e.getKey(), files, committedSeq, oldest);
-      }
+    }
+    if (files.size() > COMPACT_AFTER_FILES) {
+      compact(bucket, files, committedSeq, oldest);
     }
     return result;
   }
@@ -163,8 +202,8 @@ public final class TombstoneStore {
   Map<String, Tombstone> loadAll(long committedSeq, Instant now, Duration retention) {
     long oldest = now.minus(retention).toEpochMilli();
     Map<String, Tombstone> result = new HashMap<>();
-    for (ObjectStore.ObjectInfo file : store.list(table.tombstonePrefix())) {
-      for (Tombstone t : readFile(file.key())) {
+    for (List<Tombstone> entries : inParallel(store.list(table.tombstonePrefix()), this::readFile)) {
+      for (Tombstone t : entries) {
         if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest) {
           result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
         }
@@ -179,9 +218,7 @@ public final class TombstoneStore {
     for (Tombstone t : tombstones) {
       byBucket.computeIfAbsent(bucket(t.key()), b -> new ArrayList<>()).add(t);
     }
-    for (Map.Entry<Integer, List<Tombstone>> e : byBucket.entrySet()) {
-      store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue()));
-    }
+    inParallel(byBucket.entrySet(), e -> store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue())));
   }
 
   private String fileKey(int bucket, long toSeq, long fromSeq) {
@@ -207,7 +244,7 @@ public final class TombstoneStore {
       merged.add(file);
       minFrom = Math.min(minFrom, from);
       maxTo = Math.max(maxTo, to);
-      for (Tombstone t : readFile(file.key())) {
+      for (Tombstone t : readFile(file)) {
         if (t.deletedAtMillis() >= oldest) {
           live.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
         }
@@ -227,8 +264,92 @@ public final class TombstoneStore {
     }
   }
 
-  private List<Tombstone> readFile(String key) {
-    return store.get(key).map(blob -> decode(blob.data())).orElse(List.of());
+  /** The entries of a listed file, from the cache while its etag is the listed one. */
+  private List<Tombstone> readFile(ObjectStore.ObjectInfo file) {
+    List<Tombstone> cached = CACHE.get(store, file.key(), file.etag());
+    if (cached != null) {
+      return cached;
+    }
+    Optional<ObjectStore.Blob> blob = store.get(file.key());
+    if (blob.isEmpty()) {
+      return List.of(); // compacted or expired since it was listed
+    }
+    List<Tombstone> entries = decode(blob.get().data());
+    CACHE.put(store, file.key(), blob.get().etag(), entries);
+    return entries;
+  }
+
+  /**
+   * Runs {@code task} on each item, on the shared I/O threads when there are several (on object
+   * storage each call is a round trip, on the fs store each write an fsync), and returns the
+   * results in order once all finished; the first failure is thrown after every task ended, so
+   * nothing of this call is still running when it returns.
+   */
+  private static <T, R> List<R> inParallel(Collection<T> items, Function<T, R> task) {
+    if (items.size() <= 1) {
+      List<R> out = new ArrayList<>();
+      items.forEach(item -> out.add(task.apply(item)));
+      return out;
+    }
+    List<Future<R>> futures = new ArrayList<>();
+    for (T item : items) {
+      futures.add(IO.submit(Context.current().wrap(() -> task.apply(item))));
+    }
+    List<R> out = new ArrayList<>();
+    RuntimeException failure = null;
+    for (Future<R> future : futures) {
+      try {
+        out.add(future.get());
+      } catch (ExecutionException e) {
+        RuntimeException cause = e.getCause() instanceof RuntimeException r ? r
+            : new IllegalStateException("tombstone I/O failed", e.getCause());
+        if (failure == null) {
+          failure = cause;
+        } else {
+          failure.addSuppressed(cause);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        futures.forEach(f -> f.cancel(true));
+        throw new IllegalStateException("interrupted while reading or writing tombstones", e);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return out;
+  }
+
+  /** Parsed tombstone files of every store, by key and etag, least recently used out. */
+  private static final class FileCache {
+    private record Key(ObjectStore store, String key) {}
+
+    private record Entry(String etag, List<Tombstone> entries) {}
+
+    private final long maxEntries;
+    private long size;
+    private final Map<Key, Entry> files = new LinkedHashMap<>(16, 0.75f, true);
+
+    FileCache(long maxEntries) {
+      this.maxEntries = maxEntries;
+    }
+
+    synchronized List<Tombstone> get(ObjectStore store, String key, String etag) {
+      Entry entry = files.get(new Key(store, key));
+      return entry != null && etag != null && etag.equals(entry.etag()) ? entry.entries() : null;
+    }
+
+    synchronized void put(ObjectStore store, String key, String etag, List<Tombstone> entries) {
+      if (etag == null || entries.size() > maxEntries) {
+        return;
+      }
+      Entry previous = files.put(new Key(store, key), new Entry(etag, List.copyOf(entries)));
+      size += entries.size() - (previous == null ? 0 : previous.entries().size());
+      for (var it = files.entrySet().iterator(); size > maxEntries && it.hasNext(); ) {
+        size -= it.next().getValue().entries().size();
+        it.remove();
+      }
+    }
   }
 
   private static byte[] encode(List<Tombstone> tombstones) {

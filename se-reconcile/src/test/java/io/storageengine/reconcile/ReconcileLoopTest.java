@@ -157,6 +157,67 @@ class ReconcileLoopTest {
   }
 
   @Test
+  void exclusiveWorkWaitsForThePassHoldsNewOnesBackAndIsNotStarvedByTriggers() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of());
+      TableWal tw = env.walOf(table, "events");
+      AtomicInteger active = new AtomicInteger();
+      AtomicInteger overlaps = new AtomicInteger();
+      CountDownLatch passEntered = new CountDownLatch(1);
+      ReconcileHooks hooks = new ReconcileHooks() {
+        @Override
+        public void beforeCommit(TableWal t, long fromSeq, long toSeq) {
+          if (active.incrementAndGet() > 1) {
+            overlaps.incrementAndGet();
+          }
+          passEntered.countDown();
+          sleep(30);
+        }
+
+        @Override
+        public void afterCommit(TableWal t, long fromSeq, long toSeq) {
+          active.decrementAndGet();
+        }
+      };
+      try (ReconcileLoop loop = new ReconcileLoop(env.reconciler(TestEnvironment.options(), hooks), env.wal,
+          TestEnvironment.CATALOG, NO_TICK, r -> {}, 2).start()) {
+        // Steady ingestion: a segment and a trigger every 10 ms, so a pass is always pending.
+        Thread ingest = new Thread(() -> {
+          for (int s = 0; s < 60; s++) {
+            env.append(tw, AppendTableTest.frame(env, s * 10L, 10));
+            loop.trigger(tw);
+            sleep(10);
+          }
+        });
+        ingest.start();
+        assertThat(passEntered.await(60, TimeUnit.SECONDS)).isTrue();
+        for (int round = 0; round < 3; round++) {
+          long before = env.wal.state(tw).publishedSeq();
+          String answer = loop.exclusive(tw, () -> {
+            if (active.incrementAndGet() > 1) {
+              overlaps.incrementAndGet();
+            }
+            long during = env.wal.state(tw).publishedSeq();
+            sleep(100);
+            // Triggers arrived meanwhile, but no pass published anything during the work.
+            assertThat(env.wal.state(tw).publishedSeq()).isEqualTo(during);
+            active.decrementAndGet();
+            return "done";
+          });
+          assertThat(answer).isEqualTo("done");
+          assertThat(env.wal.state(tw).publishedSeq()).isGreaterThanOrEqualTo(before);
+        }
+        ingest.join();
+        // Passes triggered during the exclusive work ran afterwards: everything is published.
+        await(() -> env.wal.state(tw).publishedSeq() == 60);
+      }
+      assertThat(overlaps.get()).isZero();
+      AppendTableTest.assertIds(TestEnvironment.readAll(table), 600);
+    }
+  }
+
+  @Test
   void triggersNeverListTheWal() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),

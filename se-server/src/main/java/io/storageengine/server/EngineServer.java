@@ -18,6 +18,7 @@ import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.reconcile.maintenance.MaintenanceHooks;
 import io.storageengine.reconcile.maintenance.MaintenanceLoop;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
@@ -80,7 +81,7 @@ public final class EngineServer implements AutoCloseable {
         loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
             EngineServer::logResult).start());
         Maintainer maintainer = new Maintainer(registry, wal, store, allocator, ReconcileOptions.defaults(),
-            MaintenancePolicy.defaults());
+            MaintenancePolicy.defaults(), MaintenanceHooks.NONE, loop);
         own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
             EngineServer::logMaintenance).start());
       }

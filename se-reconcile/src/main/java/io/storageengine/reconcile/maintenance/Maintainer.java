@@ -4,6 +4,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.TableLocator;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
@@ -50,11 +51,20 @@ public final class Maintainer {
 
   public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
       ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks) {
+    this(catalogs, wal, clusterStore, allocator, options, defaults, hooks, TableGate.NONE);
+  }
+
+  /**
+   * @param gate compactions run through it, so that the reconcile passes of this process never
+   *     commit to the table while it is compacted (see {@link TableGate})
+   */
+  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
+      ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks, TableGate gate) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.defaults = defaults;
     this.locator = new TableLocator(wal);
-    this.tables = new TableMaintainer(wal, clusterStore, allocator, options, hooks);
+    this.tables = new TableMaintainer(wal, clusterStore, allocator, options, hooks, gate);
   }
 
   /**

@@ -3,6 +3,7 @@ package io.storageengine.reconcile.maintenance;
 import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.TombstoneStore;
 import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.wal.TableWal;
@@ -28,13 +29,15 @@ final class TableMaintainer {
   private final ObjectStore clusterStore;
   private final ReconcileOptions options;
   private final Compactor compactor;
+  private final TableGate gate;
 
   TableMaintainer(WalLog wal, ObjectStore clusterStore, BufferAllocator allocator, ReconcileOptions options,
-      MaintenanceHooks hooks) {
+      MaintenanceHooks hooks, TableGate gate) {
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.options = options;
     this.compactor = new Compactor(allocator, options, hooks);
+    this.gate = gate;
   }
 
   MaintenanceResult run(TableWal tableWal, Table table, MaintenancePolicy defaults) {
@@ -52,7 +55,10 @@ final class TableMaintainer {
     }
     List<String> errors = new ArrayList<>();
     MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
-        () -> compactor.compact(table, policy));
+        () -> gate.exclusive(tableWal, () -> {
+          table.refresh(); // plan on the commit of the pass that just ended
+          return compactor.compact(table, policy);
+        }));
     int[] manifests = step(errors, "manifests", new int[] {0, 0}, () -> ManifestRewriter.rewrite(table, policy));
     int expired = step(errors, "snapshot expiry", 0,
         () -> SnapshotExpiry.expire(table, policy, options.clock().millis()));
