@@ -1,5 +1,6 @@
 package io.storageengine.broker;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.Map;
@@ -33,7 +34,20 @@ public record Task(
     @JsonProperty("last_error") String lastError,
     @JsonProperty("rerun") boolean rerun) {
 
+  /**
+   * Payload field naming a group of tasks that never run at the same time: while a task of the
+   * group is leased, no other task of the group is (the reconcile and the maintenance task of one
+   * table, whose commits would otherwise conflict).
+   */
+  public static final String EXCLUSIVE_GROUP = "exclusive_group";
+
   public Task {
     payload = payload == null ? Map.of() : Map.copyOf(payload);
+  }
+
+  /** The task's {@link #EXCLUSIVE_GROUP}, or null. */
+  @JsonIgnore
+  public String exclusiveGroup() {
+    return payload.get(EXCLUSIVE_GROUP);
   }
 }

@@ -24,9 +24,14 @@ public final class TaskKeys {
     return key(MAINTAIN, catalogId, tableUuid);
   }
 
-  /** The payload of a per-table task: {@code {catalog, table_uuid}}. */
+  /**
+   * The payload of a per-table task: {@code {catalog, table_uuid, exclusive_group}}; the group is
+   * {@code <catalog>/<table-uuid>}, so a table's reconcile and maintenance never run at once.
+   */
   public static Map<String, String> tablePayload(String catalogId, String tableUuid) {
-    return Map.of(CATALOG, Ids.requireCatalogId(catalogId), TABLE_UUID, checkUuid(tableUuid));
+    String catalog = Ids.requireCatalogId(catalogId);
+    String uuid = checkUuid(tableUuid);
+    return Map.of(CATALOG, catalog, TABLE_UUID, uuid, Task.EXCLUSIVE_GROUP, catalog + "/" + uuid);
   }
 
   /** The catalog id of a per-table task. */

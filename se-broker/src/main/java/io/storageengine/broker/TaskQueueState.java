@@ -82,7 +82,8 @@ public final class TaskQueueState {
   /**
    * Leases up to {@code max} pending tasks whose kind is in {@code kinds} (any kind when empty)
    * and whose backoff has passed, to {@code owner} for {@code leaseMs}. Each lease counts as an
-   * attempt.
+   * attempt. A task naming an {@linkplain Task#EXCLUSIVE_GROUP exclusive group} is not leased
+   * while another task of that group is.
    */
   public List<Task> lease(String owner, Set<String> kinds, int max, long leaseMs, long nowMs) {
     requireText("worker id", owner, 256);
@@ -90,13 +91,20 @@ public final class TaskQueueState {
       throw SeException.invalid("max tasks to lease must be >= 1, got %d", max);
     }
     expireLeases(nowMs);
+    Set<String> busyGroups = new java.util.HashSet<>();
+    for (Task t : tasks.values()) {
+      if (t.state() == TaskState.LEASED && t.exclusiveGroup() != null) {
+        busyGroups.add(t.exclusiveGroup());
+      }
+    }
     List<Task> granted = new ArrayList<>();
     for (Task t : List.copyOf(tasks.values())) {
       if (granted.size() == max) {
         break;
       }
       if (t.state() == TaskState.PENDING && t.notBeforeMs() <= nowMs
-          && (kinds.isEmpty() || kinds.contains(t.kind()))) {
+          && (kinds.isEmpty() || kinds.contains(t.kind()))
+          && (t.exclusiveGroup() == null || busyGroups.add(t.exclusiveGroup()))) {
         Task leased = new Task(t.key(), t.kind(), t.payload(), TaskState.LEASED, t.attempts() + 1,
             UUID.randomUUID().toString(), owner, nowMs + leaseMs, t.notBeforeMs(), t.lastError(), false);
         put(leased);

@@ -67,6 +67,31 @@ class TaskQueueStateTest {
   }
 
   @Test
+  void tasksOfOneExclusiveGroupAreNeverLeasedAtOnce() {
+    String uuid = "0c10957d-6e50-4745-84c9-986559a767ee";
+    String other = "a26ce48d-9240-4d2a-8daa-ce569ffd36af";
+    queue.schedule(TaskKeys.maintainKey("c", uuid), TaskKeys.MAINTAIN, TaskKeys.tablePayload("c", uuid), 0);
+    queue.schedule(TaskKeys.reconcileKey("c", uuid), TaskKeys.RECONCILE, TaskKeys.tablePayload("c", uuid), 0);
+    queue.schedule(TaskKeys.reconcileKey("c", other), TaskKeys.RECONCILE, TaskKeys.tablePayload("c", other), 0);
+
+    // One lease call: the table's maintenance, not its reconcile; the other table's reconcile.
+    List<Task> first = queue.lease("w1", Set.of(), 10, LEASE, 0);
+    assertThat(first).extracting(Task::key)
+        .containsExactly(TaskKeys.maintainKey("c", uuid), TaskKeys.reconcileKey("c", other));
+    assertThat(first.get(0).exclusiveGroup()).isEqualTo("c/" + uuid);
+    // Another worker: still held back while the maintenance is leased.
+    assertThat(queue.lease("w2", Set.of(), 10, LEASE, 1)).isEmpty();
+
+    queue.ack(first.get(0).key(), first.get(0).leaseId(), true, null, null, 2);
+    assertThat(queue.lease("w2", Set.of(), 10, LEASE, 3)).extracting(Task::key)
+        .containsExactly(TaskKeys.reconcileKey("c", uuid));
+    // Tasks without a group are unaffected.
+    queue.schedule("plain-1", "reconcile", Map.of(), 4);
+    queue.schedule("plain-2", "maintain", Map.of(), 4);
+    assertThat(queue.lease("w3", Set.of(), 10, LEASE, 5)).extracting(Task::key).containsExactly("plain-1", "plain-2");
+  }
+
+  @Test
   void heartbeatExtendsTheLeaseAndExpiryReturnsItToPending() {
     queue.schedule("k", "reconcile", Map.of(), 0);
     Task lease = queue.lease("w1", Set.of(), 1, LEASE, 0).get(0);
