@@ -6,23 +6,54 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Hands a query planned by {@code GetFlightInfo} to the {@code DoGet} that usually follows, so
  * the statement is not parsed, resolved, planned and set up in DuckDB a second time. Keyed by
  * the encoded ticket handle (tenant, SQL and pinned snapshots): an entry can only serve a call
  * for exactly that statement on exactly those snapshots. Each entry is taken at most once;
- * entries not taken within {@link #TTL_NANOS}, or pushed out by {@link #MAX_ENTRIES} newer ones,
- * are closed. A miss only costs the planning again.
+ * entries not taken within {@link #TTL_NANOS} (looked for on every call and every
+ * {@link #SWEEP_MILLIS}), or pushed out by {@link #MAX_ENTRIES} newer ones, are closed. A miss
+ * only costs the planning again.
  */
 final class PlannedQueryHandoff implements AutoCloseable {
   static final int MAX_ENTRIES = 32;
   static final long TTL_NANOS = 30_000_000_000L;
+  /** How often entries nobody took are looked for when no call comes (they hold a database). */
+  static final long SWEEP_MILLIS = 5_000;
 
   private record Entry(PreparedQuery query, long createdNanos) {}
 
   private final LinkedHashMap<String, List<Entry>> entries = new LinkedHashMap<>();
+  private final long ttlNanos;
+  private final ScheduledExecutorService sweeper;
   private int size;
+
+  PlannedQueryHandoff() {
+    this(TTL_NANOS, SWEEP_MILLIS);
+  }
+
+  PlannedQueryHandoff(long ttlNanos, long sweepMillis) {
+    this.ttlNanos = ttlNanos;
+    this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "se-query-handoff-sweep");
+      t.setDaemon(true);
+      return t;
+    });
+    sweeper.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
+  }
+
+  /** Closes the entries older than the TTL. */
+  void sweep() {
+    List<PreparedQuery> evicted = new ArrayList<>();
+    synchronized (this) {
+      expire(System.nanoTime(), evicted);
+    }
+    evicted.forEach(PreparedQuery::close);
+  }
 
   /** Keeps {@code query} for a later {@link #take} with the same handle; closes what it evicts. */
   void offer(byte[] handle, PreparedQuery query) {
@@ -61,7 +92,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
     for (Iterator<Map.Entry<String, List<Entry>>> it = entries.entrySet().iterator(); it.hasNext(); ) {
       List<Entry> list = it.next().getValue();
       list.removeIf(e -> {
-        if (now - e.createdNanos() > TTL_NANOS) {
+        if (now - e.createdNanos() > ttlNanos) {
           evicted.add(e.query());
           size--;
           return true;
@@ -91,6 +122,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
 
   @Override
   public void close() {
+    sweeper.shutdownNow();
     List<PreparedQuery> all = new ArrayList<>();
     synchronized (this) {
       entries.values().forEach(list -> list.forEach(e -> all.add(e.query())));

@@ -50,4 +50,18 @@ class PlannedQueryHandoffTest {
     handoff.close();
     assertThat(connections).allSatisfy(c -> assertThat(c.isClosed()).isTrue());
   }
+
+  @Test
+  void anEntryNobodyTakesIsClosedWithoutAnotherCall() throws Exception {
+    List<Connection> connections = new ArrayList<>();
+    try (PlannedQueryHandoff handoff = new PlannedQueryHandoff(50_000_000L, 20)) {
+      handoff.offer(handle("abandoned"), query(connections));
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (!connections.get(0).isClosed() && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(connections.get(0).isClosed()).as("closed by the sweep").isTrue();
+      assertThat(handoff.take(handle("abandoned"))).isNull();
+    }
+  }
 }
