@@ -1,12 +1,12 @@
 package io.storageengine.objectstore;
 
+import io.storageengine.common.LruMap;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -27,13 +27,7 @@ final class FileEtagCache {
   /** What {@link #info} returns: the size and etag of one and the same version of a file. */
   record SizedEtag(long size, String etag) {}
 
-  private final Map<Stamp, String> digests =
-      new LinkedHashMap<>(256, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<Stamp, String> eldest) {
-          return size() > MAX_ENTRIES;
-        }
-      };
+  private final Map<Stamp, String> digests = new LruMap<>(MAX_ENTRIES);
 
   /** Size and MD5 of the regular file at {@code file}, or empty when it does not exist. */
   Optional<SizedEtag> info(Path file) throws IOException {

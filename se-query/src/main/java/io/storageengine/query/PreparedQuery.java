@@ -13,6 +13,7 @@ import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -204,7 +205,7 @@ final class PreparedQuery implements AutoCloseable {
    */
   synchronized ArrowReader start(BufferAllocator allocator, int batchRows) {
     if (started == null) {
-      BufferAllocator child = allocator.newChildAllocator("query-" + java.util.UUID.randomUUID(), 0, Long.MAX_VALUE);
+      BufferAllocator child = allocator.newChildAllocator("query-" + UUID.randomUUID(), 0, Long.MAX_VALUE);
       open.add(child);
       started = run(child, batchRows, true);
       open.add(started);

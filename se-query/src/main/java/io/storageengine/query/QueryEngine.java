@@ -3,6 +3,7 @@ package io.storageengine.query;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.Json;
+import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.Comparison;
@@ -63,12 +64,7 @@ final class QueryEngine implements AutoCloseable {
   private final DuckDbPool pool;
   private final DuckDBConnection parser;
   private final TableStateCache tables = new TableStateCache();
-  private final Map<String, Analysis> analyses = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<String, Analysis> eldest) {
-      return size() > MAX_ANALYSES;
-    }
-  };
+  private final Map<String, Analysis> analyses = new LruMap<>(MAX_ANALYSES);
 
   QueryEngine(TenantCatalogs catalogs, QueryConfig config) {
     this.catalogs = catalogs;

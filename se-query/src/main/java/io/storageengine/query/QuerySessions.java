@@ -1,6 +1,6 @@
 package io.storageengine.query;
 
-import java.util.LinkedHashMap;
+import io.storageengine.common.LruMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
@@ -10,15 +10,10 @@ import java.util.UUID;
  * are forgotten beyond the configured maximum (a forgotten session simply has no catalog).
  */
 final class QuerySessions {
-  private final LinkedHashMap<String, String> catalogBySession;
+  private final Map<String, String> catalogBySession;
 
   QuerySessions(int maxSessions) {
-    this.catalogBySession = new LinkedHashMap<>(16, 0.75f, true) {
-      @Override
-      protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-        return size() > maxSessions;
-      }
-    };
+    this.catalogBySession = new LruMap<>(maxSessions);
   }
 
   static String newSessionId() {

@@ -1,6 +1,6 @@
 package io.storageengine.query;
 
-import java.util.LinkedHashMap;
+import io.storageengine.common.LruMap;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.apache.iceberg.BaseTable;
@@ -56,12 +56,7 @@ final class TableStateCache {
     }
   }
 
-  private final Map<Key, Kept> kept = new LinkedHashMap<>(16, 0.75f, true) {
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Key, Kept> eldest) {
-      return size() > MAX_TABLES;
-    }
-  };
+  private final Map<Key, Kept> kept = new LruMap<>(MAX_TABLES);
 
   /**
    * The current state of table {@code id} of tenant {@code catalogId}, whose live catalog is

@@ -1,9 +1,9 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.util.Collections;
-import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.iceberg.Schema;
@@ -20,13 +20,7 @@ import org.apache.parquet.hadoop.util.HadoopInputFile;
 public final class ParquetFooters {
   private static final Configuration CONF = new Configuration();
   private static final int CACHE_SIZE = 4096;
-  private static final Map<String, Schema> CACHE = Collections.synchronizedMap(
-      new LinkedHashMap<>(256, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Schema> eldest) {
-          return size() > CACHE_SIZE;
-        }
-      });
+  private static final Map<String, Schema> CACHE = Collections.synchronizedMap(new LruMap<>(CACHE_SIZE));
 
   private ParquetFooters() {}
 

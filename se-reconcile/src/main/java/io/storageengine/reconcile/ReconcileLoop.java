@@ -167,27 +167,33 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
         tables.remove(table);
         return;
       }
-      state.scheduled = false;
-      boolean again = state.again;
-      state.again = false;
-      if (state.exclusiveWaiters > 0) {
-        lock.notifyAll();
-      }
       if (result == null || result.outcome() == ReconcileResult.Outcome.FAILED) {
         state.failures++;
         long delay = Math.min(MAX_BACKOFF.toNanos(), interval.toNanos() << Math.min(state.failures, 20));
         state.notBeforeNanos = System.nanoTime() + delay;
-        return;
-      }
-      state.failures = 0;
-      if (state.exclusiveWaiters > 0) {
-        state.again = again; // runs after the exclusive work
-      } else if (again) {
-        state.scheduled = true;
-        passes.execute(() -> runPass(table));
+        state.again = false; // the ticker retries once the backoff has passed
       } else {
-        tables.remove(table);
+        state.failures = 0;
       }
+      released(table, state);
+    }
+  }
+
+  /**
+   * A pass or an exclusive piece of work of {@code table} ended (call with {@link #lock} held):
+   * a waiting exclusive caller goes next (a pending rerun waits for it), else a pending rerun
+   * starts unless the table backs off, else an idle table without failures is forgotten.
+   */
+  private void released(TableWal table, TableState state) {
+    state.scheduled = false;
+    if (state.exclusiveWaiters > 0) {
+      lock.notifyAll();
+    } else if (state.again && (state.failures == 0 || System.nanoTime() >= state.notBeforeNanos)) {
+      state.again = false;
+      state.scheduled = true;
+      passes.execute(() -> runPass(table));
+    } else if (!state.again && state.failures == 0) {
+      tables.remove(table);
     }
   }
 
@@ -197,8 +203,9 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
    */
   @Override
   public <T> T exclusive(TableWal table, Supplier<T> work) {
+    TableState state;
     synchronized (lock) {
-      TableState state = tables.computeIfAbsent(table, t -> new TableState());
+      state = tables.computeIfAbsent(table, t -> new TableState());
       state.exclusiveWaiters++;
       try {
         while (state.scheduled && !closed) {
@@ -216,18 +223,11 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
       return work.get();
     } finally {
       synchronized (lock) {
-        TableState state = tables.get(table);
-        state.scheduled = false;
-        lock.notifyAll();
-        if (state.exclusiveWaiters == 0 && !closed) {
-          boolean backingOff = state.failures > 0 && System.nanoTime() < state.notBeforeNanos;
-          if (state.again && !backingOff) {
-            state.again = false;
-            state.scheduled = true;
-            passes.execute(() -> runPass(table));
-          } else if (state.failures == 0) {
-            tables.remove(table);
-          }
+        if (closed) {
+          state.scheduled = false;
+          lock.notifyAll();
+        } else {
+          released(table, state);
         }
       }
     }
