@@ -1,6 +1,7 @@
 package io.storageengine.common;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -8,12 +9,24 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 
-/** One shared, strict JSON mapper: unknown properties are errors. */
+/**
+ * One shared, strict JSON mapper: unknown properties are errors, and so is a key that appears
+ * twice in one object. A duplicate is never resolved by "the last one wins": a proxy that checks
+ * or injects the first {@code catalog_id} must see the same tenant the engine acts on.
+ */
 public final class Json {
-  public static final ObjectMapper MAPPER =
-      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES);
+  public static final ObjectMapper MAPPER = strict(new ObjectMapper());
 
   private Json() {}
+
+  /**
+   * Makes {@code mapper} reject duplicate keys anywhere in a document ("Duplicate field 'x'") and
+   * unknown properties when binding; returns it. Every mapper that reads requests uses this.
+   */
+  public static ObjectMapper strict(ObjectMapper mapper) {
+    return mapper.enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+        .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+  }
 
   public static byte[] toBytes(Object value) {
     try {

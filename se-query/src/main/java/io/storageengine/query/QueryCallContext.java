@@ -17,19 +17,48 @@ public final class QueryCallContext {
   public static final QueryCallContext EMPTY = new QueryCallContext(null, null);
 
   private final String metadataHeader;
+  private final int metadataHeaderCount;
   private final String sessionId;
   private final AtomicReference<String> issuedSessionId = new AtomicReference<>();
 
   public QueryCallContext(String metadataHeader, String sessionId) {
+    this(metadataHeader, metadataHeader == null ? 0 : 1, sessionId);
+  }
+
+  private QueryCallContext(String metadataHeader, int metadataHeaderCount, String sessionId) {
     this.metadataHeader = metadataHeader;
+    this.metadataHeaderCount = metadataHeaderCount;
     this.sessionId = sessionId;
   }
 
   /**
+   * A context from every value of the {@code se-query-metadata} header a call carried. A header
+   * sent more than once selects no tenant: {@link #headerCatalogId()} refuses it, since a proxy
+   * may have checked one copy and the engine would act on another.
+   */
+  static QueryCallContext fromHeaderValues(Iterable<String> metadataHeaders, String sessionId) {
+    String first = null;
+    int count = 0;
+    if (metadataHeaders != null) {
+      for (String value : metadataHeaders) {
+        if (count++ == 0) {
+          first = value;
+        }
+      }
+    }
+    return new QueryCallContext(first, count, sessionId);
+  }
+
+  /**
    * The {@code catalog_id} of the {@code se-query-metadata} header, if the header is present.
-   * A header that is not a JSON object with a string {@code catalog_id} is INVALID_ARGUMENT.
+   * A header that is not a JSON object with a string {@code catalog_id}, has a key twice or was
+   * sent twice is INVALID_ARGUMENT.
    */
   public Optional<String> headerCatalogId() {
+    if (metadataHeaderCount > 1) {
+      throw SeException.invalid("header %s was sent %d times: send it once",
+          QueryMetadataInterceptor.HEADER_NAME, metadataHeaderCount);
+    }
     if (metadataHeader == null || metadataHeader.isBlank()) {
       return Optional.empty();
     }

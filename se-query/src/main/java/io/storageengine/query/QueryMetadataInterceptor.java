@@ -44,7 +44,7 @@ public final class QueryMetadataInterceptor implements ServerInterceptor {
   @Override
   public <ReqT, RespT> ServerCall.Listener<ReqT> interceptCall(
       ServerCall<ReqT, RespT> call, Metadata headers, ServerCallHandler<ReqT, RespT> next) {
-    QueryCallContext context = new QueryCallContext(headers.get(HEADER), sessionCookie(headers));
+    QueryCallContext context = QueryCallContext.fromHeaderValues(headers.getAll(HEADER), sessionCookie(headers));
     ServerCall<ReqT, RespT> withCookie = new SimpleForwardingServerCall<>(call) {
       @Override
       public void sendHeaders(Metadata responseHeaders) {
