@@ -101,7 +101,33 @@ public final class CatalogFactory {
       }
       default -> throw new IllegalStateException("unhandled type " + config.type());
     }
+    storageRoot(catalogId, config).ifPresentOrElse(
+        root -> props.put(LocationConfinement.ROOT_PROPERTY, root),
+        () -> props.remove(LocationConfinement.ROOT_PROPERTY));
     return props;
+  }
+
+  /**
+   * The storage root every table location and file of the tenant must lie under: the warehouse of
+   * {@code sql} and {@code embedded} catalogs (a property of the same name is ignored), and for
+   * {@code rest} the {@value LocationConfinement#ROOT_PROPERTY} property or else a warehouse that
+   * is a location (an absolute path or a URI with a bucket); empty for a {@code rest} catalog whose
+   * upstream alone decides locations.
+   */
+  public Optional<String> storageRoot(String catalogId, CatalogConfig config) {
+    return switch (config.type()) {
+      case EMBEDDED -> Optional.of(fileLocation(embeddedDirectory(catalogId).resolve("warehouse")));
+      case SQL -> Optional.of(config.warehouse());
+      case REST -> {
+        String declared = config.properties().get(LocationConfinement.ROOT_PROPERTY);
+        if (declared != null && !declared.isBlank()) {
+          yield Optional.of(declared);
+        }
+        String warehouse = config.warehouse();
+        yield warehouse != null && (warehouse.startsWith("/") || warehouse.contains("://") || warehouse.startsWith("file:"))
+            ? Optional.of(warehouse) : Optional.empty();
+      }
+    };
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.storageengine.catalog;
 
+import io.storageengine.common.SeException;
 import java.io.Closeable;
 import java.io.IOException;
 import java.util.List;
@@ -44,11 +45,28 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
   private final String catalogId;
   private final Catalog delegate;
   private final OperationListener listener;
+  private final TableLocationPolicy policy;
 
+  /** A wrapper that checks names and locations with no storage root (tests, tools). */
   public LoggingCatalog(String catalogId, Catalog delegate, OperationListener listener) {
+    this(catalogId, delegate, listener, new TableLocationPolicy(LocationConfinement.unconfined()));
+  }
+
+  /**
+   * A wrapper whose table creations, renames and namespace changes are checked by {@code policy}
+   * (names are names, locations under the tenant's root, no shared table storage) before they
+   * reach {@code delegate}.
+   */
+  public LoggingCatalog(String catalogId, Catalog delegate, OperationListener listener, TableLocationPolicy policy) {
     this.catalogId = Objects.requireNonNull(catalogId, "catalogId");
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.listener = listener == null ? OperationListener.NONE : listener;
+    this.policy = Objects.requireNonNull(policy, "policy");
+  }
+
+  /** The names-and-locations rules this catalog's writes are held to. */
+  public TableLocationPolicy locationPolicy() {
+    return policy;
   }
 
   /** The wrapped catalog, for features outside these interfaces (views); its calls are not logged. */
@@ -81,80 +99,77 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
   public Table createTable(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, String location,
       Map<String, String> properties) {
-    return call("createTable", () -> delegate.createTable(identifier, schema, spec, location, properties));
+    return buildTable(identifier, schema).withPartitionSpec(spec).withLocation(location)
+        .withProperties(properties).create();
   }
 
   @Override
   public Table createTable(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, Map<String, String> properties) {
-    return call("createTable", () -> delegate.createTable(identifier, schema, spec, properties));
+    return createTable(identifier, schema, spec, null, properties);
   }
 
   @Override
   public Table createTable(TableIdentifier identifier, Schema schema, PartitionSpec spec) {
-    return call("createTable", () -> delegate.createTable(identifier, schema, spec));
+    return createTable(identifier, schema, spec, null, null);
   }
 
   @Override
   public Table createTable(TableIdentifier identifier, Schema schema) {
-    return call("createTable", () -> delegate.createTable(identifier, schema));
+    return createTable(identifier, schema, PartitionSpec.unpartitioned(), null, null);
   }
 
   @Override
   public Transaction newCreateTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, String location,
       Map<String, String> properties) {
-    return call("newCreateTableTransaction",
-        () -> delegate.newCreateTableTransaction(identifier, schema, spec, location, properties));
+    return buildTable(identifier, schema).withPartitionSpec(spec).withLocation(location)
+        .withProperties(properties).createTransaction();
   }
 
   @Override
   public Transaction newCreateTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, Map<String, String> properties) {
-    return call("newCreateTableTransaction",
-        () -> delegate.newCreateTableTransaction(identifier, schema, spec, properties));
+    return newCreateTableTransaction(identifier, schema, spec, null, properties);
   }
 
   @Override
   public Transaction newCreateTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec) {
-    return call("newCreateTableTransaction",
-        () -> delegate.newCreateTableTransaction(identifier, schema, spec));
+    return newCreateTableTransaction(identifier, schema, spec, null, null);
   }
 
   @Override
   public Transaction newCreateTableTransaction(TableIdentifier identifier, Schema schema) {
-    return call("newCreateTableTransaction", () -> delegate.newCreateTableTransaction(identifier, schema));
+    return newCreateTableTransaction(identifier, schema, PartitionSpec.unpartitioned(), null, null);
   }
 
   @Override
   public Transaction newReplaceTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, String location,
       Map<String, String> properties, boolean orCreate) {
-    return call("newReplaceTableTransaction", () -> delegate.newReplaceTableTransaction(
-        identifier, schema, spec, location, properties, orCreate));
+    TableBuilder builder = buildTable(identifier, schema).withPartitionSpec(spec).withLocation(location)
+        .withProperties(properties);
+    return orCreate ? builder.createOrReplaceTransaction() : builder.replaceTransaction();
   }
 
   @Override
   public Transaction newReplaceTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, Map<String, String> properties,
       boolean orCreate) {
-    return call("newReplaceTableTransaction",
-        () -> delegate.newReplaceTableTransaction(identifier, schema, spec, properties, orCreate));
+    return newReplaceTableTransaction(identifier, schema, spec, null, properties, orCreate);
   }
 
   @Override
   public Transaction newReplaceTableTransaction(
       TableIdentifier identifier, Schema schema, PartitionSpec spec, boolean orCreate) {
-    return call("newReplaceTableTransaction",
-        () -> delegate.newReplaceTableTransaction(identifier, schema, spec, orCreate));
+    return newReplaceTableTransaction(identifier, schema, spec, null, null, orCreate);
   }
 
   @Override
   public Transaction newReplaceTableTransaction(
       TableIdentifier identifier, Schema schema, boolean orCreate) {
-    return call("newReplaceTableTransaction",
-        () -> delegate.newReplaceTableTransaction(identifier, schema, orCreate));
+    return newReplaceTableTransaction(identifier, schema, PartitionSpec.unpartitioned(), null, null, orCreate);
   }
 
   @Override
@@ -174,6 +189,7 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
 
   @Override
   public void renameTable(TableIdentifier from, TableIdentifier to) {
+    TableLocationPolicy.checkIdentifier(to);
     run("renameTable", () -> delegate.renameTable(from, to));
   }
 
@@ -194,29 +210,37 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
 
   @Override
   public Table registerTable(TableIdentifier identifier, String metadataFileLocation) {
+    TableLocationPolicy.checkIdentifier(identifier);
+    policy.checkRegister(metadataFileLocation);
     return call("registerTable", () -> delegate.registerTable(identifier, metadataFileLocation));
   }
 
   @Override
   public Table registerTable(TableIdentifier identifier, String metadataFileLocation, boolean overwrite) {
+    TableLocationPolicy.checkIdentifier(identifier);
+    policy.checkRegister(metadataFileLocation);
     return call("registerTable",
         () -> delegate.registerTable(identifier, metadataFileLocation, overwrite));
   }
 
   @Override
   public TableBuilder buildTable(TableIdentifier identifier, Schema schema) {
-    return new LoggingTableBuilder(delegate.buildTable(identifier, schema));
+    TableLocationPolicy.checkIdentifier(identifier);
+    return new LoggingTableBuilder(identifier, delegate.buildTable(identifier, schema));
   }
 
   // ---- SupportsNamespaces ----
 
   @Override
   public void createNamespace(Namespace namespace) {
+    TableLocationPolicy.checkNamespace(namespace);
     run("createNamespace", () -> namespaces().createNamespace(namespace));
   }
 
   @Override
   public void createNamespace(Namespace namespace, Map<String, String> metadata) {
+    TableLocationPolicy.checkNamespace(namespace);
+    policy.checkNamespaceProperties(metadata);
     run("createNamespace", () -> namespaces().createNamespace(namespace, metadata));
   }
 
@@ -242,6 +266,7 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
 
   @Override
   public boolean setProperties(Namespace namespace, Map<String, String> properties) {
+    policy.checkNamespaceProperties(properties);
     return call("setNamespaceProperties", () -> namespaces().setProperties(namespace, properties));
   }
 
@@ -351,11 +376,19 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
     return (System.nanoTime() - startNanos) / 1_000_000;
   }
 
-  /** Logs the terminal operations of a table builder; the {@code with*} calls only configure it. */
+  /**
+   * Logs the terminal operations of a table builder and holds them to the {@link
+   * TableLocationPolicy}: the location and path properties when they are set, and, once a table
+   * is created, that it shares storage with no other table (else it is dropped again).
+   */
   private final class LoggingTableBuilder implements TableBuilder {
+    private final TableIdentifier identifier;
     private final TableBuilder builder;
+    private final Map<String, String> properties = new java.util.HashMap<>();
+    private String location;
 
-    LoggingTableBuilder(TableBuilder builder) {
+    LoggingTableBuilder(TableIdentifier identifier, TableBuilder builder) {
+      this.identifier = identifier;
       this.builder = builder;
     }
 
@@ -372,26 +405,48 @@ public final class LoggingCatalog implements Catalog, SupportsNamespaces, Closea
     }
 
     @Override
-    public TableBuilder withLocation(String location) {
-      builder.withLocation(location);
+    public TableBuilder withLocation(String newLocation) {
+      policy.checkTableLocation(newLocation);
+      builder.withLocation(newLocation);
+      this.location = newLocation;
       return this;
     }
 
     @Override
-    public TableBuilder withProperties(Map<String, String> properties) {
-      builder.withProperties(properties);
+    public TableBuilder withProperties(Map<String, String> newProperties) {
+      if (newProperties != null) {
+        policy.checkTableProperties(newProperties, null);
+        builder.withProperties(newProperties);
+        properties.putAll(newProperties);
+      }
       return this;
     }
 
     @Override
     public TableBuilder withProperty(String key, String value) {
+      policy.checkTableProperties(Map.of(key, value), null);
       builder.withProperty(key, value);
+      properties.put(key, value);
       return this;
     }
 
     @Override
     public Table create() {
-      return call("createTable", builder::create);
+      Table table = call("createTable", builder::create);
+      try {
+        policy.checkTableProperties(properties, table.location());
+        policy.checkNoOverlap(table);
+      } catch (SeException refused) {
+        try {
+          // Purge deletes only what the new table's own metadata references: its first metadata file.
+          delegate.dropTable(identifier, true);
+        } catch (RuntimeException e) {
+          refused.addSuppressed(e);
+        }
+        LOG.info("catalog {}: table {} refused after creation: {}", catalogId, identifier, refused.getMessage());
+        throw refused;
+      }
+      return table;
     }
 
     @Override

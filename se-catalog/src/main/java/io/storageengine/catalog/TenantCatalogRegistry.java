@@ -7,6 +7,8 @@ import io.storageengine.secretstore.SecretStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -45,6 +47,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
   private final long revalidateAfterMillis;
   private final ConcurrentMap<String, Live> live = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Object> locks = new ConcurrentHashMap<>();
+  private final String clusterStorage;
   private volatile boolean closed;
 
   /** A live catalog, the secret version it was built from, and when that version was last checked. */
@@ -61,6 +64,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     this.listener = b.listener;
     this.clock = b.clock;
     this.revalidateAfterMillis = b.revalidateAfter.toMillis();
+    this.clusterStorage = b.clusterStorage;
   }
 
   public static Builder builder(SecretStore secrets) {
@@ -76,11 +80,14 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     Ids.requireCatalogId(catalogId);
     Objects.requireNonNull(config, "config");
     factory.checkSupported(catalogId, config);
+    Optional<String> root = factory.storageRoot(catalogId, config);
+    root.ifPresent(r -> checkRootIsFree(catalogId, r, config.type() != CatalogConfig.Type.EMBEDDED));
     boolean created = secretStore(catalogId, "create",
         () -> secrets.create(key(catalogId), config.toBytes()));
     if (!created) {
       throw new SeException(ErrorCode.ALREADY_EXISTS, "catalog '" + catalogId + "' already exists");
     }
+    root.ifPresent(r -> updateRootIndex(index -> index.put(catalogId, r)));
     LOG.info("catalog {} created: type {}", catalogId, config.type().wireName());
     return config;
   }
@@ -101,6 +108,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
         secrets.delete(key(catalogId));
         return null;
       });
+      updateRootIndex(index -> index.remove(catalogId));
       Live removed = live.remove(catalogId);
       if (removed != null) {
         closeQuietly(catalogId, removed.catalog());
@@ -144,7 +152,8 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
         return cached.catalog();
       }
       CatalogConfig config = decode(catalogId, secret.get().value());
-      LoggingCatalog built = new LoggingCatalog(catalogId, build(catalogId, config), listener);
+      LoggingCatalog built = new LoggingCatalog(catalogId, build(catalogId, config), listener,
+          new TableLocationPolicy(confinement(catalogId, config)));
       live.put(catalogId, new Live(version, built, now));
       if (cached != null) {
         LOG.info("catalog {} config changed: rebuilt", catalogId);
@@ -180,6 +189,67 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
       LOG.error("catalog {}: stored config is unreadable: {}", catalogId, CatalogRedaction.text(e.getMessage()));
       throw new SeException(ErrorCode.INTERNAL, "catalog '" + catalogId + "': stored config is unreadable");
     }
+  }
+
+  /**
+   * A new tenant's storage root must be its own: well formed, not overlapping the root of any
+   * other catalog in the {@value #ROOT_INDEX} index, not inside the parts of cluster storage that
+   * hold other tenants' data and secrets, and not containing cluster storage (embedded catalogs,
+   * which the engine places there itself, excepted). INVALID_ARGUMENT
+   * otherwise, naming neither the other catalog nor its root.
+   */
+  private void checkRootIsFree(String catalogId, String root, boolean declared) {
+    LocationConfinement.under(root);
+    if (declared && clusterStorage != null) {
+      String base = clusterStorage.endsWith("/") ? clusterStorage.substring(0, clusterStorage.length() - 1) : clusterStorage;
+      boolean reserved = LocationConfinement.isUnder(base, root);
+      for (String dir : List.of("embedded", "tenants", "secrets", "broker")) {
+        reserved |= LocationConfinement.overlaps(root, base + "/" + dir);
+      }
+      if (reserved) {
+        throw SeException.invalid("catalog '%s': storage root '%s' overlaps the engine's cluster storage; "
+            + "give the catalog a warehouse of its own", catalogId, root);
+      }
+    }
+    for (Map.Entry<String, String> other : readRootIndex().entrySet()) {
+      if (!other.getKey().equals(catalogId) && LocationConfinement.overlaps(root, other.getValue())) {
+        throw SeException.invalid("catalog '%s': storage root '%s' overlaps the storage root of another catalog; "
+            + "tenants never share storage", catalogId, root);
+      }
+    }
+  }
+
+  /** Secret-store key of the index of declared storage roots (catalog id to root); holds no credentials. */
+  static final String ROOT_INDEX = "index/storage-roots";
+
+  private Map<String, String> readRootIndex() {
+    Optional<SecretStore.Secret> stored = secretStore("index", "read", () -> secrets.get(ROOT_INDEX));
+    if (stored.isEmpty()) {
+      return new java.util.TreeMap<>();
+    }
+    try {
+      return new java.util.TreeMap<>(io.storageengine.common.Json.MAPPER.readValue(stored.get().value(),
+          new com.fasterxml.jackson.core.type.TypeReference<Map<String, String>>() {}));
+    } catch (java.io.IOException e) {
+      LOG.error("storage-root index is unreadable: {}", e.getMessage());
+      throw new SeException(ErrorCode.INTERNAL, "the storage-root index is unreadable");
+    }
+  }
+
+  /** Read-modify-write of the index; catalogs are created and deleted rarely, by an operator. */
+  private synchronized void updateRootIndex(java.util.function.Consumer<Map<String, String>> change) {
+    Map<String, String> index = readRootIndex();
+    change.accept(index);
+    secretStore("index", "write", () -> {
+      secrets.put(ROOT_INDEX, io.storageengine.common.Json.toBytes(index));
+      return null;
+    });
+  }
+
+  /** Where the tenant's tables must live; see {@link CatalogFactory#storageRoot}. */
+  private LocationConfinement confinement(String catalogId, CatalogConfig config) {
+    return factory.storageRoot(catalogId, config).map(LocationConfinement::under)
+        .orElse(LocationConfinement.unconfined());
   }
 
   private Catalog build(String catalogId, CatalogConfig config) {
@@ -245,6 +315,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     private OperationListener listener = OperationListener.NONE;
     private Clock clock = Clock.systemUTC();
     private Duration revalidateAfter = Duration.ofSeconds(1);
+    private String clusterStorage;
 
     private Builder(SecretStore secrets) {
       this.secrets = secrets;
@@ -273,6 +344,15 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
         throw new IllegalArgumentException("revalidateAfter must not be negative");
       }
       this.revalidateAfter = interval;
+      return this;
+    }
+
+    /**
+     * The location of cluster storage ({@code file:/data/.se}, {@code s3://bucket/prefix}): no
+     * tenant's storage root may contain it or overlap the parts that hold tenants' data.
+     */
+    public Builder clusterStorage(String location) {
+      this.clusterStorage = location;
       return this;
     }
 

@@ -68,6 +68,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
 
   private FileIO delegate;
   private String root;
+  private LocationConfinement confinement = LocationConfinement.unconfined();
   private SerializableSupplier<Configuration> conf;
   private List<StorageCredential> credentials = List.of();
   private final transient Supplier<Telemetry> telemetry;
@@ -93,7 +94,21 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
     String warehouse = properties.get(CatalogProperties.WAREHOUSE_LOCATION);
     StorageLocation warehouseLocation = StorageLocation.parse(warehouse);
     this.root = warehouseLocation == null ? null : warehouseLocation.path();
+    this.confinement = LocationConfinement.fromProperties(properties);
     this.delegate = CatalogUtil.loadFileIO(impl, properties, conf == null ? null : conf.get(), credentials);
+  }
+
+  /**
+   * The tenant's storage root this FileIO holds every path to ({@value LocationConfinement#ROOT_PROPERTY});
+   * a path outside it is refused with INVALID_ARGUMENT before the wrapped FileIO sees it.
+   */
+  public LocationConfinement confinement() {
+    return confinement;
+  }
+
+  private String confined(String path) {
+    confinement.check(path, "table storage path");
+    return path;
   }
 
   /** The wrapped FileIO. */
@@ -106,42 +121,47 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
 
   @Override
   public InputFile newInputFile(String path) {
-    return new TracedInputFile(this, delegate().newInputFile(path), false);
+    return new TracedInputFile(this, delegate().newInputFile(confined(path)), false);
   }
 
   @Override
   public InputFile newInputFile(String path, long length) {
-    return new TracedInputFile(this, delegate().newInputFile(path, length), true);
+    return new TracedInputFile(this, delegate().newInputFile(confined(path), length), true);
   }
 
   @Override
   public InputFile newInputFile(DataFile file) {
+    confined(file.location());
     return new TracedInputFile(this, delegate().newInputFile(file), true);
   }
 
   @Override
   public InputFile newInputFile(DeleteFile file) {
+    confined(file.location());
     return new TracedInputFile(this, delegate().newInputFile(file), true);
   }
 
   @Override
   public InputFile newInputFile(ManifestFile manifest) {
+    confined(manifest.path());
     return new TracedInputFile(this, delegate().newInputFile(manifest), true);
   }
 
   @Override
   public InputFile newInputFile(ManifestListFile manifestList) {
+    confined(manifestList.location());
     return new TracedInputFile(this, delegate().newInputFile(manifestList), false);
   }
 
   @Override
   public OutputFile newOutputFile(String path) {
-    return new TracedOutputFile(this, delegate().newOutputFile(path));
+    return new TracedOutputFile(this, delegate().newOutputFile(confined(path)));
   }
 
   @Override
   public void deleteFile(String path) {
     FileIO io = delegate();
+    confined(path);
     traced("delete", path, () -> {
       io.deleteFile(path);
       return null;
@@ -151,6 +171,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   @Override
   public Iterable<FileInfo> listPrefix(String prefix) {
     SupportsPrefixOperations io = prefixOperations("list files under a prefix");
+    confined(prefix);
     Iterable<FileInfo> listing;
     try {
       listing = io.listPrefix(prefix);
@@ -166,6 +187,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   @Override
   public void deletePrefix(String prefix) {
     SupportsPrefixOperations io = prefixOperations("delete files under a prefix");
+    confined(prefix);
     traced("delete", prefix, () -> {
       io.deletePrefix(prefix);
       return null;
@@ -182,7 +204,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
       }
       return;
     }
-    CountedPaths counted = new CountedPaths(paths);
+    CountedPaths counted = new CountedPaths(paths, confinement);
     TableStorageCall call = call("delete", null);
     try (RetryScope scope = RetryScope.open()) {
       try {
@@ -394,11 +416,13 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
    */
   private static final class CountedPaths implements Iterable<String> {
     private final Iterable<String> paths;
+    private final LocationConfinement confinement;
     private long count;
     private String commonDirectory;
 
-    CountedPaths(Iterable<String> paths) {
+    CountedPaths(Iterable<String> paths, LocationConfinement confinement) {
       this.paths = paths;
+      this.confinement = confinement;
     }
 
     @Override
@@ -413,6 +437,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
         @Override
         public String next() {
           String path = it.next();
+          confinement.check(path, "table storage path");
           count++;
           commonDirectory = commonDirectory == null ? directory(path) : common(commonDirectory, path);
           return path;

@@ -86,4 +86,40 @@ class RestCatalogRegistryTest {
       throw new UncheckedIOException(e);
     }
   }
+
+  @Test
+  void aRestTenantWithAStorageRootIsHeldToIt() {
+    MemorySecretStore secrets = new MemorySecretStore();
+    String root = WAREHOUSE.resolve("warehouse").toUri().toString();
+    try (TenantCatalogRegistry registry = new TenantCatalogRegistry(secrets, Optional.empty())) {
+      registry.create("confined", CatalogConfig.rest(restUri())
+          .withProperties(Map.of(LocationConfinement.ROOT_PROPERTY, root)));
+      registry.create("open", CatalogConfig.rest(restUri()));
+      Catalog confined = registry.catalog("confined");
+      ((SupportsNamespaces) confined).createNamespace(Namespace.of("jail"));
+      TableDefinition definition = TableDefinition.builder("id bigint not null").build();
+
+      // Locations the upstream assigns lie under the root: accepted.
+      Table inside = Tables.create(confined, TableIdentifier.of("jail", "inside"), definition);
+      assertThat(LocationConfinement.isUnder(inside.location(), root)).isTrue();
+
+      // An explicit location elsewhere is refused before the upstream sees it.
+      String outside = WAREHOUSE.resolve("elsewhere").toUri().toString();
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> confined.buildTable(
+              TableIdentifier.of("jail", "out"), inside.schema()).withLocation(outside).create())
+          .hasMessageContaining("outside the catalog's storage root");
+      assertThat(confined.tableExists(TableIdentifier.of("jail", "out"))).isFalse();
+
+      // A table the upstream placed outside (created by another client) cannot be read or
+      // written through the confined tenant's FileIO.
+      Table placed = registry.catalog("open").buildTable(TableIdentifier.of("jail", "placed"), inside.schema())
+          .withLocation(outside + "/placed").create();
+      Table seen = confined.loadTable(TableIdentifier.of("jail", "placed"));
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> seen.io().newInputFile(placed.location() + "/metadata/x"))
+          .hasMessageContaining("outside the catalog's storage root");
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> seen.io().deleteFile(placed.location() + "/data/f.parquet"))
+          .hasMessageContaining("outside the catalog's storage root");
+      assertThat(LocationConfinement.of(seen).contains(seen.location())).isFalse();
+    }
+  }
 }

@@ -1,5 +1,6 @@
 package io.storageengine.ingest;
 
+import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.wal.WalOperation;
@@ -100,15 +101,29 @@ final class BulkIngestion extends StreamIngestion {
     return operation;
   }
 
+  /**
+   * The target table. {@code schema} is the dot-separated namespace and is required (a table
+   * outside every namespace could not be queried); names are names, never paths
+   * ({@link TableLocationPolicy#checkIdentifier}).
+   */
   private TableIdentifier identifier() {
     String schema = command.hasSchema() ? command.getSchema() : "";
-    Namespace namespace = schema.isEmpty() ? Namespace.empty() : Namespace.of(schema.split("\\.", -1));
+    if (schema.isEmpty()) {
+      throw SeException.invalid("schema: required, the table's namespace (e.g. `analytics` or `analytics.events`)");
+    }
+    Namespace namespace = Namespace.of(schema.split("\\.", -1));
     for (String level : namespace.levels()) {
       if (level.isEmpty()) {
         throw SeException.invalid("schema: `%s` has an empty namespace level", schema);
       }
     }
-    return TableIdentifier.of(namespace, command.getTable());
+    TableIdentifier identifier = TableIdentifier.of(namespace, command.getTable());
+    try {
+      TableLocationPolicy.checkIdentifier(identifier);
+    } catch (SeException e) {
+      throw SeException.invalid("bulk ingest target: %s", e.getMessage());
+    }
+    return identifier;
   }
 
   private Table resolveTable(String catalogId, TableIdentifier identifier, Schema schema) {

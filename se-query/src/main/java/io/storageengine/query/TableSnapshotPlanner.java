@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -142,6 +143,8 @@ final class TableSnapshotPlanner {
   }
 
   private String localPath(String catalogId, Table table, String location, List<DataFileCache.Lease> leases) {
+    // DuckDB reads local files itself, past the FileIO that would refuse a path outside the root.
+    LocationConfinement.of(table).check(location, "data file");
     URI uri;
     try {
       uri = URI.create(location);

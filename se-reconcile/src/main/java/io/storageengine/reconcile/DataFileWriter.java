@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -172,6 +173,8 @@ public final class DataFileWriter {
 
   /** Puts a local file at {@code location}: a move for local warehouses, else a FileIO copy. */
   static void publish(FileIO io, Path local, String location) {
+    // Local warehouses are written here directly, not through the FileIO that would refuse it.
+    LocationConfinement.of(io).check(location, "data file");
     try {
       Path target = localPath(location);
       if (target != null) {

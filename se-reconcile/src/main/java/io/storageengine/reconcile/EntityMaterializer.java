@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -442,6 +443,7 @@ final class EntityMaterializer {
 
   /** A local path DuckDB can read: the file itself when local, else a download to scratch. */
   private String localCopy(String location) {
+    LocationConfinement.of(table).check(location, "data file");
     Path local = DataFileWriter.localPath(location);
     String path;
     if (local != null) {

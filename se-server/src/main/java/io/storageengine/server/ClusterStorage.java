@@ -34,7 +34,9 @@ public final class ClusterStorage implements AutoCloseable {
         ? new MemorySecretStore() : new FileSecretStore(store);
     this.embeddedRoot = raw instanceof FsObjectStore
         ? Optional.of(config.objectStoreRoot().resolve("embedded")) : Optional.empty();
-    this.registry = TenantCatalogRegistry.builder(secrets).embeddedRoot(embeddedRoot).listener(listener).build();
+    this.registry = TenantCatalogRegistry.builder(secrets).embeddedRoot(embeddedRoot).listener(listener)
+        .clusterStorage(raw instanceof FsObjectStore ? config.objectStoreRoot().toAbsolutePath().normalize().toUri().toString() : null)
+        .build();
   }
 
   /** Opens the configured store, or uses {@code store} when it is not null (tests). */

@@ -3,9 +3,13 @@ package io.storageengine.catalog.rest;
 import com.fasterxml.jackson.annotation.JsonAutoDetect;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.PropertyAccessor;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import io.storageengine.catalog.LocationConfinement;
+import io.storageengine.catalog.LoggingCatalog;
+import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -15,6 +19,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.MetadataUpdate;
+import org.apache.iceberg.UpdateRequirement;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -66,7 +72,9 @@ public final class IcebergRestFacade {
         .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
         .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
         .setVisibility(PropertyAccessor.FIELD, JsonAutoDetect.Visibility.ANY)
-        .setSerializationInclusion(JsonInclude.Include.NON_NULL);
+        .setSerializationInclusion(JsonInclude.Include.NON_NULL)
+        // Unknown fields stay allowed (newer clients send more), duplicate keys never are.
+        .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     RESTSerializers.registerAll(mapper);
   }
 
@@ -161,7 +169,9 @@ public final class IcebergRestFacade {
             CatalogHandlers.tableExists(catalog, ident);
             return Response.noContent();
           case "POST":
-            return json(200, CatalogHandlers.updateTable(catalog, ident, read(body, UpdateTableRequest.class)));
+            UpdateTableRequest update = read(body, UpdateTableRequest.class);
+            checkLocations(catalog, ident, update);
+            return json(200, CatalogHandlers.updateTable(catalog, ident, update));
           case "DELETE":
             if (Boolean.parseBoolean(query.getOrDefault("purgeRequested", "false"))) {
               CatalogHandlers.purgeTable(catalog, ident);
@@ -178,6 +188,23 @@ public final class IcebergRestFacade {
       throw new NoSuchViewException("views are not supported by this catalog endpoint");
     }
     throw new NotFound("no such endpoint");
+  }
+
+  /**
+   * Holds a commit's new location and path properties to the tenant's {@link TableLocationPolicy}
+   * before the catalog sees it (a staged create's location arrives here too).
+   */
+  private static void checkLocations(Catalog catalog, TableIdentifier ident, UpdateTableRequest update) {
+    TableLocationPolicy policy = catalog instanceof LoggingCatalog logging
+        ? logging.locationPolicy() : new TableLocationPolicy(LocationConfinement.unconfined());
+    boolean touchesLocation = update.updates().stream().anyMatch(u -> u instanceof MetadataUpdate.SetLocation
+        || u instanceof MetadataUpdate.SetProperties);
+    if (!touchesLocation) {
+      return;
+    }
+    boolean create = update.requirements().stream().anyMatch(r -> r instanceof UpdateRequirement.AssertTableDoesNotExist);
+    String current = create ? null : catalog.loadTable(ident).location();
+    policy.checkUpdates(update.updates(), current);
   }
 
   private static SupportsNamespaces asNamespaces(Catalog catalog) {

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.catalog.TracingFileIO;
 import io.storageengine.reconcile.DataFileWriter;
 import java.io.IOException;
@@ -26,6 +27,7 @@ import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.StatisticsFile;
 import org.apache.iceberg.PartitionStatisticsFile;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadataParser;
 import org.apache.iceberg.io.FileInfo;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.SupportsPrefixOperations;
@@ -37,6 +39,12 @@ import org.slf4j.LoggerFactory;
  * references and that are older than the orphan age: leftovers of crashed passes, of commits
  * whose outcome was unknown, and of files a failed cleanup could not delete. The age protects
  * files of commits still in progress (written before they are referenced).
+ *
+ * <p>Only the table's own files are candidates: Iceberg files ({@link #isTableFile}) under its
+ * {@code data/} and {@code metadata/} directories, with the location inside the tenant's storage
+ * root. When the location turns out to be shared with another table (a metadata file of another
+ * table UUID in {@code metadata/}, or any table metadata under {@code data/}), nothing is
+ * deleted: the files of a table that is not this one are never judged by this one's references.
  *
  * <p>Locations are compared by their path, in both the raw and the percent-decoded form,
  * ignoring scheme and authority and repeated slashes: a listing may spell a location
@@ -50,9 +58,19 @@ final class OrphanFileCleaner {
 
   private OrphanFileCleaner() {}
 
-  /** Returns the number of files deleted; 0 when the table's FileIO cannot list. */
+  /**
+   * Returns the number of files deleted; 0 when the table's FileIO cannot list, and when the
+   * table's storage is not its own (see the class comment): then nothing is deleted and a WARN
+   * says why.
+   */
   static int clean(Table table, MaintenancePolicy policy, long nowMillis) {
     String root = table.location().endsWith("/") ? table.location() : table.location() + "/";
+    LocationConfinement confinement = LocationConfinement.of(table);
+    if (!confinement.contains(table.location())) {
+      LOG.warn("table {}: location {} is outside the catalog's storage root ({}); orphan cleanup skipped",
+          table.name(), table.location(), confinement);
+      return 0;
+    }
     Path localRoot = DataFileWriter.localPath(root);
     if (localRoot == null && !canList(table.io())) {
       LOG.debug("table {}: FileIO {} cannot list files; orphan cleanup skipped", table.name(),
@@ -64,14 +82,28 @@ final class OrphanFileCleaner {
     Set<String> referenced = referenced(table);
     long cutoff = nowMillis - policy.orphanAge().toMillis();
     List<String> orphans = new ArrayList<>();
-    for (FileInfo file : localRoot != null ? listLocal(localRoot) : listRemote(table, root)) {
-      if (file.createdAtMillis() < cutoff && !isReferenced(referenced, file.location())) {
-        orphans.add(file.location());
+    for (String dir : SCOPES) {
+      String scope = root + dir;
+      Path localScope = localRoot == null ? null : localRoot.resolve(dir);
+      for (FileInfo file : localScope != null ? listLocal(localScope) : listRemote(table, scope)) {
+        if (file.createdAtMillis() >= cutoff || isReferenced(referenced, file.location())) {
+          continue;
+        }
+        String foreign = foreignTable(table, dir, file.location());
+        if (foreign != null) {
+          LOG.warn("table {}: its location {} holds files of another table ({}); orphan cleanup skipped: "
+              + "give each table a location of its own", table.name(), table.location(), foreign);
+          return 0;
+        }
+        if (isTableFile(file.location())) {
+          orphans.add(file.location());
+        }
       }
     }
     int deleted = 0;
     for (String location : orphans) {
       try {
+        confinement.check(location, "orphan file");
         if (localRoot != null) {
           Files.deleteIfExists(Path.of(location));
         } else {
@@ -87,6 +119,45 @@ final class OrphanFileCleaner {
       LOG.info("table {}: deleted {} orphan files", table.name(), deleted);
     }
     return deleted;
+  }
+
+  /**
+   * Where a table's own files are: Iceberg writes data and delete files under {@code data/} and
+   * metadata, manifests and statistics under {@code metadata/} (path properties that would move
+   * them elsewhere are refused by the engine). Nothing else under the location is looked at.
+   */
+  private static final List<String> SCOPES = List.of("data/", "metadata/");
+  /** Endings of the files Iceberg and the engine write; no other file is ever deleted. */
+  private static final List<String> TABLE_FILE_ENDINGS = List.of(
+      ".parquet", ".avro", ".orc", ".puffin", ".metadata.json", ".stats", ".crc", "version-hint.text");
+
+  static boolean isTableFile(String location) {
+    for (String ending : TABLE_FILE_ENDINGS) {
+      if (location.endsWith(ending)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A description of the other table whose storage overlaps this one, or null: an unreferenced
+   * table metadata file under {@code data/} (a table nested inside this one's data), or one
+   * under {@code metadata/} whose table UUID is not this table's (a table sharing the location).
+   */
+  private static String foreignTable(Table table, String scope, String location) {
+    if (!location.endsWith(".metadata.json")) {
+      return null;
+    }
+    if (scope.equals("data/")) {
+      return "table metadata at " + location;
+    }
+    try {
+      String uuid = TableMetadataParser.read(table.io(), location).uuid();
+      return uuid.equals(table.uuid().toString()) ? null : "table " + uuid;
+    } catch (RuntimeException e) {
+      return "unreadable table metadata at " + location;
+    }
   }
 
   /**
