@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.MetadataUpdate;
 import org.apache.iceberg.UpdateRequirement;
 import org.apache.iceberg.catalog.Catalog;
@@ -29,6 +30,7 @@ import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.ForbiddenException;
 import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -170,7 +172,7 @@ public final class IcebergRestFacade {
             return Response.noContent();
           case "POST":
             UpdateTableRequest update = read(body, UpdateTableRequest.class);
-            checkLocations(catalog, ident, update);
+            checkCommit(catalog, ident, update);
             return json(200, CatalogHandlers.updateTable(catalog, ident, update));
           case "DELETE":
             if (Boolean.parseBoolean(query.getOrDefault("purgeRequested", "false"))) {
@@ -190,21 +192,45 @@ public final class IcebergRestFacade {
     throw new NotFound("no such endpoint");
   }
 
+  /** Snapshot operations that keep every row: the only data commits an entity table takes from outside. */
+  private static final java.util.Set<String> ROW_PRESERVING_OPERATIONS = java.util.Set.of(DataOperations.REPLACE);
+
   /**
-   * Holds a commit's new location and path properties to the tenant's {@link TableLocationPolicy}
-   * before the catalog sees it (a staged create's location arrives here too).
+   * Checks a table commit before the catalog sees it: its new location and path properties
+   * against the tenant's {@link TableLocationPolicy} (a staged create's location arrives here
+   * too), and, on an entity table, that it changes no rows. Entity tables are written only
+   * through ingestion, where keys are merged and deletes remembered; an outside append,
+   * overwrite, row delta or delete would bypass both (duplicates, resurrected rows). Schema and
+   * property changes and rewrites that keep every row ({@code replace}) stay allowed.
    */
-  private static void checkLocations(Catalog catalog, TableIdentifier ident, UpdateTableRequest update) {
+  private static void checkCommit(Catalog catalog, TableIdentifier ident, UpdateTableRequest update) {
     TableLocationPolicy policy = catalog instanceof LoggingCatalog logging
         ? logging.locationPolicy() : new TableLocationPolicy(LocationConfinement.unconfined());
-    boolean touchesLocation = update.updates().stream().anyMatch(u -> u instanceof MetadataUpdate.SetLocation
-        || u instanceof MetadataUpdate.SetProperties);
-    if (!touchesLocation) {
+    boolean create = update.requirements().stream().anyMatch(r -> r instanceof UpdateRequirement.AssertTableDoesNotExist);
+    org.apache.iceberg.Table current = create ? null : catalog.loadTable(ident);
+    policy.checkUpdates(update.updates(), current == null ? null : current.location());
+    boolean entity = current != null && isEntity(current.properties().get(io.storageengine.catalog.TableProperties.MODE));
+    for (MetadataUpdate change : update.updates()) {
+      if (change instanceof MetadataUpdate.SetProperties set
+          && set.updated().containsKey(io.storageengine.catalog.TableProperties.MODE)) {
+        entity |= isEntity(set.updated().get(io.storageengine.catalog.TableProperties.MODE));
+      }
+    }
+    if (!entity) {
       return;
     }
-    boolean create = update.requirements().stream().anyMatch(r -> r instanceof UpdateRequirement.AssertTableDoesNotExist);
-    String current = create ? null : catalog.loadTable(ident).location();
-    policy.checkUpdates(update.updates(), current);
+    for (MetadataUpdate change : update.updates()) {
+      if (change instanceof MetadataUpdate.AddSnapshot add
+          && !ROW_PRESERVING_OPERATIONS.contains(add.snapshot().operation())) {
+        throw new ForbiddenException("table %s is an entity table: it is written only through the engine's ingestion "
+            + "(Arrow Flight DoPut or Flight SQL bulk ingest), which merges keys and remembers deletes; "
+            + "a '%s' commit from outside is refused. Ingest the rows instead", ident, add.snapshot().operation());
+      }
+    }
+  }
+
+  private static boolean isEntity(String mode) {
+    return mode != null && mode.equalsIgnoreCase(io.storageengine.catalog.TableProperties.MODE_ENTITY);
   }
 
   private static SupportsNamespaces asNamespaces(Catalog catalog) {
@@ -268,6 +294,9 @@ public final class IcebergRestFacade {
         || e instanceof CommitFailedException) {
       code = 409;
       type = e.getClass().getSimpleName();
+    } else if (e instanceof ForbiddenException) {
+      code = 403;
+      type = "ForbiddenException";
     } else if (e instanceof MethodNotAllowed) {
       code = 405;
       type = "MethodNotAllowedException";
