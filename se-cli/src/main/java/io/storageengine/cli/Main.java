@@ -59,7 +59,7 @@ public final class Main implements Runnable {
         }
       }
       return new String[] {"se " + p.getProperty("version", "unknown")
-          + " (Java " + System.getProperty("java.version") + ")"};
+          + " (commit " + p.getProperty("commit", "unknown") + ", Java " + System.getProperty("java.version") + ")"};
     }
   }
 }
