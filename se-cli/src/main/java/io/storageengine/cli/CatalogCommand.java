@@ -11,7 +11,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
 /** {@code se catalog create|get|delete}: a client of the server's catalog API. */
-@Command(name = "catalog", description = "Manage tenant catalogs on a running server.",
+@Command(name = "catalog", mixinStandardHelpOptions = true, description = "Manage tenant catalogs on a running server.",
     subcommands = {CatalogCommand.Create.class, CatalogCommand.Get.class, CatalogCommand.Delete.class})
 final class CatalogCommand {
 
@@ -33,7 +33,7 @@ final class CatalogCommand {
     }
   }
 
-  @Command(name = "create", description = "Register a catalog (tenant).")
+  @Command(name = "create", mixinStandardHelpOptions = true, description = "Register a catalog (tenant).")
   static final class Create extends Base {
     @Parameters(index = "0", paramLabel = "ID", description = "Catalog id: ^[a-z][a-z0-9_-]{0,62}$")
     String id;
@@ -70,7 +70,7 @@ final class CatalogCommand {
     }
   }
 
-  @Command(name = "get", description = "Show a catalog's configuration (secrets redacted).")
+  @Command(name = "get", mixinStandardHelpOptions = true, description = "Show a catalog's configuration (secrets redacted).")
   static final class Get extends Base {
     @Parameters(index = "0", paramLabel = "ID")
     String id;
@@ -81,7 +81,7 @@ final class CatalogCommand {
     }
   }
 
-  @Command(name = "delete", description = "Remove a catalog registration (its tables and data stay in its warehouse).")
+  @Command(name = "delete", mixinStandardHelpOptions = true, description = "Remove a catalog registration (its tables and data stay in its warehouse).")
   static final class Delete extends Base {
     @Parameters(index = "0", paramLabel = "ID")
     String id;

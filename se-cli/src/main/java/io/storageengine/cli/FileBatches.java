@@ -29,21 +29,51 @@ import org.duckdb.DuckDBResultSet;
  * match a table column by name are cast to the table's type by DuckDB, so text such as
  * {@code 2026-01-01T10:00:00Z} arrives as a timestamp; other columns pass through unchanged
  * and the server names any that do not fit.
+ *
+ * <p>With {@code perRowPresence} (CSV and JSON only), every batch also says, per row, which
+ * columns the row carries: the reader's root holds the {@link #dataColumns()} data columns, then
+ * one boolean presence column per data column (never null), then for JSON a BIGINT with the
+ * number of keys on the line (to catch keys the column list lacks). A JSON key is present when
+ * the line has it, even with the value {@code null}. A CSV cell is present unless it is empty and
+ * unquoted; a quoted {@code ""} is the empty string; a cell equal to {@code nullString} is an
+ * explicit null. Rows keep the file's order.
  */
 final class FileBatches implements AutoCloseable {
   enum Format { CSV, JSON, PARQUET, ARROW }
 
   private final AutoCloseable[] owned;
   private final ArrowReader reader;
+  private final int dataColumns;
+  private final boolean perRowPresence;
+  private final boolean keyCounts;
 
-  private FileBatches(ArrowReader reader, AutoCloseable... owned) {
+  private FileBatches(ArrowReader reader, int dataColumns, boolean perRowPresence, boolean keyCounts,
+      AutoCloseable... owned) {
     this.reader = reader;
+    this.dataColumns = dataColumns;
+    this.perRowPresence = perRowPresence;
+    this.keyCounts = keyCounts;
     this.owned = owned;
   }
 
   /** The reader; its root is reused for every batch. */
   ArrowReader reader() {
     return reader;
+  }
+
+  /** How many of the root's leading columns are the file's data; -1 when all are. */
+  int dataColumns() {
+    return dataColumns;
+  }
+
+  /** Whether the root carries presence columns after the data columns. */
+  boolean perRowPresence() {
+    return perRowPresence;
+  }
+
+  /** Whether the root's last column counts the keys of each JSON line. */
+  boolean keyCounts() {
+    return keyCounts;
   }
 
   static Format detect(Path file, String explicit) {
@@ -67,7 +97,13 @@ final class FileBatches implements AutoCloseable {
     throw SeException.invalid("%s: unknown file type; use --format csv|json|parquet|arrow", file);
   }
 
-  static FileBatches open(Path file, Format format, Schema table, BufferAllocator allocator, int batchRows) {
+  /**
+   * Opens {@code file}. {@code perRowPresence} is honoured for CSV and JSON (Parquet and Arrow
+   * have one schema per file, and their nulls are explicit); {@code nullString} (CSV only, may be
+   * null for none) is the cell text that means null.
+   */
+  static FileBatches open(Path file, Format format, Schema table, boolean perRowPresence, String nullString,
+      BufferAllocator allocator, int batchRows) {
     if (!Files.isReadable(file)) {
       throw SeException.invalid("%s: no such readable file", file);
     }
@@ -75,7 +111,7 @@ final class FileBatches implements AutoCloseable {
       if (format == Format.ARROW) {
         return openArrow(file, allocator);
       }
-      return openWithDuckDb(file, format, table, allocator, batchRows);
+      return openWithDuckDb(file, format, table, perRowPresence, nullString, allocator, batchRows);
     } catch (IOException | SQLException e) {
       throw SeException.invalid("%s: cannot read as %s: %s", file, format.name().toLowerCase(Locale.ROOT), firstLine(e.getMessage()));
     }
@@ -88,46 +124,86 @@ final class FileBatches implements AutoCloseable {
     channel.position(0);
     ArrowReader reader = new String(magic, java.nio.charset.StandardCharsets.US_ASCII).equals("ARROW1")
         ? new ArrowFileReader(channel, allocator) : new ArrowStreamReader(channel, allocator);
-    return new FileBatches(reader, channel);
+    return new FileBatches(reader, -1, false, false, channel);
   }
 
-  private static FileBatches openWithDuckDb(Path file, Format format, Schema table, BufferAllocator allocator,
-      int batchRows) throws SQLException {
+  private static FileBatches openWithDuckDb(Path file, Format format, Schema table, boolean perRowPresence,
+      String nullString, BufferAllocator allocator, int batchRows) throws SQLException {
+    boolean presence = perRowPresence && format != Format.PARQUET;
     Connection conn = DriverManager.getConnection("jdbc:duckdb:");
     try {
       try (Statement st = conn.createStatement()) {
         st.execute("SET TimeZone = 'UTC'");
+        // Rows for one key must reach the server in file order.
+        st.execute("SET preserve_insertion_order = true");
       }
-      String path = "'" + file.toAbsolutePath().toString().replace("'", "''") + "'";
+      String path = sqlString(file.toAbsolutePath().toString());
       String source = switch (format) {
-        case CSV -> "read_csv(" + path + ", header = true, all_varchar = true)";
-        case JSON -> "read_json(" + path + ", format = 'newline_delimited')";
+        // Unquoted empty cells read as SQL NULL (= absent); quoted "" stays the empty string.
+        case CSV -> "read_csv(" + path + ", header = true, all_varchar = true, allow_quoted_nulls = false)";
+        // The whole file is sampled so that a key first seen late is still a column.
+        case JSON -> "read_json(" + path + ", format = 'newline_delimited'" + (presence ? ", sample_size = -1" : "") + ")";
         default -> "read_parquet(" + path + ")";
       };
       List<String> columns = new ArrayList<>();
+      List<String> inferred = new ArrayList<>();
       try (Statement st = conn.createStatement(); ResultSet rs = st.executeQuery("DESCRIBE SELECT * FROM " + source)) {
         while (rs.next()) {
           columns.add(rs.getString(1));
+          inferred.add(rs.getString(2));
         }
       }
-      StringBuilder select = new StringBuilder("SELECT ");
+      String nullLiteral = nullString == null ? null : sqlString(nullString);
+      List<String> values = new ArrayList<>();
+      List<String> present = new ArrayList<>();
       for (int i = 0; i < columns.size(); i++) {
         String c = columns.get(i);
         String quoted = "\"" + c.replace("\"", "\"\"") + "\"";
         Types.NestedField field = table == null ? null : table.caseInsensitiveFindField(c);
         String duckType = field == null || format == Format.PARQUET ? null : duckType(field.type());
-        select.append(i == 0 ? "" : ", ")
-            .append(duckType == null ? quoted : "CAST(" + quoted + " AS " + duckType + ") AS " + quoted);
+        if (format == Format.JSON && presence) {
+          String jsonPath = sqlString("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
+          String type = duckType != null ? duckType : inferred.get(i);
+          String value = isNested(type) ? "json -> " + jsonPath : "json ->> " + jsonPath;
+          values.add((type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")") + " AS " + quoted);
+          present.add("json_exists(json, " + jsonPath + ")");
+        } else {
+          String value = format == Format.CSV && nullLiteral != null
+              ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted;
+          values.add(duckType == null && value.equals(quoted) ? quoted : "CAST(" + value + " AS " + (duckType == null ? "VARCHAR" : duckType) + ") AS " + quoted);
+          present.add(quoted + " IS NOT NULL");
+        }
       }
-      select.append(" FROM ").append(source);
+      StringBuilder select = new StringBuilder("SELECT ").append(String.join(", ", values));
+      if (presence) {
+        for (int i = 0; i < present.size(); i++) {
+          select.append(", ").append(present.get(i)).append(" AS \"se_present_").append(i).append('"');
+        }
+      }
+      boolean keyCounts = presence && format == Format.JSON;
+      if (keyCounts) {
+        select.append(", CAST(len(json_keys(json)) AS BIGINT) AS se_key_count");
+      }
+      select.append(" FROM ").append(presence && format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source);
       Statement st = conn.createStatement();
       DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(select.toString());
       ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows);
-      return new FileBatches(reader, rs, st, conn);
+      return new FileBatches(reader, presence ? columns.size() : -1, presence, keyCounts, rs, st, conn);
     } catch (SQLException | RuntimeException e) {
       conn.close();
       throw e;
     }
+  }
+
+  /** Whether a DuckDB type is nested (read from JSON as JSON, then cast), not a scalar. */
+  private static boolean isNested(String duckType) {
+    String upper = duckType.toUpperCase(Locale.ROOT);
+    return upper.equals("JSON") || upper.endsWith("]") || upper.startsWith("STRUCT") || upper.startsWith("MAP")
+        || upper.startsWith("UNION");
+  }
+
+  private static String sqlString(String s) {
+    return "'" + s.replace("'", "''") + "'";
   }
 
   /** DuckDB's name for an Iceberg primitive type; null for nested types (passed through). */

@@ -1,18 +1,16 @@
 package io.storageengine.cli;
 
+import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.client.IngestClient;
-import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.wal.WalOperation;
 import java.net.URI;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
@@ -30,6 +28,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "ingest", mixinStandardHelpOptions = true,
     description = "Stream CSV, JSON lines, Parquet or Arrow IPC files into a table; prints rows acknowledged.")
 final class IngestCommand implements Callable<Integer> {
+  /** Streams open at once per file, one per set of present columns (entity partial upserts). */
+  private static final int MAX_STREAMS = 8;
+
   @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777", description = "Server (default ${DEFAULT-VALUE}).")
   String serverAddress;
 
@@ -48,6 +49,11 @@ final class IngestCommand implements Callable<Integer> {
   @Option(names = "--batch-rows", defaultValue = "65536", description = "Rows per Arrow batch (default ${DEFAULT-VALUE})")
   int batchRows;
 
+  @Option(names = "--null-string", paramLabel = "TEXT",
+      description = "CSV only: a cell with exactly this text is an explicit null (default: none). An empty unquoted"
+          + " cell is absent (on entity tables the stored value is kept); a quoted \"\" is the empty string.")
+  String nullString;
+
   @Parameters(arity = "1..*", paramLabel = "FILE")
   List<Path> files;
 
@@ -59,12 +65,18 @@ final class IngestCommand implements Callable<Integer> {
       default -> throw SeException.invalid("--operation: expected upsert or delete, got '%s'", operation);
     };
     TableIdentifier ident = Tables.parseIdentifier(table);
-    Schema tableSchema;
+    org.apache.iceberg.Table loaded;
     try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId)) {
-      tableSchema = catalog.loadTable(ident).schema();
+      loaded = catalog.loadTable(ident);
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
       throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
     }
+    Schema tableSchema = loaded.schema();
+    // Only a partial upsert of an entity table tells an absent column from a null one; on append
+    // tables an absent column is null, and a delete reads only the key.
+    boolean entity = TableProperties.MODE_ENTITY.equals(loaded.properties().get(TableProperties.MODE));
+    boolean perRowPresence = entity && op == WalOperation.UPSERT;
+    List<String> keyColumns = perRowPresence ? List.copyOf(tableSchema.identifierFieldNames()) : List.of();
     List<String> namespace = Arrays.asList(ident.namespace().levels());
     long totalRows = 0;
     long totalBytes = 0;
@@ -72,25 +84,32 @@ final class IngestCommand implements Callable<Integer> {
     try (BufferAllocator allocator = new RootAllocator();
         IngestClient client = IngestClient.connect(location(serverAddress), allocator)) {
       for (Path file : files) {
+        FileBatches.Format fileFormat = FileBatches.detect(file, format);
+        if (nullString != null && fileFormat != FileBatches.Format.CSV) {
+          throw SeException.invalid("--null-string applies to CSV files only; %s is %s", file,
+              fileFormat.name().toLowerCase(Locale.ROOT));
+        }
         long rows = 0;
-        try (FileBatches batches = FileBatches.open(file, FileBatches.detect(file, format), tableSchema, allocator, batchRows)) {
+        try (FileBatches batches = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows);
+            KeyOrderedSender sender = new KeyOrderedSender(client, catalogId, namespace, ident.name(), op, MAX_STREAMS)) {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
-          List<CompletableFuture<Long>> acks = new ArrayList<>();
-          try (IngestStream stream = client.open(catalogId, namespace, ident.name(), op, root.getSchema())) {
-            while (reader.loadNextBatch()) {
-              if (root.getRowCount() == 0) {
-                continue;
-              }
-              acks.add(stream.send(root));
-              rows += root.getRowCount();
-              for (org.apache.arrow.vector.FieldVector v : root.getFieldVectors()) {
-                totalBytes += v.getBufferSize();
+          PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, allocator);
+          while (reader.loadNextBatch()) {
+            if (root.getRowCount() == 0) {
+              continue;
+            }
+            for (PresenceSplitter.Part part : splitter.split(root)) {
+              try (part) {
+                sender.send(part.root(), part.keys());
+                rows += part.root().getRowCount();
+                for (org.apache.arrow.vector.FieldVector v : part.root().getFieldVectors()) {
+                  totalBytes += v.getBufferSize();
+                }
               }
             }
-            stream.finish();
           }
-          CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).join();
+          sender.finish();
         } catch (FlightRuntimeException e) {
           System.err.println("se: " + file + ": " + e.status().code() + ": " + e.getMessage());
           System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);

@@ -3,6 +3,8 @@ package io.storageengine.cli;
 import io.storageengine.common.Logging;
 import io.storageengine.common.SeException;
 import java.io.InputStream;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -40,7 +42,41 @@ public final class Main implements Runnable {
       cmd.getErr().println("se: " + message);
       return e instanceof SeException se && se.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
     });
+    CommandLine.IParameterExceptionHandler defaultHandler = cli.getParameterExceptionHandler();
+    cli.setParameterExceptionHandler((e, arguments) -> {
+      // picocli checks required options before it reports unknown ones, so `--tabel x` would
+      // say "Missing required option '--table'"; name the mistyped option and suggest instead.
+      if (e instanceof CommandLine.MissingParameterException) {
+        List<String> unknown = unknownOptions(e.getCommandLine(), arguments);
+        if (!unknown.isEmpty()) {
+          e = new CommandLine.UnmatchedArgumentException(e.getCommandLine(), unknown);
+        }
+      }
+      return defaultHandler.handleParseException(e, arguments);
+    });
     return cli.execute(args);
+  }
+
+  /** Arguments that look like options but no command on the path to {@code command} knows. */
+  private static List<String> unknownOptions(CommandLine command, String[] args) {
+    List<String> unknown = new ArrayList<>();
+    for (String arg : args) {
+      if (arg.equals("--")) {
+        break;
+      }
+      if (!arg.startsWith("-") || arg.equals("-") || arg.matches("-\\d.*")) {
+        continue;
+      }
+      String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+      boolean known = false;
+      for (CommandLine c = command; c != null && !known; c = c.getParent()) {
+        known = c.getCommandSpec().optionsMap().containsKey(name);
+      }
+      if (!known) {
+        unknown.add(arg);
+      }
+    }
+    return unknown;
   }
 
   @Override
@@ -48,7 +84,11 @@ public final class Main implements Runnable {
     spec.commandLine().usage(System.out);
   }
 
-  /** Reads the version Maven wrote into {@code se-version.properties}. */
+  /**
+   * Reads the version and git commit Maven wrote into {@code se-version.properties} when it built
+   * this jar (the {@code se} launcher passes the commit; a plain {@code mvn} build says
+   * {@code unknown}).
+   */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
     public String[] getVersion() throws Exception {
@@ -59,7 +99,7 @@ public final class Main implements Runnable {
         }
       }
       return new String[] {"se " + p.getProperty("version", "unknown")
-          + " (Java " + System.getProperty("java.version") + ")"};
+          + " (commit " + p.getProperty("commit", "unknown") + ", Java " + System.getProperty("java.version") + ")"};
     }
   }
 }

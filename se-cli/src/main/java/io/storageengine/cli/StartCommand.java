@@ -14,7 +14,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
 /** {@code se start <role>}: the roles of a cluster, one per process. */
-@Command(name = "start", description = "Run one role of a cluster.",
+@Command(name = "start", mixinStandardHelpOptions = true, description = "Run one role of a cluster.",
     subcommands = {StartCommand.Server.class, StartCommand.Broker.class, StartCommand.Worker.class,
         StartCommand.Lb.class})
 final class StartCommand {

@@ -17,7 +17,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code se table create|describe|drop}, through the server's Iceberg REST facade. */
-@Command(name = "table", description = "Create, describe and drop tables in a tenant catalog.",
+@Command(name = "table", mixinStandardHelpOptions = true, description = "Create, describe and drop tables in a tenant catalog.",
     subcommands = {TableCommand.Create.class, TableCommand.Describe.class, TableCommand.Drop.class})
 final class TableCommand {
 
