@@ -56,10 +56,10 @@ class FacadeEntityWritesTest {
     assertThatThrownBy(() -> entity.newAppend().appendFile(file).commit())
         .isInstanceOf(ForbiddenException.class)
         .hasMessageContaining("crm.people is an entity table")
-        .hasMessageContaining("'append' commit from outside is refused")
+        .hasMessageContaining("an outside 'append' commit is refused")
         .hasMessageContaining("Ingest the rows instead");
     assertThatThrownBy(() -> entity.newOverwrite().addFile(file).commit())
-        .isInstanceOf(ForbiddenException.class).hasMessageContaining("'overwrite'");
+        .isInstanceOf(ForbiddenException.class).hasMessageContaining("entity table");
     assertThatThrownBy(() -> entity.newRowDelta().addRows(file).commit())
         .isInstanceOf(ForbiddenException.class).hasMessageContaining("entity table");
     assertThatThrownBy(() -> entity.newDelete().deleteFromRowFilter(Expressions.equal("id", 1L)).commit())

@@ -224,7 +224,7 @@ public final class IcebergRestFacade {
           && !ROW_PRESERVING_OPERATIONS.contains(add.snapshot().operation())) {
         throw new ForbiddenException("table %s is an entity table: it is written only through the engine's ingestion "
             + "(Arrow Flight DoPut or Flight SQL bulk ingest), which merges keys and remembers deletes; "
-            + "a '%s' commit from outside is refused. Ingest the rows instead", ident, add.snapshot().operation());
+            + "an outside '%s' commit is refused. Ingest the rows instead", ident, add.snapshot().operation());
       }
     }
   }
