@@ -79,6 +79,16 @@ public final class IngestService implements AutoCloseable {
     return new BulkIngestion(this, command, stream, new AckSender(ackStream, ackAllocator), name);
   }
 
+  /**
+   * The gRPC interceptor that checks every DoPut message before Arrow Flight parses and loads
+   * it ({@link DoPutGuard}); install it on the Flight service, bound with byte-array messages.
+   * A batch may make the server allocate at most {@link IngestConfig#maxStreamBytes()} beyond
+   * its own bytes.
+   */
+  public DoPutGuard doPutGuard() {
+    return new DoPutGuard(config.maxStreamBytes());
+  }
+
   public IngestConfig config() {
     return config;
   }

@@ -5,6 +5,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.IngestTrace;
 import io.storageengine.common.telemetry.Metrics;
 import java.util.Arrays;
+import io.storageengine.wal.ArrowBatchCheck;
 import io.storageengine.wal.WalFrame;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.memory.BufferAllocator;
@@ -76,6 +77,8 @@ abstract class StreamIngestion implements Runnable {
     String table = Metrics.tableLabel(Arrays.asList(target.identifier().namespace().levels()), target.identifier().name());
     byte[] ipc;
     try {
+      // Offsets, UTF-8, dictionary indices and nested lengths, before anything reads by them.
+      ArrowBatchCheck.check(root, stream.getDictionaryProvider());
       ipc = validator.convert(root, stream.getDictionaryProvider(), allocator);
     } catch (SeException e) {
       IngestTrace.rejected(target.catalogId(), table, e);

@@ -67,6 +67,10 @@ final class TableResolver {
    */
   Optional<Table> createAppendTable(String catalogId, TableIdentifier identifier,
       org.apache.arrow.vector.types.pojo.Schema arrow) {
+    if (arrow.getFields().isEmpty()) {
+      throw SeException.invalid("table `%s`: cannot be created from a schema with no columns",
+          identifier);
+    }
     Schema schema = IcebergArrowSchemas.fromArrow(arrow);
     Catalog catalog = catalog(catalogId);
     try {

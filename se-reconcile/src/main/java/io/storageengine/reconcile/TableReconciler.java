@@ -193,7 +193,12 @@ final class TableReconciler {
             "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
       times.lap("open DuckDB");
-      walRows = WalStaging.load(duck, table.schema(), segments);
+      try {
+        walRows = WalStaging.load(duck, table.schema(), segments);
+      } catch (WalFrameRunReader.CorruptFrameException e) {
+        quarantine(tableWal, table, e);
+        throw e;
+      }
       times.lap("stage " + walRows + " rows");
       changes = entity
           ? new EntityMaterializer(duck, table, base, highWaterMark, options,
@@ -230,6 +235,33 @@ final class TableReconciler {
       Cleanup.deleteQuietly(table.io(), changes.writtenLocations());
       throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed to commit table "
           + table.name() + ": " + e.getClass().getSimpleName(), e);
+    }
+  }
+
+  /**
+   * Records a segment that cannot be staged next to the table's WAL ({@link
+   * TableWal#quarantineKey}), so that operators see which segment and why without reading logs;
+   * the table's passes keep failing on it (nothing acknowledged is skipped silently) while every
+   * other table goes on. Best effort: the pass fails either way.
+   */
+  private void quarantine(TableWal tableWal, Table table, WalFrameRunReader.CorruptFrameException e) {
+    LOG.error("table {} ({} of catalog {}): WAL segment {} quarantined, its passes fail until it is "
+        + "repaired or removed: {}", table.name(), tableWal.tableUuid(), tableWal.catalogId(), e.seq(),
+        e.problem());
+    String key = tableWal.quarantineKey(e.seq());
+    try {
+      if (clusterStore.head(key).isEmpty()) {
+        com.fasterxml.jackson.databind.node.ObjectNode record = io.storageengine.common.Json.object();
+        record.put("seq", e.seq());
+        record.put("segment", tableWal.segmentKey(e.seq()));
+        record.put("table", table.name());
+        record.put("problem", e.problem());
+        record.put("quarantined_at", java.time.Instant.now().toString());
+        clusterStore.putIfAbsent(key, io.storageengine.common.Json.toBytes(record));
+      }
+    } catch (RuntimeException failure) {
+      LOG.warn("could not record the quarantine of WAL segment {} at {}: {}", e.seq(), key,
+          failure.getMessage());
     }
   }
 

@@ -1,6 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.common.SeException;
+import io.storageengine.wal.ArrowBatchCheck;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -41,6 +42,7 @@ final class WalFrameRunReader extends ArrowReader {
   private int next;
   private ArrowStreamReader current;
   private long bytesRead;
+  private CorruptFrameException corrupt;
 
   /** @param frameSchema the Arrow schema every frame of {@code frames} has */
   WalFrameRunReader(BufferAllocator allocator, Schema frameSchema, List<Frame> frames) {
@@ -95,8 +97,18 @@ final class WalFrameRunReader extends ArrowReader {
     }
   }
 
-  /** Loads the frame's batch plus the constant op and seq columns into this reader's root. */
+  /**
+   * Loads the frame's batch plus the constant op and seq columns into this reader's root, once
+   * the batch passed {@link ArrowBatchCheck}: DuckDB's Arrow scan reads by every offset it is
+   * given, so a frame that is not well-formed must never reach it.
+   */
   private void load(VectorSchemaRoot batch, Frame frame) {
+    try {
+      ArrowBatchCheck.check(batch, current);
+    } catch (SeException e) {
+      corrupt = new CorruptFrameException(frame.seq(), e.getMessage());
+      throw corrupt;
+    }
     int rows = batch.getRowCount();
     ops.allocateNew(rows);
     seqs.allocateNew(rows);
@@ -114,6 +126,35 @@ final class WalFrameRunReader extends ArrowReader {
     try (ArrowRecordBatch recordBatch = new VectorUnloader(combined).getRecordBatch()) {
       loadRecordBatch(recordBatch);
     }
+  }
+
+  /** A WAL frame that failed its check: the segment it is in cannot be staged. */
+  static final class CorruptFrameException extends SeException {
+    private final long seq;
+    private final String problem;
+
+    CorruptFrameException(long seq, String problem) {
+      super(io.storageengine.common.ErrorCode.INTERNAL,
+          "WAL segment " + seq + " holds a malformed Arrow frame, quarantined: " + problem);
+      this.seq = seq;
+      this.problem = problem;
+    }
+
+    long seq() {
+      return seq;
+    }
+
+    String problem() {
+      return problem;
+    }
+  }
+
+  /**
+   * The frame that failed its check, if one did. DuckDB reports a failure of the stream it
+   * reads only as its own error text, so the stager asks here what went wrong.
+   */
+  CorruptFrameException corrupt() {
+    return corrupt;
   }
 
   @Override

@@ -20,6 +20,10 @@ import org.apache.iceberg.types.Types;
  * one is NULL. DuckDB preserves insertion order, so the table's {@code rowid} is the arrival
  * order (seq, frame index, row index).
  *
+ * <p>Every frame is checked ({@link io.storageengine.wal.ArrowBatchCheck}) before DuckDB reads
+ * it; a frame that fails stops the load with a {@link WalFrameRunReader.CorruptFrameException}
+ * naming its segment, and DuckDB never sees its buffers.
+ *
  * <p>Next to the data columns: {@code __op} (1 upsert, 2 delete), {@code __seq} (the segment's
  * seq) and one {@code __p<i>} flag per column telling whether the frame carried column i
  * (false = omitted by a partial upsert).
@@ -100,7 +104,17 @@ final class WalStaging {
         + String.join(", ", flags) + ", " + WalFrameRunReader.OP + ", " + WalFrameRunReader.SEQ
         + " FROM " + view;
     try (WalFrameRunReader reader = new WalFrameRunReader(duck.allocator(), frameSchema, run)) {
-      duck.withArrowStream(view, reader, () -> duck.execute(sql));
+      try {
+        duck.withArrowStream(view, reader, () -> duck.execute(sql));
+      } catch (RuntimeException e) {
+        if (reader.corrupt() != null) {
+          throw reader.corrupt();
+        }
+        throw e;
+      }
+      if (reader.corrupt() != null) {
+        throw reader.corrupt();
+      }
     } catch (IOException e) {
       throw SeException.internal("WAL segments " + run.get(0).seq() + ".." + run.get(run.size() - 1).seq()
           + ": unreadable Arrow frame", e);

@@ -111,7 +111,7 @@ public final class EngineServer implements AutoCloseable {
       routes.put("prefix:/catalogs/", catalogs);
       this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
-          List.of(new QueryMetadataInterceptor(), observability.flightInterceptor())));
+          List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), observability.flightInterceptor())));
       if (role == Role.SERVER) {
         // Last, so a load balancer never discovers a server that is not listening yet.
         own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC()));

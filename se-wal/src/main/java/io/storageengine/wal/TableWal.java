@@ -39,6 +39,14 @@ public record TableWal(String catalogId, UUID tableUuid) {
     return walPrefix() + String.format("%020d", seq) + ".seg";
   }
 
+  /**
+   * {@code quarantine/<seq, 20 digits>.json} under the table prefix: why reconciliation refused
+   * that WAL segment (a frame that fails its check before it reaches DuckDB).
+   */
+  public String quarantineKey(long seq) {
+    return prefix() + "quarantine/" + String.format("%020d", seq) + ".json";
+  }
+
   public String tombstonePrefix() {
     return prefix() + "tombstones/";
   }
