@@ -148,7 +148,11 @@ class UnknownCommitOutcomeTest {
 
   /** Every manifest list and manifest of every snapshot, and every live file, exists. */
   private static void assertReferencedFilesExist(TestEnvironment env, String context) throws IOException {
-    Table table = truth(env);
+    assertReferencedFilesExist(truth(env), context);
+  }
+
+  private static void assertReferencedFilesExist(Table table, String context) throws IOException {
+    table.refresh();
     for (Snapshot s : table.snapshots()) {
       assertThat(table.io().newInputFile(s.manifestListLocation()).exists())
           .as("%s: manifest list of snapshot %s", context, s.snapshotId()).isTrue();
@@ -394,6 +398,43 @@ class UnknownCommitOutcomeTest {
       assertEveryRowOnce(env, 40, "after the lost response and load");
       assertReferencedFilesExist(env, "after the lost response and load");
       assertNextPassesDoNotDuplicate(env, tw, 4);
+    }
+  }
+
+  /** An entity pass (row delta: new rows and deletion vectors over existing files). */
+  @ParameterizedTest
+  @ValueSource(strings = {"08S01", "08006"})
+  void entityCommitThatLandedBeforeTheJdbcConnectionWasLostIsAppliedOnce(String sqlState) throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir); JdbcCatalog losing = losingJdbc(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
+      f.write(false, 1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+      assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      f.write(false, 2, 0, 2, 4, 10);
+      f.write(true, 3, 1, 3);
+      env.servedCatalog = losing;
+      ConnectionLosingDriver.loseAfterNextUpdates(sqliteTarget(dir), 1, sqlState);
+
+      ReconcileResult result = f.reconcile();
+
+      assertThat(result.outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(result.fromSeq()).isEqualTo(2);
+      assertThat(result.toSeq()).isEqualTo(3);
+      assertThat(result.attempts()).isEqualTo(1);
+      assertThat(result.deleteVectors()).isPositive();
+      f.table.refresh();
+      int snapshots = 0;
+      for (Snapshot ignored : f.table.snapshots()) {
+        snapshots++;
+      }
+      assertThat(snapshots).isEqualTo(2);
+      f.assertMatchesModel("after the lost connection");
+      assertReferencedFilesExist(f.table, "after the lost connection");
+
+      f.write(false, 4, 1, 5, 11);
+      assertThat(f.reconcile().fromSeq()).isEqualTo(4);
+      assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.UP_TO_DATE);
+      f.assertMatchesModel("after the next pass");
+      assertReferencedFilesExist(f.table, "after the next pass");
     }
   }
 }
