@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
 /**
  * One reconcile pass over one table (steps 1-5 of ARCHITECTURE.md 7). A commit conflict never
  * retries the same files: the pass restarts from step 1 on a reloaded table, whose new
- * high-water mark may already include the range.
+ * high-water mark may already include the range. A failed commit's files are deleted only once
+ * the reloaded table shows the commit cannot have landed (see {@link CommitOutcome}).
  */
 final class TableReconciler {
   private static final Logger LOG = LoggerFactory.getLogger(TableReconciler.class);
@@ -208,6 +209,7 @@ final class TableReconciler {
     }
 
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
+    RuntimeException failure;
     try (ReconcileTrace.Step step = trace.committing()) {
       if (entity) {
         commitRowDelta(table, base, highWaterMark, toSeq, changes);
@@ -216,26 +218,74 @@ final class TableReconciler {
       }
       times.lap("commit");
       return new Attempt(CommitState.COMMITTED, changes, walRows);
-    } catch (ValidationException | CommitFailedException e) {
-      // Known not committed: our files are unreferenced and safe to delete.
-      Cleanup.deleteQuietly(table.io(), changes.writtenLocations());
-      LOG.debug("commit conflict on {}: {}", table.name(), e.getMessage());
-      return new Attempt(CommitState.RESTART, changes, walRows);
-    } catch (CommitStateUnknownException e) {
-      // The commit may have landed: never delete files; the reloaded mark tells.
-      Optional<Table> reloaded = catalogCall(tableWal,
-          () -> locator.locate(catalogs.catalog(tableWal.catalogId()), tableWal));
-      if (reloaded.isPresent() && WalHighWaterMark.of(reloaded.get()) >= toSeq) {
+    } catch (RuntimeException e) {
+      failure = e;
+    }
+    return afterFailedCommit(tableWal, table, base, fromSeq, toSeq, changes, walRows, failure);
+  }
+
+  /**
+   * Decides a failed commit from the reloaded table, never from the exception alone: a commit
+   * can land before its client sees an error (a lost response, a connection dropped after the
+   * update). Landed (a snapshot after {@code base} added our files) counts as committed; the
+   * mark then includes the range, so it is never applied again. Otherwise the files are deleted
+   * only when the commit can no longer land: Iceberg calls the failure cleanable, or another
+   * commit already applied the range (ours asserted an older table state). Files of an unknown
+   * outcome are left for orphan cleanup.
+   */
+  private Attempt afterFailedCommit(TableWal tableWal, Table table, Snapshot base, long fromSeq,
+      long toSeq, TableChanges changes, long walRows, RuntimeException failure) {
+    String what = "commit of table " + table.name() + " WAL " + fromSeq + ".." + toSeq;
+    Optional<Table> reloaded;
+    try {
+      reloaded = locator.locate(catalogs.catalog(tableWal.catalogId()), tableWal);
+    } catch (RuntimeException e) {
+      failure.addSuppressed(e);
+      throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed the " + what + " ("
+          + failure.getClass().getSimpleName() + ") and the table could not be reloaded to tell whether it "
+          + "landed; its files are kept", failure);
+    }
+    if (reloaded.isPresent()) {
+      Table now = reloaded.get();
+      List<String> written = changes.writtenLocations();
+      boolean landed;
+      try {
+        landed = written.isEmpty()
+            ? WalHighWaterMark.of(now) >= toSeq
+            : CommitOutcome.added(now, base == null ? null : base.snapshotId(), written);
+      } catch (RuntimeException e) {
+        failure.addSuppressed(e);
+        throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed the " + what + " ("
+            + failure.getClass().getSimpleName() + ") and the reloaded table could not be read to tell whether "
+            + "it landed (" + e.getMessage() + "); its files are kept", failure);
+      }
+      if (landed) {
+        LOG.warn("{} reported {} but landed; counted as committed", what, failure.getClass().getSimpleName());
         return new Attempt(CommitState.COMMITTED, changes, walRows);
       }
-      return new Attempt(CommitState.RESTART, changes, walRows);
-    } catch (SeException e) {
-      throw e;
-    } catch (RuntimeException e) {
+      boolean superseded = WalHighWaterMark.of(now) >= toSeq;
+      if (CommitOutcome.cleanable(failure) || superseded) {
+        Cleanup.deleteQuietly(table.io(), written);
+      } else {
+        LOG.warn("{} failed with unknown outcome ({}) and is not in the table; {} files left for orphan cleanup",
+            what, failure.getClass().getSimpleName(), written.size());
+      }
+      if (superseded) {
+        return new Attempt(CommitState.RESTART, changes, walRows);
+      }
+    } else if (CommitOutcome.cleanable(failure)) {
       Cleanup.deleteQuietly(table.io(), changes.writtenLocations());
-      throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed to commit table "
-          + table.name() + ": " + e.getClass().getSimpleName(), e);
     }
+    if (reloaded.isEmpty() || failure instanceof ValidationException || failure instanceof CommitFailedException
+        || failure instanceof CommitStateUnknownException) {
+      LOG.debug("{} not committed, restarting: {}", what, failure.getMessage());
+      return new Attempt(CommitState.RESTART, changes, walRows);
+    }
+    if (failure instanceof SeException e) {
+      throw e;
+    }
+    throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed to commit table "
+        + table.name() + ": " + failure.getClass().getSimpleName(), failure);
   }
 
   /**
@@ -266,7 +316,7 @@ final class TableReconciler {
   }
 
   private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes) {
-    AppendFiles append = table.newAppend();
+    AppendFiles append = CommitOutcome.checkingLanded(table).newAppend();
     for (DataFile f : changes.dataFiles()) {
       append.appendFile(f);
     }
@@ -277,7 +327,7 @@ final class TableReconciler {
 
   private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
       TableChanges changes) {
-    RowDelta delta = table.newRowDelta();
+    RowDelta delta = CommitOutcome.checkingLanded(table).newRowDelta();
     for (DataFile f : changes.dataFiles()) {
       delta.addRows(f);
     }

@@ -3,6 +3,7 @@ package io.storageengine.reconcile.maintenance;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.SeException;
 import io.storageengine.reconcile.Cleanup;
+import io.storageengine.reconcile.CommitOutcome;
 import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
@@ -36,7 +37,6 @@ import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
@@ -222,7 +222,8 @@ final class Compactor {
     table.refresh();
     long mark = WalHighWaterMark.of(table);
     for (int attempt = 1; ; attempt++) {
-      RewriteFiles rewrite = table.newRewrite().validateFromSnapshot(start.snapshotId());
+      RewriteFiles rewrite = CommitOutcome.checkingLanded(table).newRewrite()
+          .validateFromSnapshot(start.snapshotId());
       inputs.forEach(rewrite::deleteFile);
       vectors.forEach(rewrite::deleteFile);
       added.forEach(rewrite::addFile);
@@ -233,24 +234,43 @@ final class Compactor {
       try {
         rewrite.commit();
         return true;
-      } catch (ValidationException | CommitFailedException e) {
-        table.refresh();
-        long now = WalHighWaterMark.of(table);
-        if (now != mark && attempt < MAX_MARK_RETRIES) {
-          mark = now; // only a reconcile commit landed: same files, new mark
-          continue;
-        }
-        // Known not committed: the new files are unreferenced.
-        Cleanup.deleteQuietly(table.io(), written);
-        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
-        return false;
-      } catch (CommitStateUnknownException e) {
-        // It may have landed: never delete files whose fate is unknown (orphan cleanup will).
-        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown", e);
       } catch (RuntimeException e) {
-        Cleanup.deleteQuietly(table.io(), written);
-        throw SeException.unavailable("table " + table.name() + ": compaction commit failed: "
-            + e.getClass().getSimpleName(), e);
+        // Decided from the reloaded table, not the exception: the commit may have landed.
+        boolean landed;
+        try {
+          table.refresh();
+          landed = CommitOutcome.added(table, start.snapshotId(), written);
+        } catch (RuntimeException reload) {
+          e.addSuppressed(reload);
+          throw SeException.unavailable("table " + table.name() + ": compaction commit failed ("
+              + e.getClass().getSimpleName() + ") and the table could not be read to tell whether it landed ("
+              + reload.getMessage() + "); its files are kept", e);
+        }
+        if (landed) {
+          LOG.warn("compaction commit of {} reported {} but landed; counted as done", table.name(),
+              e.getClass().getSimpleName());
+          return true;
+        }
+        if (e instanceof ValidationException || e instanceof CommitFailedException) {
+          long now = WalHighWaterMark.of(table);
+          if (now != mark && attempt < MAX_MARK_RETRIES) {
+            mark = now; // only a reconcile commit landed: same files, new mark
+            continue;
+          }
+          // Known not committed: the new files are unreferenced.
+          Cleanup.deleteQuietly(table.io(), written);
+          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
+          return false;
+        }
+        if (CommitOutcome.cleanable(e)) {
+          Cleanup.deleteQuietly(table.io(), written);
+          throw SeException.unavailable("table " + table.name() + ": compaction commit failed: "
+              + e.getClass().getSimpleName(), e);
+        }
+        // Not in the table, but it might still land: leave the files to orphan cleanup.
+        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown ("
+            + e.getClass().getSimpleName() + ") and its files are not in the table; they are kept for orphan "
+            + "cleanup", e);
       }
     }
   }

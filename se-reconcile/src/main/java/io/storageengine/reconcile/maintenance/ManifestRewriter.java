@@ -1,6 +1,7 @@
 package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.catalog.TableProperties;
+import io.storageengine.reconcile.CommitOutcome;
 import io.storageengine.reconcile.WalHighWaterMark;
 import org.apache.iceberg.RewriteManifests;
 import org.apache.iceberg.Snapshot;
@@ -28,7 +29,8 @@ final class ManifestRewriter {
     }
     for (int attempt = 1; ; attempt++) {
       long mark = WalHighWaterMark.of(table);
-      RewriteManifests rewrite = table.rewriteManifests().clusterBy(file -> file.specId());
+      RewriteManifests rewrite = CommitOutcome.checkingLanded(table).rewriteManifests()
+          .clusterBy(file -> file.specId());
       if (mark > 0) {
         rewrite.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(mark));
       }
