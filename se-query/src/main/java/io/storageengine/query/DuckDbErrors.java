@@ -33,14 +33,14 @@ final class DuckDbErrors {
    * directories wherever they appear, and any absolute path, each replaced by {@value #PATH}.
    */
   static String scrub(String message) {
-    String out = message;
+    String out = ABSOLUTE_PATH.matcher(message).replaceAll(Matcher.quoteReplacement(PATH));
     for (String property : List.of("user.home", "java.io.tmpdir", "user.dir")) {
       String directory = System.getProperty(property);
       if (directory != null && directory.length() > 1) {
         out = out.replace(directory, PATH);
       }
     }
-    return ABSOLUTE_PATH.matcher(out).replaceAll(Matcher.quoteReplacement(PATH));
+    return out;
   }
 
   static SeException translate(Exception e) {
