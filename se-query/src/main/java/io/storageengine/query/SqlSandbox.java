@@ -125,8 +125,12 @@ final class SqlSandbox {
           fields(node, type, Set.of("type", "modifiers", "cte_map", "cte_name", "aliases", "key_targets", "left",
               "right", "union_all"));
           List<String> scope = ctes(node.path("cte_map"), outer);
+          // DuckDB binds the CTE's own name only in the recursive branch: in the anchor it is a
+          // catalog name (SELECT * FROM duckdb_types there reads DuckDB's view).
           queryNode(node.path("left"), scope);
-          queryNode(node.path("right"), scope);
+          List<String> recursive = new ArrayList<>(scope);
+          recursive.add(node.path("cte_name").asText());
+          queryNode(node.path("right"), recursive);
           expressions(node.path("key_targets"), scope, "USING KEY");
           modifiers(node.path("modifiers"), scope);
         }
@@ -136,7 +140,9 @@ final class SqlSandbox {
 
     /**
      * Checks the CTEs of {@code cteMap} and returns the names visible in the query body: each CTE
-     * sees those before it (and itself when recursive), as DuckDB resolves them.
+     * sees those before it (and itself in the recursive branch of a recursive CTE), as DuckDB
+     * resolves them. A name DuckDB might resolve elsewhere is never taken for a CTE: an
+     * unqualified name that is not one is refused.
      */
     List<String> ctes(JsonNode cteMap, List<String> outer) {
       if (isNull(cteMap)) {
@@ -150,13 +156,13 @@ final class SqlSandbox {
         JsonNode value = entry.path("value");
         fields(value, "WITH entry", Set.of("aliases", "materialized", "key_targets", "payload_aggregates", "query_node"));
         JsonNode query = value.path("query_node");
-        List<String> visible = new ArrayList<>(scope);
-        if ("RECURSIVE_CTE_NODE".equals(query.path("type").asText())) {
-          visible.add(name);
+        if ("RECURSIVE_CTE_NODE".equals(query.path("type").asText())
+            && !SqlAllowList.fold(query.path("cte_name").asText()).equals(SqlAllowList.fold(name))) {
+          throw unsupported("recursive CTE", query.path("cte_name").asText());
         }
-        queryNode(query, visible);
-        expressions(value.path("key_targets"), visible, "USING KEY");
-        expressions(value.path("payload_aggregates"), visible, "USING KEY");
+        queryNode(query, scope);
+        expressions(value.path("key_targets"), scope, "USING KEY");
+        expressions(value.path("payload_aggregates"), scope, "USING KEY");
         scope.add(name);
       }
       return scope;

@@ -283,6 +283,11 @@ class HostileSqlTest {
         "table `duckdb_views` needs a namespace"));
     out.add(Arguments.of("WITH a AS (SELECT * FROM duckdb_types), duckdb_types AS (SELECT 1) SELECT * FROM a",
         "table `duckdb_types` needs a namespace"));
+    out.add(Arguments.of("WITH RECURSIVE duckdb_types AS (SELECT type_name FROM duckdb_types UNION ALL "
+        + "SELECT type_name FROM duckdb_types WHERE false) SELECT count(*) FROM duckdb_types",
+        "table `duckdb_types` needs a namespace"));
+    out.add(Arguments.of("WITH RECURSIVE duckdb_columns AS (SELECT column_name FROM duckdb_columns UNION "
+        + "SELECT column_name FROM duckdb_columns) SELECT * FROM duckdb_columns", "table `duckdb_columns` needs a namespace"));
     // Catalogs and schemas DuckDB or the engine attach.
     out.add(Arguments.of("SELECT * FROM system.main.duckdb_settings", "catalog `system` is not available"));
     out.add(Arguments.of("SELECT * FROM \"system\".\"information_schema\".\"tables\"", "catalog `system` is not available"));
