@@ -24,9 +24,11 @@ import java.util.Set;
  * scope (DuckDB resolves those to the CTE, comparing names ignoring ASCII case).
  */
 final class SqlSandbox {
-  /** SQL keywords DuckDB binds as functions when no column has the name (see {@code SELECT user}). */
-  private static final Set<String> VALUE_FUNCTIONS_ALLOWED =
-      Set.of("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp");
+  /**
+   * SQL keywords DuckDB binds as functions when no column has the name ({@code SELECT user}),
+   * those that reveal the session; the others (current_date, current_time, current_timestamp,
+   * localtime, localtimestamp) are allowed.
+   */
   private static final Set<String> VALUE_FUNCTIONS_REFUSED =
       Set.of("current_catalog", "current_schema", "current_user", "current_role", "session_user", "user");
   /** Functions the binder handles itself; not in {@code duckdb_functions()}. */
@@ -227,7 +229,7 @@ final class SqlSandbox {
       fields(value, where + " value", Set.of("type", "is_null", "value"));
       JsonNode type = value.path("type");
       fields(type, where + " value type", Set.of("id", "type_info"));
-      if (!isNull(type.path("type_info")) || !value.path("value").isValueNode()) {
+      if (!value.path("value").isValueNode() || !(isNull(type.path("type_info")) || scalars(type.path("type_info")))) {
         throw unsupported(where + " value", value.toString());
       }
     }
@@ -373,11 +375,6 @@ final class SqlSandbox {
             if (VALUE_FUNCTIONS_REFUSED.contains(name)) {
               throw SeException.invalid("function `%s` is not allowed in queries (to read a column of that name, "
                   + "qualify it with its table: t.%s)", names.get(0).asText(), names.get(0).asText());
-            }
-            if (!VALUE_FUNCTIONS_ALLOWED.contains(name) && name.startsWith("current_")) {
-              // Not a SQL value function today: a DuckDB that adds one would bind it here.
-              throw SeException.invalid("column `%s` is not allowed unqualified: qualify it with its table",
-                  names.get(0).asText());
             }
           }
         }
@@ -622,6 +619,20 @@ final class SqlSandbox {
   private static String displayName(JsonNode function) {
     return qualifiedName(function.path("catalog").asText(), function.path("schema").asText(),
         function.path("function_name").asText());
+  }
+
+  /** An object of scalar fields (a DECIMAL's width and scale). */
+  private static boolean scalars(JsonNode node) {
+    if (!node.isObject()) {
+      return false;
+    }
+    for (Iterator<JsonNode> it = node.elements(); it.hasNext(); ) {
+      JsonNode child = it.next();
+      if (!child.isValueNode()) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static boolean onlyText(JsonNode node) {

@@ -3,6 +3,8 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import java.sql.Connection;
@@ -110,6 +112,37 @@ class SqlAllowListTest {
     assertThat(refused).isGreaterThan(1000);
   }
 
+  /** What a newer DuckDB may add (a node kind, an expression class, a field) is refused, not skipped. */
+  @Test
+  void unknownKindsAndFieldsFailClosed() throws SQLException {
+    JsonNode tree = QueryEngine.parse(duckdb, "SELECT abs(x) FROM range(3) t(x)");
+    ObjectNode node = (ObjectNode) tree.deepCopy().path("node");
+    node.put("new_clause", "x");
+    assertRefused(tree, node, "SQL construct not allowed in queries: SELECT_NODE (field new_clause)");
+    node = (ObjectNode) tree.deepCopy().path("node");
+    node.put("type", "STATEMENT_NODE");
+    assertRefused(tree, node, "query node (STATEMENT_NODE)");
+    node = (ObjectNode) tree.deepCopy().path("node");
+    ((ObjectNode) node.path("select_list").get(0)).put("class", "BOUND_FUNCTION");
+    assertRefused(tree, node, "expression (BOUND_FUNCTION)");
+    node = (ObjectNode) tree.deepCopy().path("node");
+    ((ObjectNode) node.path("from_table")).put("type", "COLUMN_DATA");
+    assertRefused(tree, node, "table reference (COLUMN_DATA)");
+    node = (ObjectNode) tree.deepCopy().path("node");
+    ((ObjectNode) node.path("select_list").get(0)).put("catalog", "system");
+    assertRefused(tree, node, "functions cannot be qualified");
+    node = (ObjectNode) tree.deepCopy().path("node");
+    ((ObjectNode) node.path("select_list").get(0)).putObject("qualified_name").putArray("path").add("getenv");
+    assertRefused(tree, node, "function name (getenv)");
+  }
+
+  private static void assertRefused(JsonNode tree, ObjectNode node, String message) {
+    ObjectNode statement = (ObjectNode) tree.deepCopy();
+    statement.set("node", node);
+    assertThatThrownBy(() -> StatementAnalyzer.analyze(statement)).isInstanceOf(SeException.class)
+        .hasMessageContaining(message);
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"main.abs(1)", "system.main.abs(1)", "pg_catalog.abs(1)", "\"system\".\"main\".abs(1)",
       "memory.main.lower('x')", "temp.main.upper('x')"})
@@ -189,6 +222,8 @@ class SqlAllowListTest {
       "SELECT /* a comment */ abs /* between */ (-1)",
       "SELECT TRY(1 / 0), greatest(*COLUMNS('x')) FROM range(1) t(x)",
       "SELECT t.user, t.current_role FROM (SELECT 1 AS user, 2 AS current_role) t",
+      "SELECT current_balance, localtime, current_time FROM (SELECT 1 AS current_balance)",
+      "SELECT * FROM range(100) USING SAMPLE 10.5 PERCENT (bernoulli)",
       "SHOW TABLES", "DESCRIBE ns.t", "SELECT * FROM information_schema.tables", "SHOW COLUMNS FROM ns.t"})
   void legitimateQueriesPass(String sql) throws SQLException {
     assertThat(analyze(sql)).isNotNull();
