@@ -30,7 +30,9 @@ import org.duckdb.DuckDBConnection;
  *
  * <p>A database is locked when it is created: external access off, reads allowed only below its
  * {@linkplain #acquire allowed directories} (the directories of data files of the tenant that
- * queries needed so far) and its own spill directory, and every setting frozen. DuckDB cannot
+ * queries needed so far) and its own spill directory (also its temporary, home and secret
+ * directory, so no setting names a server directory beyond it), no persistent secrets, and
+ * every setting frozen. DuckDB cannot
  * widen that list later, so a query that needs a directory the idle databases of its tenant do
  * not allow gets a new database allowing the union. A database serves one query at a time and
  * only queries of the tenant it was created for.
@@ -275,6 +277,11 @@ final class DuckDbPool implements AutoCloseable {
       directories.add(SqlText.literal(spill + "/"));
       execute(admin, "SET allowed_directories = " + directories);
       execute(admin, "SET temp_directory = " + SqlText.literal(spill.toString()));
+      // Nothing of the server's home: DuckDB defaults these to directories below it.
+      execute(admin, "SET home_directory = " + SqlText.literal(spill.toString()));
+      execute(admin, "SET secret_directory = " + SqlText.literal(spill.resolve("secrets").toString()));
+      execute(admin, "SET allow_persistent_secrets = false");
+      execute(admin, "SET allow_community_extensions = false");
       execute(admin, "SET memory_limit = " + SqlText.literal(config.duckdbMemoryLimit()));
       execute(admin, "SET threads = " + config.duckdbThreads());
       execute(admin, "SET TimeZone = 'UTC'");

@@ -223,7 +223,8 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
-  private static JsonNode parse(Connection connection, String statement) throws SQLException {
+  /** DuckDB's parse tree of {@code statement} (one statement); parse errors are INVALID_ARGUMENT. */
+  static JsonNode parse(Connection connection, String statement) throws SQLException {
     String json;
     try (PreparedStatement ps = connection.prepareStatement("SELECT json_serialize_sql(?)")) {
       ps.setString(1, statement);
@@ -238,7 +239,7 @@ final class QueryEngine implements AutoCloseable {
       if ("not implemented".equals(type)) {
         throw StatementAnalyzer.refusedStatement(statement);
       }
-      throw SeException.invalid("SQL %s error: %s", type, tree.path("error_message").asText());
+      throw SeException.invalid("SQL %s error: %s", type, DuckDbErrors.scrub(tree.path("error_message").asText()));
     }
     JsonNode parsed = tree.path("statements");
     if (parsed.size() != 1) {

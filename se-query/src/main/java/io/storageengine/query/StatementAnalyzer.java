@@ -15,20 +15,22 @@ import java.util.Set;
  * Walks the AST DuckDB returns for one statement ({@code json_serialize_sql}) and decides what
  * the statement may touch: the tenant tables it references, the {@code information_schema}
  * views it reads, simple filters per table, and whether it is a {@code DESCRIBE} or
- * {@code SHOW TABLES} that the catalog answers. Everything else that could reach outside the
- * tenant (table functions, other catalogs, file names used as tables, time travel, functions that
- * read the server's environment) is refused with INVALID_ARGUMENT naming the construct.
+ * {@code SHOW TABLES} that the catalog answers. The whole tree first passes the allow-list check
+ * of {@link SqlSandbox} (functions, table functions, types, every node kind); table names are
+ * then judged here: only tables of the selected catalog (its namespaces), CTEs in scope and the
+ * emulated {@code information_schema} views. Other catalogs, DuckDB's own schemas, file names
+ * used as tables and time travel are refused with INVALID_ARGUMENT naming the construct.
  */
 final class StatementAnalyzer {
   /** The catalog name the selected tenant has in SQL. */
   static final String CATALOG = "default";
-  /** Table functions that compute values and touch no file or setting. */
-  private static final Set<String> ALLOWED_TABLE_FUNCTIONS = Set.of("range", "generate_series", "unnest");
-  private static final Set<String> REFUSED_FUNCTIONS = Set.of(
-      "getenv", "current_setting", "current_database", "current_catalog", "current_schema",
-      "current_schemas", "glob", "query", "query_table", "sniff_csv", "nextval", "currval", "setval",
-      "which_secret", "file_exists");
-  private static final Set<String> REFUSED_FUNCTION_PREFIXES = Set.of("read_", "duckdb_", "pragma_", "parquet_", "pg_");
+  /**
+   * Catalogs DuckDB attaches besides the query's {@code default}: a two-part name {@code x.t}
+   * with such an {@code x} could resolve to the catalog rather than a tenant namespace.
+   */
+  private static final Set<String> DUCKDB_CATALOGS = Set.of("system", "temp", "memory");
+  /** DuckDB's own schemas, never a tenant's (compared ignoring ASCII case, as DuckDB does). */
+  private static final Set<String> DUCKDB_SCHEMAS = Set.of("pg_catalog");
   static final Set<String> INFORMATION_SCHEMA_VIEWS = Set.of("tables", "columns", "schemata");
 
   private StatementAnalyzer() {}
@@ -70,6 +72,15 @@ final class StatementAnalyzer {
   static Analysis analyze(JsonNode statement) {
     JsonNode node = statement.path("node");
     JsonNode from = node.path("from_table");
+    if ("SHOW_REF".equals(from.path("type").asText()) && isPlainStar(node)
+        && "SHOW_SPECIAL".equals(from.path("show_type").asText())) {
+      String what = unquote(from.path("table_name").asText());
+      if (what.equalsIgnoreCase("tables") || what.equalsIgnoreCase("__show_tables_expanded")) {
+        return new Analysis(Kind.SHOW_TABLES, Map.of(), Map.of(), List.of(), null);
+      }
+      throw SeException.invalid("SHOW %s is not supported: use SHOW TABLES, DESCRIBE <table> or information_schema", what);
+    }
+    Set<JsonNode> cteReferences = SqlSandbox.check(statement);
     if ("SHOW_REF".equals(from.path("type").asText()) && isPlainStar(node)) {
       String showType = from.path("show_type").asText();
       if ("SHOW_SPECIAL".equals(showType)) {
@@ -82,7 +93,7 @@ final class StatementAnalyzer {
       JsonNode query = from.path("query");
       if ("DESCRIBE".equals(showType) && isPlainStar(query)
           && "BASE_TABLE".equals(query.path("from_table").path("type").asText())) {
-        Walker walker = new Walker();
+        Walker walker = new Walker(cteReferences);
         walker.visit(query);
         if (walker.tables.size() == 1 && walker.informationSchema.isEmpty()) {
           TableName target = walker.tables.values().iterator().next();
@@ -90,7 +101,7 @@ final class StatementAnalyzer {
         }
       }
     }
-    Walker walker = new Walker();
+    Walker walker = new Walker(cteReferences);
     walker.visit(node);
     Map<String, List<Comparison>> filters = new LinkedHashMap<>();
     walker.filters.forEach((key, list) -> {
@@ -118,8 +129,13 @@ final class StatementAnalyzer {
     final Map<String, Integer> referenceCounts = new LinkedHashMap<>();
     final Map<String, List<Comparison>> filters = new LinkedHashMap<>();
     final List<Span> informationSchema = new ArrayList<>();
-    final Set<String> cteNames = new java.util.HashSet<>();
+    /** BASE_TABLE nodes naming a CTE in scope (see {@link SqlSandbox#check}). */
+    final Set<JsonNode> cteReferences;
     final Map<JsonNode, List<Comparison>> whereByTableRef = new IdentityHashMap<>();
+
+    Walker(Set<JsonNode> cteReferences) {
+      this.cteReferences = cteReferences;
+    }
 
     void visit(JsonNode node) {
       if (node.isArray()) {
@@ -129,65 +145,17 @@ final class StatementAnalyzer {
       if (!node.isObject()) {
         return;
       }
-      collectCteNames(node);
       String type = node.path("type").asText();
-      String clazz = node.path("class").asText();
       if ("SELECT_NODE".equals(type)) {
         JsonNode from = node.path("from_table");
         if ("BASE_TABLE".equals(from.path("type").asText())) {
           whereByTableRef.put(from, comparisons(node.path("where_clause"), from));
         }
       }
-      if ("TABLE_FUNCTION".equals(type)) {
-        String name = node.path("function").path("function_name").asText();
-        if (!ALLOWED_TABLE_FUNCTIONS.contains(name.toLowerCase(Locale.ROOT))) {
-          throw SeException.invalid("table function `%s` is not allowed: queries read only the tables of the selected catalog", name);
-        }
-      } else if ("BASE_TABLE".equals(type)) {
+      if ("BASE_TABLE".equals(type) && !cteReferences.contains(node)) {
         tableReference(node);
-      } else if ("SHOW_REF".equals(type)) {
-        String show = node.path("show_type").asText();
-        if (!"DESCRIBE".equals(show) && !"SUMMARY".equals(show)) {
-          throw SeException.invalid("SHOW inside a query is not supported: use information_schema.tables");
-        }
-      } else if ("FUNCTION".equals(clazz)) {
-        checkFunction(node);
-      } else if ("PARAMETER".equals(clazz)) {
-        checkParameter(node);
       }
       node.fields().forEachRemaining(entry -> visit(entry.getValue()));
-    }
-
-    /**
-     * Flight SQL binds values by position, so only positional parameters ({@code ?},
-     * {@code $1}) can receive them.
-     */
-    private static void checkParameter(JsonNode node) {
-      String identifier = node.path("identifier").asText();
-      if (!identifier.isEmpty() && !identifier.chars().allMatch(Character::isDigit)) {
-        throw SeException.invalid("named parameter `$%s` is not supported: use ? or $1, $2, ... (values bind by position)",
-            identifier);
-      }
-    }
-
-    private void collectCteNames(JsonNode node) {
-      JsonNode map = node.path("cte_map").path("map");
-      for (JsonNode entry : map) {
-        cteNames.add(entry.path("key").asText().toLowerCase(Locale.ROOT));
-      }
-    }
-
-    private void checkFunction(JsonNode node) {
-      String name = node.path("function_name").asText().toLowerCase(Locale.ROOT);
-      boolean refused = REFUSED_FUNCTIONS.contains(name);
-      for (String prefix : REFUSED_FUNCTION_PREFIXES) {
-        refused |= name.startsWith(prefix);
-      }
-      String schema = node.path("schema").asText();
-      String catalog = node.path("catalog").asText();
-      if (refused || !schema.isEmpty() || !catalog.isEmpty()) {
-        throw SeException.invalid("function `%s` is not allowed in queries", node.path("function_name").asText());
-      }
     }
 
     private void tableReference(JsonNode ref) {
@@ -198,21 +166,20 @@ final class StatementAnalyzer {
       if (!ref.path("at_clause").isNull() && !ref.path("at_clause").isMissingNode()) {
         throw SeException.invalid("table `%s`: time travel (AT ...) is not supported", written);
       }
-      if (!catalog.isEmpty() && !catalog.equalsIgnoreCase(CATALOG)) {
+      if (!catalog.isEmpty() && !SqlAllowList.fold(catalog).equals(CATALOG)) {
         throw SeException.invalid("catalog `%s` is not available: the selected catalog is named default; "
             + "write nested namespaces as one quoted name, e.g. default.\"analytics.events\".page_views", catalog);
       }
       if (schema.isEmpty()) {
-        if (catalog.isEmpty() && cteNames.contains(table.toLowerCase(Locale.ROOT))) {
-          return;
-        }
         if (table.contains(".") || table.contains("/") || table.contains(":") || table.contains("\\")) {
-          throw SeException.invalid("`%s` is not a table of the selected catalog: reading files is not allowed", table);
+          // Only the last part of a path is shown: an error names no server directory.
+          String shown = table.substring(Math.max(table.lastIndexOf('/'), table.lastIndexOf('\\')) + 1);
+          throw SeException.invalid("`%s` is not a table of the selected catalog: reading files is not allowed", shown);
         }
         throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s or <namespace>.%s",
             table, table, table);
       }
-      if (schema.equalsIgnoreCase("information_schema")) {
+      if (SqlAllowList.fold(schema).equals("information_schema")) {
         if (!INFORMATION_SCHEMA_VIEWS.contains(table.toLowerCase(Locale.ROOT))) {
           throw SeException.notFound("information_schema.%s does not exist: available are %s", table,
               String.join(", ", INFORMATION_SCHEMA_VIEWS));
@@ -225,8 +192,16 @@ final class StatementAnalyzer {
         informationSchema.add(new Span((int) location, length, table.toLowerCase(Locale.ROOT)));
         return;
       }
-      if (schema.equalsIgnoreCase("pg_catalog") || schema.startsWith("__se")) {
+      String folded = SqlAllowList.fold(schema);
+      if (DUCKDB_SCHEMAS.contains(folded) || folded.startsWith("__se")) {
         throw SeException.invalid("schema `%s` is not available", schema);
+      }
+      if (catalog.isEmpty() && folded.equals(CATALOG)) {
+        throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s", table, table);
+      }
+      if (catalog.isEmpty() && DUCKDB_CATALOGS.contains(folded)) {
+        throw SeException.invalid("`%s.%s` is ambiguous: %s is also a DuckDB catalog; write default.%s.%s for a "
+            + "table of the selected catalog", schema, table, schema, SqlText.quote(schema), SqlText.quote(table));
       }
       TableName name = new TableName(schema, table);
       tables.putIfAbsent(name.key(), name);
