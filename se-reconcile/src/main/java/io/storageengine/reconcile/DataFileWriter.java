@@ -144,7 +144,11 @@ public final class DataFileWriter {
     List<DataFile> files = new ArrayList<>();
     for (Path local : localFiles) {
       String name = String.format("%05d-%s.parquet", fileCounter++, runId);
-      String location = table.locationProvider().newDataLocation(spec, partition, name);
+      // An unpartitioned spec has no partition path: asking for one yields "data//name", an
+      // object key with an empty segment on object stores (and a signature mismatch on some).
+      String location = spec.isUnpartitioned() || partition == null
+          ? table.locationProvider().newDataLocation(name)
+          : table.locationProvider().newDataLocation(spec, partition, name);
       publish(table.io(), local, location);
       written.add(location);
       Metrics metrics = ParquetUtil.fileMetrics(table.io().newInputFile(location),

@@ -112,6 +112,9 @@ public final class Reconciler {
     } catch (RuntimeException e) {
       ErrorCode code = SeException.codeOf(e);
       LOG.warn("reconcile of table {} failed ({}): {}", table.tableUuid(), code, e.getMessage());
+      if (code == ErrorCode.INTERNAL) {
+        LOG.debug("reconcile of table {}: internal failure", table.tableUuid(), e); // where, for operators
+      }
       return new ReconcileResult(table, null, ReconcileResult.Outcome.FAILED, 0, 0, 0, 0, 0, 0, 0, 1,
           code + ": " + e.getMessage());
     }
