@@ -95,9 +95,9 @@ class UnsupportedTypeIngestTest {
   }
 
   @Test
-  void tablesWithVariantGeometryGeographyOrUnknownColumnsRefuseIngestion() throws Exception {
+  void tablesWithVariantGeometryGeographyUnknownOrZonedNanosColumnsRefuseIngestion() throws Exception {
     List<Type> types = List.of(Types.VariantType.get(), Types.GeometryType.crs84(), Types.GeographyType.crs84(),
-        Types.UnknownType.get());
+        Types.UnknownType.get(), Types.TimestampNanoType.withZone());
     for (int i = 0; i < types.size(); i++) {
       Type type = types.get(i);
       Table table = v3Table("t" + i, optional(2, "doc", type), Map.of());
@@ -117,7 +117,7 @@ class UnsupportedTypeIngestTest {
 
   @Test
   void nanosecondTimestampTablesStillIngest() throws Exception {
-    Table table = v3Table("nanos", optional(2, "at", Types.TimestampNanoType.withZone()), Map.of());
+    Table table = v3Table("nanos", optional(2, "at", Types.TimestampNanoType.withoutZone()), Map.of());
     try (VectorSchemaRoot root = ids(1, 2);
         io.storageengine.ingest.client.IngestStream stream = h.client.open(IngestHarness.TENANT,
             List.of("sales", "eu"), "nanos", WalOperation.UPSERT, ID_ONLY)) {
