@@ -214,10 +214,12 @@ class TableSettingsAgreementTest {
               + "support yet");
       assertThat(server.store().list("tenants/" + CATALOG_ID + "/tables/" + table.uuid() + "/")).isEmpty();
 
+      // Queries name the column and its type (selecting only other columns is refused the same
+      // way for now: the table's view declares every column).
       assertThatThrownBy(() -> query("SELECT doc FROM default.docs.raw"))
-          .isInstanceOf(FlightRuntimeException.class)
-          .hasMessageContaining("doc")
-          .hasMessageContaining("variant");
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNIMPLEMENTED))
+          .hasMessageContaining("column `doc`: Iceberg type variant cannot be queried");
     } finally {
       rest.close();
     }
