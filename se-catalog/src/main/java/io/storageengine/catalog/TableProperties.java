@@ -1,8 +1,12 @@
 package io.storageengine.catalog;
 
-/** Iceberg table properties and snapshot summary keys that the engine reads and writes. */
+/**
+ * Iceberg table properties and snapshot summary keys that the engine reads and writes. The
+ * {@code se.*} table properties are read only through {@link TableSettings}, which holds the one
+ * parsing rule of each.
+ */
 public final class TableProperties {
-  /** {@code append} (default) or {@code entity}. */
+  /** {@code append} (default) or {@code entity}, case-insensitive; anything else is refused. */
   public static final String MODE = "se.mode";
   public static final String MODE_APPEND = "append";
   public static final String MODE_ENTITY = "entity";

@@ -2,7 +2,6 @@ package io.storageengine.catalog;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,31 +72,22 @@ public final class Tables {
     return TableIdentifier.of(Namespace.of(java.util.Arrays.copyOf(parts, parts.length - 1)), parts[parts.length - 1]);
   }
 
-  /** Mode, key, version column, layout and WAL position of {@code table}. */
+  /**
+   * Mode, key, version column, layout and WAL position of {@code table}, as {@link TableSettings}
+   * reads them (INVALID_ARGUMENT when a setting breaks its rule, as everywhere else).
+   */
   public static TableDescription describe(Table table) {
-    Map<String, String> props = table.properties();
-    TableDefinition.Mode mode = TableDefinition.Mode.APPEND;
-    String modeValue = props.get(TableProperties.MODE);
-    if (modeValue != null && modeValue.equalsIgnoreCase(TableProperties.MODE_ENTITY)) {
-      mode = TableDefinition.Mode.ENTITY;
-    }
+    TableSettings settings = TableSettings.of(table);
     Schema schema = table.schema();
-    Set<Integer> keyIds = schema.identifierFieldIds();
-    List<String> primaryKey = new ArrayList<>();
-    for (Types.NestedField column : schema.columns()) {
-      if (keyIds.contains(column.fieldId())) {
-        primaryKey.add(column.name());
-      }
-    }
     Snapshot current = table.currentSnapshot();
     return new TableDescription(
         table.name(),
         table.uuid() == null ? null : table.uuid().toString(),
         table.location(),
         TableUtil.formatVersion(table),
-        mode,
-        List.copyOf(primaryKey),
-        Optional.ofNullable(props.get(TableProperties.VERSION_COLUMN)),
+        settings.mode(),
+        settings.primaryKeyNames(),
+        settings.versionColumnName(),
         schema,
         table.spec(),
         table.sortOrder(),
@@ -159,7 +149,7 @@ public final class Tables {
       if (ids.contains(column.fieldId())) {
         throw SeException.invalid("version column '%s' must not be part of the primary key", name);
       }
-      if (!isVersionType(column.type())) {
+      if (!TableSettings.isVersionType(column.type())) {
         throw SeException.invalid(
             "version column '%s' must be numeric (int, bigint, float, double, decimal), date or timestamp, not %s",
             name, column.type());
@@ -177,13 +167,6 @@ public final class Tables {
       throw SeException.invalid("%s '%s' does not exist in the schema", what, name);
     }
     return column;
-  }
-
-  private static boolean isVersionType(Type type) {
-    return switch (type.typeId()) {
-      case INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIMESTAMP, TIMESTAMP_NANO -> true;
-      default -> false;
-    };
   }
 
   private static void createNamespaces(Catalog catalog, Namespace namespace) {

@@ -1,6 +1,6 @@
 package io.storageengine.cli;
 
-import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.client.IngestClient;
@@ -74,7 +74,7 @@ final class IngestCommand implements Callable<Integer> {
     Schema tableSchema = loaded.schema();
     // Only a partial upsert of an entity table tells an absent column from a null one; on append
     // tables an absent column is null, and a delete reads only the key.
-    boolean entity = TableProperties.MODE_ENTITY.equals(loaded.properties().get(TableProperties.MODE));
+    boolean entity = TableSettings.of(loaded).entity();
     boolean perRowPresence = entity && op == WalOperation.UPSERT;
     List<String> keyColumns = perRowPresence ? List.copyOf(tableSchema.identifierFieldNames()) : List.of();
     List<String> namespace = Arrays.asList(ident.namespace().levels());

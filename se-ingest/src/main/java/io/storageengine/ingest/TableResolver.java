@@ -1,14 +1,15 @@
 package io.storageengine.ingest;
 
 import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.SupportedTypes;
 import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Ids;
 import io.storageengine.common.SeException;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalOperation;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -23,7 +24,6 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
-import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -102,43 +102,29 @@ final class TableResolver {
     }
   }
 
-  /** The target of a stream writing {@code operation} to {@code table}. */
+  /**
+   * The target of a stream writing {@code operation} to {@code table}. The table is read through
+   * {@link TableSettings} (the rules every other part of the engine applies) and must have only
+   * {@link SupportedTypes supported} column types, also in columns the stream does not carry:
+   * reconciliation writes every column, so a batch accepted into such a table could never be
+   * published. INVALID_ARGUMENT otherwise, before anything reaches the WAL.
+   */
   static IngestTarget target(String catalogId, TableIdentifier identifier, Table table,
       WalOperation operation) {
     Schema schema = table.schema();
-    String mode = table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND);
     String name = catalogId + "." + identifier;
+    TableSettings settings = TableSettings.of(name, schema, table.properties());
+    SupportedTypes.requireIngestible(name, schema);
     TableWal wal = new TableWal(catalogId, table.uuid());
-    if (mode.equals(TableProperties.MODE_APPEND)) {
+    if (!settings.entity()) {
       if (operation != WalOperation.UPSERT) {
         throw SeException.invalid("operation `delete`: table `%s` is an append table, which "
             + "accepts only upsert (append)", name);
       }
       return new IngestTarget(catalogId, identifier, wal, schema, false, List.of(), null, operation);
     }
-    if (!mode.equals(TableProperties.MODE_ENTITY)) {
-      throw SeException.invalid("table `%s`: property %s must be `append` or `entity`, got `%s`",
-          name, TableProperties.MODE, mode);
-    }
-    List<String> keys = new ArrayList<>();
-    for (Integer id : schema.identifierFieldIds()) {
-      Types.NestedField top = schema.asStruct().field(id);
-      if (top == null) {
-        throw SeException.invalid("table `%s`: primary-key field `%s` must be a top-level column",
-            name, schema.findColumnName(id));
-      }
-      keys.add(top.name());
-    }
-    if (keys.isEmpty()) {
-      throw SeException.invalid("table `%s`: an entity table needs a primary key "
-          + "(identifier fields)", name);
-    }
-    String version = table.properties().get(TableProperties.VERSION_COLUMN);
-    if (version != null && schema.asStruct().field(version) == null) {
-      throw SeException.invalid("table `%s`: %s `%s` is not a top-level column", name,
-          TableProperties.VERSION_COLUMN, version);
-    }
-    return new IngestTarget(catalogId, identifier, wal, schema, true, keys, version, operation);
+    return new IngestTarget(catalogId, identifier, wal, schema, true, settings.primaryKeyNames(),
+        settings.versionColumnName().orElse(null), operation);
   }
 
   private Catalog catalog(String catalogId) {

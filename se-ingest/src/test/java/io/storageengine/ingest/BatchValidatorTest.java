@@ -498,19 +498,25 @@ class BatchValidatorTest {
     Table noKey = catalog.buildTable(TableIdentifier.of("sales", "nokey"), WIDE)
         .withProperty(TableProperties.MODE, TableProperties.MODE_ENTITY).create();
     assertThatThrownBy(() -> target(noKey, WalOperation.UPSERT))
-        .hasMessage("table `tenant.sales.nokey`: an entity table needs a primary key "
-            + "(identifier fields)");
+        .hasMessage("table tenant.sales.nokey: an entity table needs a primary key "
+            + "(the schema's identifier fields), and this one has none");
     Table badVersion = catalog.buildTable(TableIdentifier.of("sales", "badversion"), PEOPLE)
         .withProperties(Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
             TableProperties.VERSION_COLUMN, "rev")).create();
     assertThatThrownBy(() -> target(badVersion, WalOperation.UPSERT))
-        .hasMessage("table `tenant.sales.badversion`: se.version-column `rev` is not a "
-            + "top-level column");
+        .hasMessage("table tenant.sales.badversion: se.version-column 'rev' is not a "
+            + "top-level column of the table");
     Table badMode = catalog.buildTable(TableIdentifier.of("sales", "badmode"), PEOPLE)
         .withProperty(TableProperties.MODE, "ledger").create();
     assertThatThrownBy(() -> target(badMode, WalOperation.UPSERT))
-        .hasMessage("table `tenant.sales.badmode`: property se.mode must be `append` or "
-            + "`entity`, got `ledger`");
+        .hasMessage("table tenant.sales.badmode: se.mode 'ledger' is not append or entity");
+    // Mixed case is the same entity table to ingestion as to everything else.
+    Table mixedCase = catalog.buildTable(TableIdentifier.of("sales", "mixedcase"), PEOPLE)
+        .withProperties(Map.of(TableProperties.MODE, "Entity", TableProperties.VERSION_COLUMN, "version"))
+        .create();
+    IngestTarget mixed = target(mixedCase, WalOperation.UPSERT);
+    assertThat(mixed.entity()).isTrue();
+    assertThat(mixed.versionColumn()).isEqualTo("version");
   }
 
   static byte[] utf8(String s) {

@@ -1,7 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.catalog.LocationConfinement;
-import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -87,21 +87,12 @@ final class EntityMaterializer {
     this.options = options;
     this.tombstones = tombstones;
     this.schema = table.schema();
-    for (Integer id : schema.identifierFieldIds()) {
-      keys.add(schema.findField(id));
+    TableSettings settings = TableSettings.of(table);
+    if (!settings.entity()) {
+      throw SeException.invalid("table %s is not an entity table", table.name());
     }
-    if (keys.isEmpty()) {
-      throw SeException.invalid("entity table %s has no primary key (identifier fields)", table.name());
-    }
-    String versionName = table.properties().get(TableProperties.VERSION_COLUMN);
-    if (versionName == null || versionName.isBlank()) {
-      this.version = null;
-    } else {
-      this.version = schema.findField(versionName);
-      if (version == null) {
-        throw SeException.invalid("table %s: version column '%s' does not exist", table.name(), versionName);
-      }
-    }
+    keys.addAll(settings.primaryKey());
+    this.version = settings.versionColumn().orElse(null);
   }
 
   TableChanges materialize(long fromSeq, long toSeq) {

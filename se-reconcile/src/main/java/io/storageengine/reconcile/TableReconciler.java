@@ -1,6 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -180,8 +181,7 @@ final class TableReconciler {
 
   private Attempt materializeAndCommit(TableWal tableWal, Table table, long highWaterMark,
       List<WalSegment> segments, long fromSeq, long toSeq, ReconcileTrace trace, PhaseTimes times) {
-    boolean entity = TableProperties.MODE_ENTITY.equals(
-        table.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND));
+    boolean entity = TableSettings.of(table).entity();
     if (entity && TableUtil.formatVersion(table) < 3) {
       throw SeException.invalid("entity table %s must be format v3 (deletion vectors), is v%d",
           table.name(), TableUtil.formatVersion(table));

@@ -87,21 +87,11 @@ public final class TombstoneStore {
   public record Expiry(int filesDeleted, int filesRewritten, long entriesExpired) {}
 
   /**
-   * The table's tombstone retention: {@code se.tombstone-retention} (ISO-8601 duration such as
-   * {@code P7D}, or milliseconds), else {@code defaultRetention}.
+   * The table's tombstone retention ({@code se.tombstone-retention} as {@link
+   * io.storageengine.catalog.TableSettings} reads it), else {@code defaultRetention}.
    */
   public static Duration retention(org.apache.iceberg.Table table, Duration defaultRetention) {
-    String value = table.properties().get(io.storageengine.catalog.TableProperties.TOMBSTONE_RETENTION);
-    if (value == null || value.isBlank()) {
-      return defaultRetention;
-    }
-    try {
-      return value.chars().allMatch(Character::isDigit) ? Duration.ofMillis(Long.parseLong(value))
-          : Duration.parse(value);
-    } catch (RuntimeException e) {
-      throw io.storageengine.common.SeException.invalid("table %s: invalid %s '%s'", table.name(),
-          io.storageengine.catalog.TableProperties.TOMBSTONE_RETENTION, value);
-    }
+    return io.storageengine.catalog.TableSettings.of(table).tombstoneRetention(defaultRetention);
   }
 
   /**

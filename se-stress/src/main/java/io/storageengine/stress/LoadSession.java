@@ -2,7 +2,7 @@ package io.storageengine.stress;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.catalog.Tables;
-import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
@@ -92,7 +92,7 @@ final class LoadSession implements AutoCloseable {
             throw e;
           }
           Table existing = catalog.loadTable(w.table());
-          String mode = existing.properties().getOrDefault(TableProperties.MODE, TableProperties.MODE_APPEND);
+          String mode = TableSettings.of(existing).mode().propertyValue();
           if (!mode.equals(config.mode())) {
             throw SeException.invalid("table `%s` exists as an %s table, not %s", w.table(), mode,
                 config.mode());

@@ -229,8 +229,18 @@ public final class IcebergRestFacade {
     }
   }
 
+  /**
+   * Whether {@code se.mode} names an entity table, by the one rule of {@link
+   * io.storageengine.catalog.TableSettings#parseMode}. A value that rule refuses is no entity
+   * table: the engine neither ingests into nor reconciles such a table, so there are no merged
+   * keys to protect.
+   */
   private static boolean isEntity(String mode) {
-    return mode != null && mode.equalsIgnoreCase(io.storageengine.catalog.TableProperties.MODE_ENTITY);
+    try {
+      return io.storageengine.catalog.TableSettings.parseMode("", mode) == io.storageengine.catalog.TableDefinition.Mode.ENTITY;
+    } catch (io.storageengine.common.SeException e) {
+      return false;
+    }
   }
 
   private static SupportsNamespaces asNamespaces(Catalog catalog) {

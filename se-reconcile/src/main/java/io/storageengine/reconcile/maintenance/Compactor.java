@@ -1,6 +1,7 @@
 package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
 import io.storageengine.reconcile.Cleanup;
 import io.storageengine.reconcile.CommitOutcome;
@@ -276,7 +277,7 @@ final class Compactor {
   }
 
   private static String defaultOrder(Table table, boolean lineage) {
-    boolean entity = TableProperties.MODE_ENTITY.equals(table.properties().get(TableProperties.MODE));
+    boolean entity = TableSettings.of(table).entity();
     Schema schema = table.schema();
     if (entity && !schema.identifierFieldIds().isEmpty()) {
       List<String> keys = new ArrayList<>();

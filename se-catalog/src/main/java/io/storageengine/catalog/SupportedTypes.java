@@ -1,0 +1,76 @@
+package io.storageengine.catalog;
+
+import io.storageengine.common.SeException;
+import java.util.Optional;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * The Iceberg types the engine carries end to end: ingestion (Arrow), the WAL, reconciliation
+ * (DuckDB and the Parquet writers) and queries. A table is ingestible only when every one of its
+ * columns, nested fields included, has one of these types, also columns a batch does not carry:
+ * reconciliation writes every column of the table, so an acknowledged batch could otherwise
+ * never be published.
+ *
+ * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
+ * timestamp_ns, string, uuid, fixed, binary, and struct, list and map of these. Not yet: variant,
+ * geometry, geography, unknown (and any type a later Iceberg adds), and timestamptz_ns, which
+ * reconciliation would store rounded to microseconds (DuckDB has no zoned nanosecond type).
+ */
+public final class SupportedTypes {
+  private SupportedTypes() {}
+
+  /** Whether values of {@code type} (a primitive, or a nested type as a whole) are carried end to end. */
+  public static boolean isSupported(Type type) {
+    return unsupported("", type).isEmpty();
+  }
+
+  /**
+   * INVALID_ARGUMENT naming the first column (by its full dotted path) of {@code schema} whose
+   * type is not supported: {@code table a.b: column doc has type variant, which ingestion does
+   * not support yet}.
+   */
+  public static void requireIngestible(String table, Schema schema) {
+    for (Types.NestedField column : schema.columns()) {
+      Optional<Unsupported> bad = unsupported(column.name(), column.type());
+      if (bad.isPresent()) {
+        throw SeException.invalid("table %s: column %s has type %s, which ingestion does not support yet",
+            table, bad.get().path(), bad.get().type());
+      }
+    }
+  }
+
+  private record Unsupported(String path, Type type) {}
+
+  private static Optional<Unsupported> unsupported(String path, Type type) {
+    switch (type.typeId()) {
+      case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, STRING, UUID, FIXED, BINARY -> {
+        return Optional.empty();
+      }
+      case TIMESTAMP_NANO -> {
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
+            ? Optional.of(new Unsupported(path, type)) : Optional.empty();
+      }
+      case STRUCT -> {
+        for (Types.NestedField field : type.asStructType().fields()) {
+          Optional<Unsupported> bad = unsupported(path + "." + field.name(), field.type());
+          if (bad.isPresent()) {
+            return bad;
+          }
+        }
+        return Optional.empty();
+      }
+      case LIST -> {
+        return unsupported(path + ".element", type.asListType().elementType());
+      }
+      case MAP -> {
+        Optional<Unsupported> key = unsupported(path + ".key", type.asMapType().keyType());
+        return key.isPresent() ? key : unsupported(path + ".value", type.asMapType().valueType());
+      }
+      default -> {
+        return Optional.of(new Unsupported(path, type));
+      }
+    }
+  }
+}

@@ -1,0 +1,62 @@
+package io.storageengine.catalog;
+
+import static org.apache.iceberg.types.Types.NestedField.optional;
+import static org.apache.iceberg.types.Types.NestedField.required;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.util.List;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+
+class SupportedTypesTest {
+  @Test
+  void everyTypeIdIsClassified() {
+    List<Type> supported = List.of(Types.BooleanType.get(), Types.IntegerType.get(), Types.LongType.get(),
+        Types.FloatType.get(), Types.DoubleType.get(), Types.DecimalType.of(38, 2), Types.DateType.get(),
+        Types.TimeType.get(), Types.TimestampType.withZone(), Types.TimestampType.withoutZone(),
+        Types.TimestampNanoType.withoutZone(), Types.StringType.get(),
+        Types.UUIDType.get(), Types.FixedType.ofLength(3), Types.BinaryType.get(),
+        Types.StructType.of(optional(1, "a", Types.IntegerType.get())),
+        Types.ListType.ofOptional(2, Types.StringType.get()),
+        Types.MapType.ofOptional(3, 4, Types.StringType.get(), Types.LongType.get()));
+    List<Type> unsupported = List.of(Types.VariantType.get(), Types.GeometryType.crs84(),
+        Types.GeographyType.crs84(), Types.UnknownType.get(), Types.TimestampNanoType.withZone(),
+        Types.ListType.ofOptional(5, Types.VariantType.get()));
+    supported.forEach(t -> assertThat(SupportedTypes.isSupported(t)).as(t.toString()).isTrue());
+    unsupported.forEach(t -> assertThat(SupportedTypes.isSupported(t)).as(t.toString()).isFalse());
+    // Every type id Iceberg has is one of the two lists: a new one must be classified here.
+    java.util.Set<Type.TypeID> seen = new java.util.HashSet<>();
+    supported.forEach(t -> seen.add(t.typeId()));
+    unsupported.forEach(t -> seen.add(t.typeId()));
+    assertThat(seen).containsExactlyInAnyOrder(Type.TypeID.values());
+  }
+
+  @Test
+  void refusalNamesTheColumnByItsFullPathAndType() {
+    Schema top = new Schema(required(1, "id", Types.LongType.get()), optional(2, "doc", Types.VariantType.get()));
+    assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", top))
+        .isInstanceOf(SeException.class)
+        .hasMessage("table a.b: column doc has type variant, which ingestion does not support yet")
+        .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+
+    Schema nested = new Schema(required(1, "id", Types.LongType.get()),
+        optional(2, "s", Types.StructType.of(optional(3, "ok", Types.StringType.get()),
+            optional(4, "tags", Types.MapType.ofOptional(5, 6, Types.StringType.get(),
+                Types.ListType.ofOptional(7, Types.UnknownType.get()))))));
+    assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", nested))
+        .isInstanceOf(SeException.class)
+        .hasMessage("table a.b: column s.tags.value.element has type unknown, which ingestion does not support yet");
+
+    assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", new Schema(
+        optional(1, "at", Types.TimestampNanoType.withZone()))))
+        .isInstanceOf(SeException.class)
+        .hasMessage("table a.b: column at has type timestamptz_ns, which ingestion does not support yet");
+    SupportedTypes.requireIngestible("a.b", new Schema(required(1, "id", Types.LongType.get()),
+        optional(2, "ts", Types.TimestampNanoType.withoutZone())));
+  }
+}

@@ -1,0 +1,350 @@
+package io.storageengine.server;
+
+import static org.apache.iceberg.types.Types.NestedField.optional;
+import static org.apache.iceberg.types.Types.NestedField.required;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.storageengine.catalog.CatalogConfig;
+import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableDefinition;
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.Tables;
+import io.storageengine.ingest.client.IngestClient;
+import io.storageengine.ingest.client.IngestStream;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.Reconciler;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.reconcile.maintenance.Maintainer;
+import io.storageengine.wal.ObjectStoreWal;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalOperation;
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apache.arrow.flight.CallHeaders;
+import org.apache.arrow.flight.FlightCallHeaders;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.HeaderCallOption;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FixedSizeBinaryVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampMicroVector;
+import org.apache.arrow.vector.TimeStampNanoVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.data.IcebergGenerics;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One table, one meaning: ingestion, reconciliation and compaction read a table's settings the
+ * same way (an {@code se.mode=Entity} table is an entity table to all of them), and every column
+ * type ingestion accepts is reconciled and queried.
+ */
+class TableSettingsAgreementTest {
+  static final String CATALOG_ID = "tenant1";
+
+  @TempDir Path dir;
+  private EngineServer server;
+  private BufferAllocator engineAllocator;
+  private BufferAllocator clientAllocator;
+  private Catalog catalog;
+  private Reconciler reconciler;
+  private IngestClient ingest;
+
+  @BeforeEach
+  void start() {
+    server = EngineServer.start(ServerConfig.defaults()
+        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
+        .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms"), Role.SERVER);
+    server.registry().create(CATALOG_ID, CatalogConfig.embedded());
+    catalog = server.registry().catalog(CATALOG_ID);
+    engineAllocator = new RootAllocator();
+    clientAllocator = new RootAllocator();
+    reconciler = new Reconciler(server.registry(), new ObjectStoreWal(server.store(), "settings-test"),
+        server.store(), engineAllocator, options());
+    ingest = IngestClient.connect(location(), clientAllocator);
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    try {
+      ingest.close();
+      server.close();
+    } finally {
+      engineAllocator.close();
+      clientAllocator.close();
+    }
+  }
+
+  private Location location() {
+    return Location.forGrpcInsecure("127.0.0.1", server.port());
+  }
+
+  private static ReconcileOptions options() {
+    return ReconcileOptions.defaults().withDuckdbThreads(1);
+  }
+
+  @Test
+  void mixedCaseEntityModeIngestsReconcilesAndCompactsAsEntity() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "people");
+    Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "name", Types.StringType.get()), required(3, "v", Types.LongType.get())), Set.of(1));
+    ((org.apache.iceberg.catalog.SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, schema)
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "Entity",
+            TableProperties.VERSION_COLUMN, "v"))
+        .create();
+    assertThat(Tables.describe(table).mode()).isEqualTo(TableDefinition.Mode.ENTITY);
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+
+    // Every pass upserts the same ten keys with a higher version; pass 2 also carries a stale
+    // version of key 0 that must lose.
+    int passes = MaintenancePolicy.DEFAULT_MIN_INPUT_FILES;
+    for (int pass = 0; pass < passes; pass++) {
+      try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), clientAllocator);
+          IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), "people", WalOperation.UPSERT,
+              root.getSchema())) {
+        root.allocateNew();
+        int rows = 0;
+        for (long key = 0; key < 10; key++) {
+          ((BigIntVector) root.getVector("id")).setSafe(rows, key);
+          ((VarCharVector) root.getVector("name")).setSafe(rows, ("p" + pass + "k" + key).getBytes(StandardCharsets.UTF_8));
+          ((BigIntVector) root.getVector("v")).setSafe(rows, pass + 1);
+          rows++;
+        }
+        if (pass == 2) {
+          ((BigIntVector) root.getVector("id")).setSafe(rows, 0);
+          ((VarCharVector) root.getVector("name")).setSafe(rows, "stale".getBytes(StandardCharsets.UTF_8));
+          ((BigIntVector) root.getVector("v")).setSafe(rows, 0);
+          rows++;
+        }
+        root.setRowCount(rows);
+        stream.send(root).get();
+        stream.finish();
+      }
+      assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    }
+    Map<Long, String> expected = new TreeMap<>();
+    for (long key = 0; key < 10; key++) {
+      expected.put(key, "p" + (passes - 1) + "k" + key);
+    }
+    assertThat(rows(id)).as("reconciled as an entity table: one row per key").isEqualTo(expected);
+    assertThat(rowCount(id)).isEqualTo(10);
+
+    MaintenancePolicy d = MaintenancePolicy.defaults();
+    MaintenancePolicy compactEverything = new MaintenancePolicy(true, d.targetFileSizeBytes(), 2, d.deleteRatio(),
+        d.snapshotRetention(), d.minSnapshots(), d.orphanAge(), d.walGcAge(), d.maxManifests());
+    MaintenanceResult result = new Maintainer(server.registry(), new ObjectStoreWal(server.store(), "settings-maint"),
+        server.store(), engineAllocator, options(), compactEverything).maintain(CATALOG_ID, id);
+    assertThat(result.errors()).isEmpty();
+    assertThat(result.compaction().dataFilesRemoved()).as("compaction ran").isGreaterThanOrEqualTo(2);
+    assertThat(rows(id)).as("compacted as an entity table: still one row per key").isEqualTo(expected);
+    assertThat(rowCount(id)).isEqualTo(10);
+
+    // A stale write after compaction still loses: the version column is read the same way.
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), "people", WalOperation.UPSERT,
+            root.getSchema())) {
+      root.allocateNew();
+      ((BigIntVector) root.getVector("id")).setSafe(0, 1);
+      ((VarCharVector) root.getVector("name")).setSafe(0, "late".getBytes(StandardCharsets.UTF_8));
+      ((BigIntVector) root.getVector("v")).setSafe(0, 1);
+      root.setRowCount(1);
+      stream.send(root).get();
+      stream.finish();
+    }
+    assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    assertThat(rows(id)).isEqualTo(expected);
+  }
+
+  @Test
+  void aVariantTableFromAnotherClientRefusesIngestionAndNamesTheColumnInQueries() throws Exception {
+    RESTCatalog rest = new RESTCatalog();
+    rest.initialize("se", Map.of("uri", "http://127.0.0.1:" + server.port() + "/catalogs/" + CATALOG_ID));
+    try {
+      rest.createNamespace(org.apache.iceberg.catalog.Namespace.of("docs"));
+      Table table = rest.buildTable(TableIdentifier.of("docs", "raw"), new Schema(
+              required(1, "id", Types.LongType.get()), optional(2, "doc", Types.VariantType.get())))
+          .withProperty("format-version", "3").create();
+      org.apache.arrow.vector.types.pojo.Schema idOnly = new org.apache.arrow.vector.types.pojo.Schema(
+          List.of(IcebergArrowSchemas.toArrow(table.schema().findField("id"))));
+      assertThatThrownBy(() -> ingest.open(CATALOG_ID, List.of("docs"), "raw", WalOperation.UPSERT, idOnly))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT))
+          .hasMessageContaining("table tenant1.docs.raw: column doc has type variant, which ingestion does not "
+              + "support yet");
+      assertThat(server.store().list("tenants/" + CATALOG_ID + "/tables/" + table.uuid() + "/")).isEmpty();
+
+      // Queries name the column and its type (selecting only other columns is refused the same
+      // way for now: the table's view declares every column).
+      assertThatThrownBy(() -> query("SELECT doc FROM default.docs.raw"))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNIMPLEMENTED))
+          .hasMessageContaining("column `doc`: Iceberg type variant cannot be queried");
+    } finally {
+      rest.close();
+    }
+  }
+
+  @Test
+  void everySupportedPrimitiveTypeIsIngestedReconciledAndQueried() throws Exception {
+    TableIdentifier id = TableIdentifier.of("types", "all");
+    Schema schema = new Schema(
+        required(1, "id", Types.LongType.get()),
+        optional(2, "b", Types.BooleanType.get()),
+        optional(3, "i", Types.IntegerType.get()),
+        optional(4, "f", Types.FloatType.get()),
+        optional(5, "d", Types.DoubleType.get()),
+        optional(6, "dec", Types.DecimalType.of(12, 3)),
+        optional(7, "dt", Types.DateType.get()),
+        optional(8, "t", Types.TimeType.get()),
+        optional(9, "ts", Types.TimestampType.withoutZone()),
+        optional(10, "tstz", Types.TimestampType.withZone()),
+        optional(11, "tsn", Types.TimestampNanoType.withoutZone()),
+        optional(13, "s", Types.StringType.get()),
+        optional(14, "u", Types.UUIDType.get()),
+        optional(15, "fx", Types.FixedType.ofLength(3)),
+        optional(16, "bin", Types.BinaryType.get()));
+    ((org.apache.iceberg.catalog.SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, schema).withProperty("format-version", "3").create();
+    UUID uuid = UUID.fromString("0b0e5e2c-7a5d-4a8e-9c39-2f3a1f6e9d10");
+    long micros = 1_767_225_600_123_456L; // 2026-01-01T00:00:00.123456Z
+    long nanos = micros * 1000 + 789;
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("types"), "all", WalOperation.UPSERT, root.getSchema())) {
+      root.allocateNew();
+      ((BigIntVector) root.getVector("id")).setSafe(0, 1);
+      ((BitVector) root.getVector("b")).setSafe(0, 1);
+      ((IntVector) root.getVector("i")).setSafe(0, -42);
+      ((Float4Vector) root.getVector("f")).setSafe(0, 1.5f);
+      ((Float8Vector) root.getVector("d")).setSafe(0, 2.25);
+      ((DecimalVector) root.getVector("dec")).setSafe(0, new BigDecimal("123456789.123"));
+      ((DateDayVector) root.getVector("dt")).setSafe(0, 20454); // 2026-01-01
+      ((TimeMicroVector) root.getVector("t")).setSafe(0, 3_723_000_004L); // 01:02:03.000004
+      ((TimeStampMicroVector) root.getVector("ts")).setSafe(0, micros);
+      ((TimeStampMicroTZVector) root.getVector("tstz")).setSafe(0, micros);
+      ((TimeStampNanoVector) root.getVector("tsn")).setSafe(0, nanos);
+      ((VarCharVector) root.getVector("s")).setSafe(0, "héllo".getBytes(StandardCharsets.UTF_8));
+      ByteBuffer u = ByteBuffer.allocate(16).putLong(uuid.getMostSignificantBits()).putLong(uuid.getLeastSignificantBits());
+      ((FixedSizeBinaryVector) root.getVector("u")).setSafe(0, u.array());
+      ((FixedSizeBinaryVector) root.getVector("fx")).setSafe(0, new byte[] {1, 2, 3});
+      ((VarBinaryVector) root.getVector("bin")).setSafe(0, new byte[] {9, 8});
+      root.setRowCount(1);
+      stream.send(root).get();
+      stream.finish();
+    }
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+
+    // Iceberg's own reader: the values as written.
+    try (CloseableIterable<Record> records = IcebergGenerics.read(catalog.loadTable(id)).build()) {
+      List<Record> all = new ArrayList<>();
+      records.forEach(all::add);
+      assertThat(all).hasSize(1);
+      Record r = all.get(0);
+      assertThat(r.getField("b")).isEqualTo(true);
+      assertThat(r.getField("i")).isEqualTo(-42);
+      assertThat(r.getField("f")).isEqualTo(1.5f);
+      assertThat(r.getField("d")).isEqualTo(2.25);
+      assertThat(r.getField("dec")).isEqualTo(new BigDecimal("123456789.123"));
+      assertThat(r.getField("dt").toString()).isEqualTo("2026-01-01");
+      assertThat(r.getField("t").toString()).isEqualTo("01:02:03.000004");
+      assertThat(r.getField("ts").toString()).isEqualTo("2026-01-01T00:00:00.123456");
+      assertThat(r.getField("tstz").toString()).isEqualTo("2026-01-01T00:00:00.123456Z");
+      assertThat(r.getField("tsn").toString()).isEqualTo("2026-01-01T00:00:00.123456789");
+      assertThat(r.getField("s")).isEqualTo("héllo");
+      assertThat(r.getField("u")).isEqualTo(uuid);
+      assertThat(((ByteBuffer) r.getField("bin")).remaining()).isEqualTo(2);
+    }
+
+    // And through Flight SQL, every column.
+    List<String> row = query("SELECT b, i, f, d, dec, dt, t, ts, tstz, tsn, s, u, fx, bin FROM default.types.\"all\"");
+    assertThat(row).containsExactly("true", "-42", "1.5", "2.25", "123456789.123", "20454",
+        "3723000004", "2026-01-01T00:00:00.123456", String.valueOf(micros), "2026-01-01T00:00:00.123456789",
+        "héllo", uuid.toString(), "[1, 2, 3]", "[9, 8]");
+  }
+
+  private Map<Long, String> rows(TableIdentifier id) throws Exception {
+    Map<Long, String> rows = new TreeMap<>();
+    try (CloseableIterable<Record> records = IcebergGenerics.read(catalog.loadTable(id)).build()) {
+      for (Record r : records) {
+        String previous = rows.put((Long) r.getField("id"), (String) r.getField("name"));
+        assertThat(previous).as("duplicate key %s", r.getField("id")).isNull();
+      }
+    }
+    return rows;
+  }
+
+  private long rowCount(TableIdentifier id) throws Exception {
+    long n = 0;
+    try (CloseableIterable<Record> records = IcebergGenerics.read(catalog.loadTable(id)).build()) {
+      for (Record ignored : records) {
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** The first row of {@code sql}, each column as text ({@code getObject} of the Arrow vector). */
+  private List<String> query(String sql) throws Exception {
+    CallHeaders headers = new FlightCallHeaders();
+    headers.insert("se-query-metadata", "{\"catalog_id\":\"" + CATALOG_ID + "\"}");
+    HeaderCallOption tenant = new HeaderCallOption(headers);
+    List<String> row = new ArrayList<>();
+    try (FlightClient client = FlightClient.builder(clientAllocator, location()).build();
+        FlightSqlClient flightSql = new FlightSqlClient(client)) {
+      FlightInfo info = flightSql.execute(sql, tenant);
+      try (FlightStream stream = flightSql.getStream(info.getEndpoints().get(0).getTicket(), tenant)) {
+        while (stream.next() && row.isEmpty()) {
+          VectorSchemaRoot root = stream.getRoot();
+          if (root.getRowCount() > 0) {
+            for (var vector : root.getFieldVectors()) {
+              Object value = vector.getObject(0);
+              row.add(value instanceof byte[] bytes ? java.util.Arrays.toString(bytes) : String.valueOf(value));
+            }
+          }
+        }
+      }
+    }
+    return row;
+  }
+}
