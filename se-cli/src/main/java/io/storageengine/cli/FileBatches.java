@@ -26,9 +26,11 @@ import org.duckdb.DuckDBResultSet;
 
 /**
  * Reads a CSV, JSON-lines, Parquet or Arrow IPC file as Arrow batches. CSV and JSON columns that
- * match a table column by name are cast to the table's type by DuckDB, so text such as
- * {@code 2026-01-01T10:00:00Z} arrives as a timestamp; other columns pass through unchanged
- * and the server names any that do not fit.
+ * match a table column by name are cast by DuckDB to the type of {@link #duckType} (the table's
+ * type, or one {@link TableCast} finishes), so text such as {@code 2026-01-01T10:00:00Z} arrives
+ * as a timestamp, a JSON object as a struct or map and a JSON array as a list; a CSV cell of a
+ * struct, list or map column holds JSON. Other columns pass through unchanged and the server
+ * names any that do not fit.
  *
  * <p>With {@code perRowPresence} (CSV and JSON only), every batch also says, per row, which
  * columns the row carries: the reader's root holds the {@link #dataColumns()} data columns, then
@@ -161,7 +163,7 @@ final class FileBatches implements AutoCloseable {
         String quoted = "\"" + c.replace("\"", "\"\"") + "\"";
         Types.NestedField field = table == null ? null : table.caseInsensitiveFindField(c);
         String duckType = field == null || format == Format.PARQUET ? null : duckType(field.type());
-        if (format == Format.JSON && presence) {
+        if (format == Format.JSON) {
           String jsonPath = sqlString("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
           String type = duckType != null ? duckType : inferred.get(i);
           String value = isNested(type) ? "json -> " + jsonPath : "json ->> " + jsonPath;
@@ -172,6 +174,12 @@ final class FileBatches implements AutoCloseable {
               ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted;
           values.add(duckType == null && value.equals(quoted) ? quoted : "CAST(" + value + " AS " + (duckType == null ? "VARCHAR" : duckType) + ") AS " + quoted);
           present.add(quoted + " IS NOT NULL");
+        }
+        if (format == Format.CSV && duckType != null && isNested(duckType)) {
+          // A struct, list or map cell holds JSON.
+          values.set(values.size() - 1, "CAST(CAST(" + (nullLiteral != null
+              ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted)
+              + " AS JSON) AS " + duckType + ") AS " + quoted);
         }
       }
       StringBuilder select = new StringBuilder("SELECT ").append(String.join(", ", values));
@@ -184,7 +192,7 @@ final class FileBatches implements AutoCloseable {
       if (keyCounts) {
         select.append(", CAST(len(json_keys(json)) AS BIGINT) AS se_key_count");
       }
-      select.append(" FROM ").append(presence && format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source);
+      select.append(" FROM ").append(format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source);
       Statement st = conn.createStatement();
       DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(select.toString());
       ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows);
@@ -206,21 +214,36 @@ final class FileBatches implements AutoCloseable {
     return "'" + s.replace("'", "''") + "'";
   }
 
-  /** DuckDB's name for an Iceberg primitive type; null for nested types (passed through). */
-  private static String duckType(Type type) {
+  /**
+   * The DuckDB type a CSV or JSON value of an Iceberg column is read as: the column's own type
+   * where DuckDB has it, else one {@link TableCast} turns into it: {@code int} as BIGINT (so an
+   * out-of-range value is named with its row), {@code uuid}, {@code fixed(n)} and the
+   * nanosecond timestamps as VARCHAR (DuckDB's TIMESTAMPTZ has microseconds). Structs, lists
+   * and maps are read as the same nesting of these types (JSON objects as structs or maps, JSON
+   * arrays as lists).
+   */
+  static String duckType(Type type) {
     return switch (type.typeId()) {
       case BOOLEAN -> "BOOLEAN";
-      case INTEGER -> "INTEGER";
-      case LONG -> "BIGINT";
+      case INTEGER, LONG -> "BIGINT";
       case FLOAT -> "FLOAT";
       case DOUBLE -> "DOUBLE";
       case DECIMAL -> "DECIMAL(" + ((Types.DecimalType) type).precision() + "," + ((Types.DecimalType) type).scale() + ")";
       case DATE -> "DATE";
       case TIME -> "TIME";
       case TIMESTAMP -> ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
-      case STRING -> "VARCHAR";
+      case STRING, UUID, FIXED, TIMESTAMP_NANO -> "VARCHAR";
       case BINARY -> "BLOB";
-      default -> null;
+      case STRUCT -> {
+        List<String> fields = new ArrayList<>();
+        for (Types.NestedField f : type.asStructType().fields()) {
+          fields.add("\"" + f.name().replace("\"", "\"\"") + "\" " + duckType(f.type()));
+        }
+        yield "STRUCT(" + String.join(", ", fields) + ")";
+      }
+      case LIST -> duckType(type.asListType().elementType()) + "[]";
+      case MAP -> "MAP(" + duckType(type.asMapType().keyType()) + ", " + duckType(type.asMapType().valueType()) + ")";
+      default -> throw SeException.invalid("columns of type %s cannot be read from CSV or JSON", type);
     };
   }
 

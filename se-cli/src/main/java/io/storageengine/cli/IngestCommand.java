@@ -95,16 +95,19 @@ final class IngestCommand implements Callable<Integer> {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
           PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, allocator);
+          TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator);
           while (reader.loadNextBatch()) {
             if (root.getRowCount() == 0) {
               continue;
             }
-            for (PresenceSplitter.Part part : splitter.split(root)) {
-              try (part) {
-                sender.send(part.root(), part.keys());
-                rows += part.root().getRowCount();
-                for (org.apache.arrow.vector.FieldVector v : part.root().getFieldVectors()) {
-                  totalBytes += v.getBufferSize();
+            try (TableCast.Batch typed = cast.apply(root)) {
+              for (PresenceSplitter.Part part : splitter.split(typed.root())) {
+                try (part) {
+                  sender.send(part.root(), part.keys());
+                  rows += part.root().getRowCount();
+                  for (org.apache.arrow.vector.FieldVector v : part.root().getFieldVectors()) {
+                    totalBytes += v.getBufferSize();
+                  }
                 }
               }
             }

@@ -33,15 +33,20 @@ final class SqlCommand implements Callable<Integer> {
   @Option(names = "--catalog-id", required = true, description = "Tenant catalog to query.")
   String catalogId;
 
-  @Option(names = "--format", defaultValue = "table", description = "table (default), csv or json")
+  @Option(names = "--format", defaultValue = "table", description = "table (default), csv or json (one object per line); dates, times and"
+      + " timestamps print as ISO-8601 in all three")
   String format;
+
+  @Option(names = "--null-string", paramLabel = "TEXT",
+      description = "CSV only: the text of a NULL cell (default: an empty cell; an empty string is a quoted \"\").")
+  String nullString;
 
   @Parameters(index = "0", paramLabel = "SQL")
   String sql;
 
   @Override
   public Integer call() throws Exception {
-    ResultPrinter printer = ResultPrinter.of(format.toLowerCase(Locale.ROOT), System.out);
+    ResultPrinter printer = ResultPrinter.of(format.toLowerCase(Locale.ROOT), System.out, nullString);
     CallHeaders headers = new FlightCallHeaders();
     headers.insert("se-query-metadata", Json.toString(Json.object().put("catalog_id", catalogId)));
     HeaderCallOption option = new HeaderCallOption(headers);

@@ -5,8 +5,21 @@ import io.storageengine.catalog.TableDescription;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.catalog.TableSpecParser;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.ReplaceSortOrder;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortDirection;
+import org.apache.iceberg.SortField;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.UpdatePartitionSpec;
+import org.apache.iceberg.UpdateProperties;
+import org.apache.iceberg.UpdateSchema;
+import org.apache.iceberg.expressions.Expressions;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -16,9 +29,9 @@ import org.apache.iceberg.types.Types;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code se table create|describe|drop}, through the server's Iceberg REST facade. */
-@Command(name = "table", mixinStandardHelpOptions = true, description = "Create, describe and drop tables in a tenant catalog.",
-    subcommands = {TableCommand.Create.class, TableCommand.Describe.class, TableCommand.Drop.class})
+/** {@code se table create|describe|alter|drop}, through the server's Iceberg REST facade. */
+@Command(name = "table", mixinStandardHelpOptions = true, description = "Create, describe, alter and drop tables in a tenant catalog.",
+    subcommands = {TableCommand.Create.class, TableCommand.Describe.class, TableCommand.Alter.class, TableCommand.Drop.class})
 final class TableCommand {
 
   abstract static class Base implements Callable<Integer> {
@@ -66,9 +79,17 @@ final class TableCommand {
     @Option(names = "--sort-by", description = "e.g. 'name, ts desc'")
     String sortBy;
 
+    @Option(names = "--property", paramLabel = "KEY=VALUE",
+        description = "A table property, e.g. se.maintenance.min-input-files=10 (repeatable)")
+    List<String> properties;
+
     @Override
     int run(RESTCatalog catalog, TableIdentifier ident) {
       TableDefinition.Builder b = TableDefinition.builder(schema).mode(TableDefinition.Mode.parse(mode));
+      for (String property : properties == null ? List.<String>of() : properties) {
+        String[] kv = keyValue("--property", property);
+        b.property(kv[0], kv[1]);
+      }
       if (primaryKey != null) {
         b.primaryKey(primaryKey);
       }
@@ -110,6 +131,175 @@ final class TableCommand {
         System.out.printf("  %-3d %-24s %s%s%n", f.fieldId(), f.name(), f.type(), f.isRequired() ? " not null" : "");
       }
       return 0;
+    }
+  }
+
+  /** {@code KEY=VALUE} split at the first '='; a clear error naming {@code option} otherwise. */
+  static String[] keyValue(String option, String text) {
+    int eq = text.indexOf('=');
+    if (eq <= 0) {
+      throw SeException.invalid("%s: expected KEY=VALUE, got '%s'", option, text);
+    }
+    return new String[] {text.substring(0, eq).trim(), text.substring(eq + 1)};
+  }
+
+  @Command(name = "alter", mixinStandardHelpOptions = true,
+      description = {"Evolve a table: columns, properties, partition spec, sort order.",
+          "Schema changes commit together, then properties, then the partition spec, then the sort order.",
+          "  se table alter --catalog-id C --table ns.t --add-column 'note string' --widen-column 'n bigint'"})
+  static final class Alter extends Base {
+    @Option(names = "--add-column", paramLabel = "'NAME TYPE'", description = "Add a nullable column, e.g. 'note string' or 'loc struct<lat: double, lon: double>' (repeatable)")
+    List<String> addColumns = new ArrayList<>();
+
+    @Option(names = "--rename-column", paramLabel = "OLD=NEW", description = "Rename a column (repeatable)")
+    List<String> renameColumns = new ArrayList<>();
+
+    @Option(names = "--drop-column", paramLabel = "NAME", description = "Drop a column (repeatable)")
+    List<String> dropColumns = new ArrayList<>();
+
+    @Option(names = "--widen-column", paramLabel = "'NAME TYPE'",
+        description = "Promote a column's type: int to bigint, float to double, decimal(p,s) to decimal(p2,s) with p2 > p (repeatable)")
+    List<String> widenColumns = new ArrayList<>();
+
+    @Option(names = "--set-property", paramLabel = "KEY=VALUE", description = "Set a table property (repeatable)")
+    List<String> setProperties = new ArrayList<>();
+
+    @Option(names = "--unset-property", paramLabel = "KEY", description = "Remove a table property (repeatable)")
+    List<String> unsetProperties = new ArrayList<>();
+
+    @Option(names = "--partition-by", paramLabel = "SPEC", description = "New partition spec, e.g. 'day(ts), bucket(16, id)'; '' for unpartitioned")
+    String partitionBy;
+
+    @Option(names = "--sort-by", paramLabel = "ORDER", description = "New sort order, e.g. 'name, ts desc'; '' for unsorted")
+    String sortBy;
+
+    @Override
+    int run(RESTCatalog catalog, TableIdentifier ident) {
+      boolean schemaChange = !addColumns.isEmpty() || !renameColumns.isEmpty() || !dropColumns.isEmpty() || !widenColumns.isEmpty();
+      if (!schemaChange && setProperties.isEmpty() && unsetProperties.isEmpty() && partitionBy == null && sortBy == null) {
+        throw SeException.invalid("se table alter: nothing to change; give --add-column, --rename-column, --drop-column,"
+            + " --widen-column, --set-property, --unset-property, --partition-by or --sort-by");
+      }
+      Table table = catalog.loadTable(ident);
+      List<String> done = new ArrayList<>();
+      try {
+        if (schemaChange) {
+          UpdateSchema update = table.updateSchema();
+          for (String column : addColumns) {
+            Types.NestedField f = oneColumn("--add-column", column);
+            if (f.isRequired()) {
+              throw SeException.invalid("--add-column '%s': a new column cannot be not null (existing rows have no"
+                  + " value for it); add it without 'not null'", column);
+            }
+            update.addColumn(f.name(), f.type());
+            done.add("added column " + f.name() + " " + f.type());
+          }
+          for (String rename : renameColumns) {
+            String[] kv = keyValue("--rename-column", rename);
+            requireColumn(table.schema(), "--rename-column", kv[0]);
+            update.renameColumn(kv[0], kv[1].trim());
+            done.add("renamed column " + kv[0] + " to " + kv[1].trim());
+          }
+          for (String column : dropColumns) {
+            requireColumn(table.schema(), "--drop-column", column);
+            update.deleteColumn(column);
+            done.add("dropped column " + column);
+          }
+          for (String column : widenColumns) {
+            Types.NestedField f = oneColumn("--widen-column", column);
+            requireColumn(table.schema(), "--widen-column", f.name());
+            if (!f.type().isPrimitiveType()) {
+              throw SeException.invalid("--widen-column '%s': only primitive types can be promoted", column);
+            }
+            update.updateColumn(f.name(), f.type().asPrimitiveType());
+            done.add("widened column " + f.name() + " to " + f.type());
+          }
+          update.commit();
+        }
+        if (!setProperties.isEmpty() || !unsetProperties.isEmpty()) {
+          UpdateProperties update = table.updateProperties();
+          for (String property : setProperties) {
+            String[] kv = keyValue("--set-property", property);
+            update.set(kv[0], kv[1]);
+            done.add("set " + kv[0] + "=" + kv[1]);
+          }
+          for (String key : unsetProperties) {
+            if (!table.properties().containsKey(key)) {
+              throw SeException.invalid("--unset-property %s: the table has no such property", key);
+            }
+            update.remove(key);
+            done.add("unset " + key);
+          }
+          update.commit();
+        }
+        if (partitionBy != null) {
+          PartitionSpec target = partitionBy.isBlank() ? PartitionSpec.unpartitioned()
+              : TableSpecParser.parsePartitionSpec(table.schema(), partitionBy);
+          UpdatePartitionSpec update = table.updateSpec();
+          List<String> wanted = new ArrayList<>();
+          for (PartitionField f : target.fields()) {
+            wanted.add(table.schema().findColumnName(f.sourceId()) + "|" + f.transform());
+          }
+          List<String> existing = new ArrayList<>();
+          for (PartitionField f : table.spec().fields()) {
+            String key = table.schema().findColumnName(f.sourceId()) + "|" + f.transform();
+            existing.add(key);
+            if (!wanted.contains(key)) {
+              update.removeField(f.name());
+            }
+          }
+          for (PartitionField f : target.fields()) {
+            String source = table.schema().findColumnName(f.sourceId());
+            if (!existing.contains(source + "|" + f.transform())) {
+              update.addField(Expressions.transform(source, f.transform()));
+            }
+          }
+          update.commit();
+          done.add("partitioned by " + (target.isUnpartitioned() ? "nothing" : target.fields().toString()));
+        }
+        if (sortBy != null) {
+          SortOrder target = sortBy.isBlank() ? SortOrder.unsorted() : TableSpecParser.parseSortOrder(table.schema(), sortBy);
+          ReplaceSortOrder update = table.replaceSortOrder();
+          for (SortField f : target.fields()) {
+            var term = Expressions.transform(table.schema().findColumnName(f.sourceId()), f.transform());
+            if (f.direction() == SortDirection.ASC) {
+              update.asc(term, f.nullOrder());
+            } else {
+              update.desc(term, f.nullOrder());
+            }
+          }
+          update.commit();
+          done.add("sorted by " + (target.isUnsorted() ? "nothing" : target.fields().toString()));
+        }
+      } catch (IllegalArgumentException | org.apache.iceberg.exceptions.ValidationException e) {
+        String prefix = done.isEmpty() ? "" : " (committed before it: " + String.join("; ", done) + ")";
+        throw SeException.invalid("se table alter %s: %s%s", ident, e.getMessage(), prefix);
+      }
+      for (String line : done) {
+        System.out.println(ident + ": " + line);
+      }
+      return 0;
+    }
+
+    /** Parses {@code 'name type [not null]'} as one column. */
+    private static Types.NestedField oneColumn(String option, String text) {
+      Schema parsed;
+      try {
+        parsed = TableSpecParser.parseSchema(text);
+      } catch (SeException e) {
+        throw SeException.invalid("%s '%s': %s", option, text, e.getMessage());
+      }
+      if (parsed.columns().size() != 1) {
+        throw SeException.invalid("%s '%s': expected one column 'NAME TYPE', got %d", option, text, parsed.columns().size());
+      }
+      return parsed.columns().get(0);
+    }
+
+    private static void requireColumn(Schema schema, String option, String name) {
+      if (schema.findField(name) == null) {
+        throw SeException.invalid("%s %s: the table has no column %s (columns: %s)", option, name, name,
+            String.join(", ", schema.columns().stream().map(Types.NestedField::name).toList()));
+      }
     }
   }
 

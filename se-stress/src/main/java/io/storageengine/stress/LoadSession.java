@@ -91,16 +91,40 @@ final class LoadSession implements AutoCloseable {
           if (e.code() != ErrorCode.ALREADY_EXISTS) {
             throw e;
           }
-          Table existing = catalog.loadTable(w.table());
-          String mode = TableSettings.of(existing).mode().propertyValue();
-          if (!mode.equals(config.mode())) {
-            throw SeException.invalid("table `%s` exists as an %s table, not %s", w.table(), mode,
-                config.mode());
-          }
+          requireMode(catalog.loadTable(w.table()), w);
         }
       }
     } catch (java.io.IOException e) {
       throw SeException.unavailable("closing the REST catalog client failed", e);
+    }
+  }
+
+  /**
+   * Checks, without creating anything, that every table of the run exists with the mode of this
+   * run; a missing table fails at once naming it and saying what to do.
+   */
+  void requireTables() {
+    try (RESTCatalog catalog = endpoint.restCatalog(config.catalogId())) {
+      for (Workload w : workloads) {
+        Table existing;
+        try {
+          existing = catalog.loadTable(w.table());
+        } catch (org.apache.iceberg.exceptions.NoSuchTableException
+            | org.apache.iceberg.exceptions.NoSuchNamespaceException e) {
+          throw SeException.notFound("table %s does not exist in catalog '%s': create it or pass --create-tables",
+              w.table(), config.catalogId());
+        }
+        requireMode(existing, w);
+      }
+    } catch (java.io.IOException e) {
+      throw SeException.unavailable("closing the REST catalog client failed", e);
+    }
+  }
+
+  private void requireMode(Table existing, Workload w) {
+    String mode = TableSettings.of(existing).mode().propertyValue();
+    if (!mode.equals(config.mode())) {
+      throw SeException.invalid("table `%s` exists as an %s table, not %s", w.table(), mode, config.mode());
     }
   }
 

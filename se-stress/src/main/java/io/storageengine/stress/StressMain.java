@@ -107,7 +107,8 @@ public final class StressMain implements Callable<Integer> {
     cli.setErr(new java.io.PrintWriter(err, true));
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
       err.println("se-stress: " + (e instanceof SeException ? e.getMessage() : e.toString()));
-      return e instanceof SeException se && se.code().category() == ErrorCode.Category.USER ? 2 : 1;
+      return e instanceof SeException se && (se.code().category() == ErrorCode.Category.USER
+          || se.code().category() == ErrorCode.Category.NOT_FOUND) ? 2 : 1;
     });
     return cli.execute(args);
   }
@@ -125,6 +126,8 @@ public final class StressMain implements Callable<Integer> {
       try (LoadSession session = new LoadSession(config, endpoint, allocator, quiet ? null : err)) {
         if (createTables) {
           session.createTables();
+        } else {
+          session.requireTables();
         }
         session.start();
         Thread.sleep(duration.toMillis());

@@ -90,6 +90,21 @@ class StressMainTest {
         .contains("--update-ratio and --delete-ratio apply to --mode entity only");
   }
 
+  @Test
+  void missingTableWithoutCreateTablesFailsAtOnceSayingWhatToDo() {
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    long start = System.nanoTime();
+    int code = StressMain.execute(new PrintStream(new ByteArrayOutputStream()),
+        new PrintStream(err, true, StandardCharsets.UTF_8), "--mode", "append", "--duration", "20s",
+        "--namespace", "fresh", "--table-prefix", "absent", "--server-address", server.endpoint.toString());
+    long millis = (System.nanoTime() - start) / 1_000_000;
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("table fresh.absent_append_0 does not exist in catalog 'warehouse': create it or pass --create-tables")
+        .doesNotContain("NoSuchTableException");
+    assertThat(millis).as("failed after %d ms", millis).isLessThan(10_000);
+  }
+
   /** Runs se-stress against the test server, each run on tables of its own; returns the summary. */
   private JsonNode run(ByteArrayOutputStream err, String... options) {
     List<String> args = new ArrayList<>(List.of(options));
