@@ -196,6 +196,27 @@ public final class DataFileWriter {
   }
 
   /**
+   * A local path DuckDB can read for the table's data file at {@code location}: the file itself
+   * when the warehouse is local, else a download into a fresh scratch directory of {@code duck}
+   * (named {@code scratchPrefix}). The location must lie under the tenant's storage root: DuckDB
+   * reads local files past the FileIO that would refuse it.
+   */
+  public static String readableCopy(DuckSession duck, Table table, String location, String scratchPrefix) {
+    LocationConfinement.of(table).check(location, "data file");
+    Path local = localPath(location);
+    if (local != null) {
+      return local.toString();
+    }
+    Path target = duck.newDirectory(scratchPrefix).resolve("data.parquet");
+    try (InputStream in = table.io().newInputFile(location).newStream()) {
+      Files.copy(in, target);
+    } catch (IOException e) {
+      throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
+    }
+    return target.toString();
+  }
+
+  /**
    * The local path of a {@code file:} or plain-path location, or null for remote storage.
    * The path is taken literally, not URI-decoded: Hadoop's local FileIO stores a partition
    * directory such as {@code s=a%C3%A9} under exactly that name.

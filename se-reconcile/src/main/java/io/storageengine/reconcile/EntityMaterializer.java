@@ -1,10 +1,8 @@
 package io.storageengine.reconcile;
 
-import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.nio.file.Files;
@@ -249,7 +247,7 @@ final class EntityMaterializer {
       try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId())
           .filter(keyFilter).ignoreResiduals().planFiles()) {
         for (FileScanTask task : tasks) {
-          byLocalPath.put(localCopy(task.file().location()), task);
+          byLocalPath.put(DataFileWriter.readableCopy(duck, table, task.file().location(), "existing"), task);
         }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
@@ -430,25 +428,6 @@ final class EntityMaterializer {
     String location = task.file().location();
     return previousDeletes.computeIfAbsent(location,
         l -> deleteLoader().loadPositionDeletes(task.deletes(), l));
-  }
-
-  /** A local path DuckDB can read: the file itself when local, else a download to scratch. */
-  private String localCopy(String location) {
-    LocationConfinement.of(table).check(location, "data file");
-    Path local = DataFileWriter.localPath(location);
-    String path;
-    if (local != null) {
-      path = local.toString();
-    } else {
-      Path target = duck.newDirectory("existing").resolve("data.parquet");
-      try (InputStream in = table.io().newInputFile(location).newStream()) {
-        Files.copy(in, target);
-      } catch (IOException e) {
-        throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
-      }
-      path = target.toString();
-    }
-    return path;
   }
 
   /** Loads into {@code tombs} the committed, unexpired tombstones of the batch's keys. */

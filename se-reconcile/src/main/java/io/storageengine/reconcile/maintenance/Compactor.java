@@ -12,7 +12,6 @@ import io.storageengine.reconcile.ParquetFooters;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.WalHighWaterMark;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -311,7 +310,7 @@ final class Compactor {
 
     Map<String, FileScanTask> byLocalPath = new LinkedHashMap<>();
     for (FileScanTask task : tasks) {
-      byLocalPath.put(localCopy(duck, table, task.file().location()), task);
+      byLocalPath.put(DataFileWriter.readableCopy(duck, table, task.file().location(), "input"), task);
     }
     Map<String, List<String>> groups = new LinkedHashMap<>();
     Map<String, Schema> groupSchemas = new HashMap<>();
@@ -379,20 +378,5 @@ final class Compactor {
       duck.execute("DELETE FROM " + STAGED + " USING dead WHERE " + STAGED + ".__file = dead.f AND "
           + STAGED + ".__pos = dead.p");
     }
-  }
-
-  /** A local path DuckDB can read: the file itself when local, else a download to scratch. */
-  private static String localCopy(DuckSession duck, Table table, String location) {
-    Path local = DataFileWriter.localPath(location);
-    if (local != null) {
-      return local.toString();
-    }
-    Path target = duck.newDirectory("input").resolve("data.parquet");
-    try (InputStream in = table.io().newInputFile(location).newStream()) {
-      Files.copy(in, target);
-    } catch (IOException e) {
-      throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
-    }
-    return target.toString();
   }
 }
