@@ -17,6 +17,8 @@ public enum ErrorCode {
   CONFLICT(Category.CONFLICT, 409, "ABORTED"),
   RESOURCE_EXHAUSTED(Category.UNAVAILABLE, 429, "RESOURCE_EXHAUSTED"),
   UNAVAILABLE(Category.UNAVAILABLE, 503, "UNAVAILABLE"),
+  /** The caller gave up on the request (cancelled it, its deadline passed, it disconnected). */
+  CANCELLED(Category.USER, 499, "CANCELLED"),
   INTERNAL(Category.INTERNAL, 500, "INTERNAL");
 
   /** Who has to act: the caller (user), nobody (not found / conflict), or the operator. */

@@ -144,6 +144,108 @@ final class CatalogMetadataStreams {
     }
   }
 
+  /** One row of {@code GetXdbcTypeInfo}: a type a column or literal may have. */
+  private record TypeInfo(String name, int xdbcType, Integer columnSize, String literalPrefix, String literalSuffix,
+      List<String> createParams, boolean caseSensitive, int searchable, Boolean unsigned, boolean fixedPrecScale,
+      Integer minimumScale, Integer maximumScale, Integer datetimeSubcode, Integer radix) {}
+
+  /** The types of the dialect, ordered by XDBC type number then name, as JDBC's getTypeInfo is. */
+  private static final List<TypeInfo> TYPES = java.util.stream.Stream.of(
+      new TypeInfo("BOOLEAN", -7, 1, null, null, null, false, 2, null, false, null, null, null, null),
+      new TypeInfo("TINYINT", -6, 3, null, null, null, false, 2, false, false, 0, 0, null, 10),
+      new TypeInfo("BIGINT", -5, 19, null, null, null, false, 2, false, false, 0, 0, null, 10),
+      new TypeInfo("BLOB", -3, null, "'", "'::BLOB", null, false, 2, null, false, null, null, null, null),
+      new TypeInfo("DECIMAL", 3, 38, null, null, List.of("precision", "scale"), false, 2, false, false, 0, 38, null, 10),
+      new TypeInfo("INTEGER", 4, 10, null, null, null, false, 2, false, false, 0, 0, null, 10),
+      new TypeInfo("SMALLINT", 5, 5, null, null, null, false, 2, false, false, 0, 0, null, 10),
+      new TypeInfo("FLOAT", 7, 24, null, null, null, false, 2, false, false, null, null, null, 2),
+      new TypeInfo("DOUBLE", 8, 53, null, null, null, false, 2, false, false, null, null, null, 2),
+      new TypeInfo("UUID", 1, 36, "'", "'::UUID", null, false, 2, null, false, null, null, null, null),
+      new TypeInfo("VARCHAR", 12, null, "'", "'", null, true, 3, null, false, null, null, null, null),
+      new TypeInfo("DATE", 91, 10, "DATE '", "'", null, false, 2, null, false, null, null, 1, null),
+      new TypeInfo("TIME", 92, 15, "TIME '", "'", null, false, 2, null, false, 0, 6, 2, null),
+      new TypeInfo("TIMESTAMP", 93, 26, "TIMESTAMP '", "'", null, false, 2, null, false, 0, 6, 3, null),
+      new TypeInfo("TIMESTAMP WITH TIME ZONE", 93, 32, "TIMESTAMPTZ '", "'", null, false, 2, null, false, 0, 6, 3, null))
+      .sorted(java.util.Comparator.comparingInt(TypeInfo::xdbcType).thenComparing(TypeInfo::name)).toList();
+
+  /** {@code GetXdbcTypeInfo}: every type, or those of the requested XDBC type number. */
+  void typeInfo(FlightSql.CommandGetXdbcTypeInfo command, ServerStreamListener listener) {
+    List<TypeInfo> rows = TYPES.stream()
+        .filter(type -> !command.hasDataType() || type.xdbcType() == command.getDataType()).toList();
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(Schemas.GET_TYPE_INFO_SCHEMA, allocator)) {
+      root.allocateNew();
+      org.apache.arrow.vector.complex.ListVector params =
+          (org.apache.arrow.vector.complex.ListVector) root.getVector("create_params");
+      org.apache.arrow.vector.complex.impl.UnionListWriter paramsWriter = params.getWriter();
+      for (int r = 0; r < rows.size(); r++) {
+        TypeInfo type = rows.get(r);
+        setString((VarCharVector) root.getVector("type_name"), r, type.name());
+        setInt(root, "data_type", r, type.xdbcType());
+        setInt(root, "column_size", r, type.columnSize());
+        setString((VarCharVector) root.getVector("literal_prefix"), r, type.literalPrefix());
+        setString((VarCharVector) root.getVector("literal_suffix"), r, type.literalSuffix());
+        if (type.createParams() != null) {
+          paramsWriter.setPosition(r);
+          paramsWriter.startList();
+          for (String param : type.createParams()) {
+            byte[] bytes = param.getBytes(StandardCharsets.UTF_8);
+            try (org.apache.arrow.memory.ArrowBuf buffer = allocator.buffer(bytes.length)) {
+              buffer.setBytes(0, bytes);
+              paramsWriter.varChar().writeVarChar(0, bytes.length, buffer);
+            }
+          }
+          paramsWriter.endList();
+        } else {
+          params.setNull(r);
+        }
+        setInt(root, "nullable", r, FlightSql.Nullable.NULLABILITY_NULLABLE_VALUE);
+        setBit(root, "case_sensitive", r, type.caseSensitive());
+        setInt(root, "searchable", r, type.searchable());
+        setBit(root, "unsigned_attribute", r, type.unsigned());
+        setBit(root, "fixed_prec_scale", r, type.fixedPrecScale());
+        setBit(root, "auto_increment", r, false);
+        setString((VarCharVector) root.getVector("local_type_name"), r, type.name());
+        setInt(root, "minimum_scale", r, type.minimumScale());
+        setInt(root, "maximum_scale", r, type.maximumScale());
+        setInt(root, "sql_data_type", r, type.xdbcType());
+        setInt(root, "datetime_subcode", r, type.datetimeSubcode());
+        setInt(root, "num_prec_radix", r, type.radix());
+        setInt(root, "interval_precision", r, null);
+      }
+      params.setValueCount(rows.size());
+      root.setRowCount(rows.size());
+      listener.start(root);
+      listener.putNext();
+      listener.completed();
+    }
+  }
+
+  /**
+   * {@code GetExportedKeys}, {@code GetImportedKeys}, {@code GetCrossReference}: Iceberg tables
+   * have no foreign keys, so the answer is always empty ({@code schema} is the call's).
+   */
+  void noForeignKeys(Schema schema, ServerStreamListener listener) {
+    send(schema, List.of(), listener);
+  }
+
+  private static void setInt(VectorSchemaRoot root, String column, int row, Integer value) {
+    IntVector vector = (IntVector) root.getVector(column);
+    if (value == null) {
+      vector.setNull(row);
+    } else {
+      vector.setSafe(row, value);
+    }
+  }
+
+  private static void setBit(VectorSchemaRoot root, String column, int row, Boolean value) {
+    org.apache.arrow.vector.BitVector vector = (org.apache.arrow.vector.BitVector) root.getVector(column);
+    if (value == null) {
+      vector.setNull(row);
+    } else {
+      vector.setSafe(row, value ? 1 : 0);
+    }
+  }
+
   /** The Arrow schema a {@code SELECT *} of a table with this Iceberg schema returns. */
   static Schema arrowSchema(org.apache.iceberg.Schema schema) {
     List<Field> fields = new ArrayList<>();

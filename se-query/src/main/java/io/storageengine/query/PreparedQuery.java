@@ -53,6 +53,9 @@ final class PreparedQuery implements AutoCloseable {
 
   private List<String> parameterTypes;
   private ArrowReader started;
+  private volatile boolean cancelled;
+  /** The statement {@link #run} executes, for {@link #cancel} (DuckDB interrupts its connection). */
+  private volatile PreparedStatement running;
 
   PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
       List<TableRead> reads, List<? extends AutoCloseable> resources) {
@@ -156,6 +159,7 @@ final class PreparedQuery implements AutoCloseable {
     try {
       PreparedStatement statement = connection.prepareStatement(sql);
       open.add(statement);
+      running = statement;
       if (parameterTypes == null) {
         parameterTypes = parameterTypes(statement);
       }
@@ -163,6 +167,7 @@ final class PreparedQuery implements AutoCloseable {
         checkParameters();
       }
       parameters.bind(statement);
+      checkNotCancelled();
       ResultSet rows = statement.executeQuery();
       open.add(rows);
       return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
@@ -172,12 +177,48 @@ final class PreparedQuery implements AutoCloseable {
   }
 
   /**
+   * Stops the query's DuckDB work at once, from any thread (DuckDB checks for the interrupt
+   * between vectors, so a running aggregate or join stops within milliseconds): the statement
+   * being started or read then fails with {@link #cancelledError()}. The query must still be
+   * closed by its owner. Idempotent; a query not yet started will not start.
+   */
+  void cancel() {
+    cancelled = true;
+    PreparedStatement statement = running;
+    if (statement != null) {
+      try {
+        statement.cancel();
+      } catch (SQLException ignored) {
+        // Already closed: nothing runs any more.
+      }
+    }
+  }
+
+  boolean isCancelled() {
+    return cancelled;
+  }
+
+  private void checkNotCancelled() {
+    if (cancelled) {
+      throw cancelledError();
+    }
+  }
+
+  /** What a cancelled query reports (Flight status CANCELLED). */
+  static SeException cancelledError() {
+    return new SeException(io.storageengine.common.ErrorCode.CANCELLED, "query cancelled");
+  }
+
+  /**
    * The error to report for a failure of this query in DuckDB (also while its reader is
    * consumed): {@link SnapshotExpiredException} when a file of a pinned snapshot no longer
    * exists, else {@link DuckDbErrors#translate}. Checked by looking at the files, not by parsing
    * DuckDB's message, which differs by version and by how the file went missing.
    */
   SeException translate(Exception e) {
+    if (cancelled) {
+      return cancelledError();
+    }
     return translate(reads, e);
   }
 

@@ -172,6 +172,21 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
+  /** The SQL keywords of the dialect (DuckDB's reserved and unreserved keywords), upper case, sorted. */
+  List<String> keywords() {
+    List<String> keywords = new ArrayList<>();
+    try (Connection connection = parser.duplicate();
+        Statement statement = connection.createStatement();
+        ResultSet rows = statement.executeQuery("SELECT upper(keyword_name) FROM duckdb_keywords() ORDER BY 1")) {
+      while (rows.next()) {
+        keywords.add(rows.getString(1));
+      }
+    } catch (SQLException e) {
+      throw SeException.internal("cannot list the SQL keywords", e);
+    }
+    return List.copyOf(keywords);
+  }
+
   /** Plans cached so far (for tests). */
   SnapshotPlanCache plans() {
     return plans;

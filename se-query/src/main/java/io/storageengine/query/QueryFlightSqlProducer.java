@@ -33,7 +33,6 @@ import org.apache.arrow.flight.SetSessionOptionsResult;
 import org.apache.arrow.flight.Ticket;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.sql.BasicFlightSqlProducer;
-import org.apache.arrow.flight.sql.SqlInfoBuilder;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -72,33 +71,32 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final QueryConfig config;
   private final QueryEngine engine;
   private final QuerySessions sessions;
-  private final SqlInfoBuilder sqlInfo;
+  private final ServerSqlInfo sqlInfo;
   private final CatalogMetadataStreams metadata;
   private final PlannedQueryHandoff handoff = new PlannedQueryHandoff();
+  /** Queries being streamed by a DoGet, by ticket handle (see {@link #cancelFlightInfo}). */
+  private final Map<String, PreparedQuery> streaming = new java.util.concurrent.ConcurrentHashMap<>();
 
+  /** A producer whose host does not accept Flight SQL bulk ingest. */
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config) {
+    this(allocator, catalogs, config, false);
+  }
+
+  /**
+   * @param bulkIngestion whether the host accepts Flight SQL bulk ingest (overriding
+   *     {@code acceptPutStatementBulkIngest}); {@code GetSqlInfo} says so
+   */
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config,
+      boolean bulkIngestion) {
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
     this.engine = new QueryEngine(catalogs, config);
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
-    this.sqlInfo = new SqlInfoBuilder()
-        .withFlightSqlServerName(SERVER_NAME)
-        .withFlightSqlServerVersion(version)
-        .withFlightSqlServerArrowVersion(Optional.ofNullable(Schema.class.getPackage().getImplementationVersion()).orElse("18.3.0"))
-        .withFlightSqlServerReadOnly(true)
-        .withFlightSqlServerSql(true)
-        .withFlightSqlServerSubstrait(false)
-        .withFlightSqlServerTransaction(FlightSql.SqlSupportedTransaction.SQL_SUPPORTED_TRANSACTION_NONE)
-        .withFlightSqlServerCancel(false)
-        .withSqlTransactionsSupported(false)
-        .withSqlIdentifierQuoteChar("\"")
-        .withSqlCatalogTerm("catalog")
-        .withSqlSchemaTerm("namespace")
-        .withSqlDdlCatalog(false)
-        .withSqlDdlSchema(false)
-        .withSqlDdlTable(false);
+    this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,
+        Optional.ofNullable(Schema.class.getPackage().getImplementationVersion()).orElse("18.3.0"),
+        engine.keywords(), bulkIngestion);
     this.metadata = new CatalogMetadataStreams(allocator);
   }
 
@@ -109,10 +107,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    * session option. Throws INVALID_ARGUMENT saying how to select one when neither is present.
    */
   protected String selectedCatalogId() {
-    QueryCallContext call = QueryMetadataInterceptor.current();
-    Optional<String> fromHeader = call.headerCatalogId();
-    String catalogId = fromHeader.isPresent() ? fromHeader.get()
-        : call.sessionId().flatMap(sessions::catalog).orElseThrow(() -> SeException.invalid(
+    String catalogId = callCatalogId().orElseThrow(() -> SeException.invalid(
             "no catalog selected: send the gRPC header %s = {\"catalog_id\":\"<catalog>\"} "
                 + "or set the Flight SQL session option %s (JDBC: catalog=<catalog>)",
             QueryMetadataInterceptor.HEADER_NAME, CATALOG_OPTION));
@@ -120,6 +115,13 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     // session selected it.
     Span.current().setAttribute(SpanFields.CATALOG_ID, catalogId);
     return catalogId;
+  }
+
+  /** The catalog id the current call selects by header or session, if any. */
+  protected Optional<String> callCatalogId() {
+    QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<String> fromHeader = call.headerCatalogId();
+    return fromHeader.isPresent() ? fromHeader : call.sessionId().flatMap(sessions::catalog);
   }
 
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
@@ -155,10 +157,17 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       ServerStreamListener listener) {
     try {
       StatementHandle handle = ownHandle(ticket.getStatementHandle(), "ticket");
-      PreparedQuery planned = handoff.take(ticket.getStatementHandle().toByteArray());
+      byte[] key = ticket.getStatementHandle().toByteArray();
+      PreparedQuery planned = handoff.take(key);
       try (PreparedQuery query = planned != null ? planned
           : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters())) {
-        stream(query, listener);
+        String streamKey = java.util.Base64.getEncoder().encodeToString(key);
+        streaming.put(streamKey, query);
+        try {
+          stream(query, listener);
+        } finally {
+          streaming.remove(streamKey, query);
+        }
       }
     } catch (RuntimeException e) {
       listener.error(FlightErrors.toFlight(e));
@@ -174,7 +183,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
     PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
-    try {
+    try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema();
       byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
           .encode();
@@ -198,7 +207,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    * batch is sent at once: a call that has sent nothing can always take it.
    */
   private void stream(PreparedQuery query, ServerStreamListener listener) {
-    try {
+    listener.setOnCancelHandler(query::cancel);
+    try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       ArrowReader reader = query.start(allocator, config.batchRows());
       VectorSchemaRoot root = reader.getVectorSchemaRoot();
       BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
@@ -206,8 +216,14 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       listener.start(root);
       boolean first = true;
       while (reader.loadNextBatch()) {
-        BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY : awaitReady(backpressure);
+        BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
+            : awaitReady(backpressure, query);
         first = false;
+        if (query.isCancelled() && !listener.isCancelled()) {
+          // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
+          listener.error(FlightErrors.toFlight(PreparedQuery.cancelledError()));
+          return;
+        }
         if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
           return;
         }
@@ -226,15 +242,126 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   /**
+   * Cancels the statements of the FlightInfo's tickets: a query planned by GetFlightInfo and not
+   * yet fetched is stopped and dropped, one being streamed by a DoGet on this server stops within
+   * milliseconds (its DoGet ends CANCELLED). Answers CANCELLED when a query was stopped, else
+   * NOT_CANCELLABLE (finished, never started here, or not a statement's FlightInfo).
+   */
+  @Override
+  public void cancelFlightInfo(org.apache.arrow.flight.CancelFlightInfoRequest request, CallContext context,
+      StreamListener<org.apache.arrow.flight.CancelStatus> listener) {
+    try {
+      boolean stopped = false;
+      for (FlightEndpoint endpoint : request.getInfo().getEndpoints()) {
+        Any any = parseAny(endpoint.getTicket().getBytes(), "CancelFlightInfo ticket");
+        if (!any.is(FlightSql.TicketStatementQuery.class)) {
+          continue;
+        }
+        ByteString handleBytes = unpack(any, FlightSql.TicketStatementQuery.class, "CancelFlightInfo ticket")
+            .getStatementHandle();
+        ownHandle(handleBytes, "ticket");
+        byte[] key = handleBytes.toByteArray();
+        PreparedQuery planned;
+        while ((planned = handoff.take(key)) != null) {
+          planned.cancel();
+          planned.close();
+          stopped = true;
+        }
+        PreparedQuery running = streaming.get(java.util.Base64.getEncoder().encodeToString(key));
+        if (running != null) {
+          running.cancel();
+          stopped = true;
+        }
+      }
+      listener.onNext(stopped ? org.apache.arrow.flight.CancelStatus.CANCELLED
+          : org.apache.arrow.flight.CancelStatus.NOT_CANCELLABLE);
+      listener.onCompleted();
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toFlight(e));
+    }
+  }
+
+  // ---------------------------------------------------------------- request envelopes
+
+  /**
+   * Flight SQL requests are command descriptors; a path descriptor is the client's mistake
+   * (INVALID_ARGUMENT), as is a command that is not a Flight SQL command.
+   */
+  @Override
+  public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
+    checkCommand(descriptor, "GetFlightInfo");
+    return super.getFlightInfo(context, descriptor);
+  }
+
+  @Override
+  public SchemaResult getSchema(CallContext context, FlightDescriptor descriptor) {
+    checkCommand(descriptor, "GetSchema");
+    return super.getSchema(context, descriptor);
+  }
+
+  /** A ticket that is not one this server issued is the client's mistake (INVALID_ARGUMENT). */
+  @Override
+  public void getStream(CallContext context, Ticket ticket, ServerStreamListener listener) {
+    Any command;
+    try {
+      command = parseAny(ticket.getBytes(), "DoGet ticket");
+      checkKnown(command, "DoGet ticket");
+    } catch (RuntimeException e) {
+      listener.error(FlightErrors.toFlight(e));
+      return;
+    }
+    super.getStream(context, ticket, listener);
+  }
+
+  private static void checkCommand(FlightDescriptor descriptor, String call) {
+    if (!descriptor.isCommand()) {
+      throw CallStatus.INVALID_ARGUMENT.withDescription(call + ": the descriptor is a path (" + descriptor.getPath()
+          + "); Flight SQL takes a command descriptor holding a Flight SQL command").toRuntimeException();
+    }
+    try {
+      checkKnown(parseAny(descriptor.getCommand(), call + " command"), call + " command");
+    } catch (RuntimeException e) {
+      throw FlightErrors.toFlight(e);
+    }
+  }
+
+  private static Any parseAny(byte[] bytes, String what) {
+    try {
+      Any any = Any.parseFrom(bytes);
+      if (any.getTypeUrl().isEmpty()) {
+        throw SeException.invalid("%s is not a Flight SQL message (no protobuf Any type)", what);
+      }
+      return any;
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw SeException.invalid("%s is not a Flight SQL message: %s", what, e.getMessage());
+    }
+  }
+
+  private static void checkKnown(Any any, String what) {
+    String type = any.getTypeUrl().substring(any.getTypeUrl().lastIndexOf('/') + 1);
+    if (!type.startsWith("arrow.flight.protocol.sql.")) {
+      throw SeException.invalid("%s is not a Flight SQL message: type `%s`", what, any.getTypeUrl());
+    }
+  }
+
+  private static <T extends Message> T unpack(Any any, Class<T> type, String what) {
+    try {
+      return any.unpack(type);
+    } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+      throw SeException.invalid("%s is not a valid %s: %s", what, type.getSimpleName(), e.getMessage());
+    }
+  }
+
+  /**
    * Waits until the client can take another batch. Some gRPC hosts (Armeria) do not call the
    * on-ready handler for a call that was never blocked, so the callback wait is re-checked in
    * short slices until the overall timeout.
    */
-  private static BackpressureStrategy.WaitResult awaitReady(BackpressureStrategy backpressure) {
+  private static BackpressureStrategy.WaitResult awaitReady(BackpressureStrategy backpressure, PreparedQuery query) {
     long deadline = System.nanoTime() + BACKPRESSURE_WAIT_MS * 1_000_000L;
     while (true) {
       BackpressureStrategy.WaitResult ready = backpressure.waitForListener(READY_POLL_MS);
-      if (ready != BackpressureStrategy.WaitResult.TIMEOUT || System.nanoTime() >= deadline) {
+      if (ready != BackpressureStrategy.WaitResult.TIMEOUT || System.nanoTime() >= deadline || query.isCancelled()) {
         return ready;
       }
     }
@@ -363,10 +490,12 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   private StatementHandle ownHandle(ByteString bytes, String what) {
     StatementHandle handle = StatementHandle.decode(bytes.toByteArray());
-    String catalogId = selectedCatalogId();
-    if (!catalogId.equals(handle.catalogId())) {
-      throw SeException.invalid("%s belongs to catalog `%s`, but this call selects `%s`", what, handle.catalogId(), catalogId);
+    Optional<String> selected = callCatalogId();
+    if (selected.isPresent() && !selected.get().equals(handle.catalogId())) {
+      throw SeException.invalid("%s belongs to catalog `%s`, but this call selects `%s`", what, handle.catalogId(),
+          selected.get());
     }
+    Span.current().setAttribute(SpanFields.CATALOG_ID, handle.catalogId());
     return handle;
   }
 
@@ -480,7 +609,64 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   @Override
   public void getStreamSqlInfo(FlightSql.CommandGetSqlInfo command, CallContext context, ServerStreamListener listener) {
-    sqlInfo.send(command.getInfoList(), listener);
+    metadataStream(listener, () -> sqlInfo.send(command.getInfoList(), listener, allocator));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoTypeInfo(FlightSql.CommandGetXdbcTypeInfo request, CallContext context,
+      FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_TYPE_INFO_SCHEMA);
+  }
+
+  @Override
+  public void getStreamTypeInfo(FlightSql.CommandGetXdbcTypeInfo request, CallContext context,
+      ServerStreamListener listener) {
+    metadataStream(listener, () -> metadata.typeInfo(request, listener));
+  }
+
+  @Override
+  public FlightInfo getFlightInfoExportedKeys(FlightSql.CommandGetExportedKeys request, CallContext context,
+      FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_EXPORTED_KEYS_SCHEMA);
+  }
+
+  @Override
+  public void getStreamExportedKeys(FlightSql.CommandGetExportedKeys command, CallContext context,
+      ServerStreamListener listener) {
+    metadataStream(listener, () -> {
+      selectedCatalog();
+      metadata.noForeignKeys(Schemas.GET_EXPORTED_KEYS_SCHEMA, listener);
+    });
+  }
+
+  @Override
+  public FlightInfo getFlightInfoImportedKeys(FlightSql.CommandGetImportedKeys request, CallContext context,
+      FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_IMPORTED_KEYS_SCHEMA);
+  }
+
+  @Override
+  public void getStreamImportedKeys(FlightSql.CommandGetImportedKeys command, CallContext context,
+      ServerStreamListener listener) {
+    metadataStream(listener, () -> {
+      selectedCatalog();
+      metadata.noForeignKeys(Schemas.GET_IMPORTED_KEYS_SCHEMA, listener);
+    });
+  }
+
+  @Override
+  public FlightInfo getFlightInfoCrossReference(FlightSql.CommandGetCrossReference request, CallContext context,
+      FlightDescriptor descriptor) {
+    return generateFlightInfo(request, descriptor, Schemas.GET_CROSS_REFERENCE_SCHEMA);
+  }
+
+  @Override
+  public void getStreamCrossReference(FlightSql.CommandGetCrossReference command, CallContext context,
+      ServerStreamListener listener) {
+    metadataStream(listener, () -> {
+      selectedCatalog();
+      metadata.noForeignKeys(Schemas.GET_CROSS_REFERENCE_SCHEMA, listener);
+    });
   }
 
   @Override

@@ -4,6 +4,9 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
+import io.storageengine.query.QueryMetadataInterceptor;
+import java.util.Optional;
+import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.sql.impl.FlightSql;
@@ -17,7 +20,7 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
 
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config, IngestService ingest) {
-    super(allocator, catalogs, config);
+    super(allocator, catalogs, config, true);
     this.ingest = ingest;
   }
 
@@ -29,9 +32,24 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
     return super.acceptPut(context, stream, ackStream);
   }
 
+  /**
+   * Bulk ingest into the command's {@code catalog}; a command without one ingests into the
+   * catalog the call selects (the {@code se-query-metadata} header or the session), as drivers
+   * that select the tenant by header send it. Both given and different: INVALID_ARGUMENT.
+   */
   @Override
   public Runnable acceptPutStatementBulkIngest(FlightSql.CommandStatementIngest command, CallContext context,
       FlightStream stream, StreamListener<PutResult> ackStream) {
-    return ingest.acceptBulkIngest(command, context, stream, ackStream);
+    Optional<String> selected = callCatalogId();
+    String named = command.hasCatalog() ? command.getCatalog() : "";
+    if (!named.isEmpty() && selected.isPresent() && !selected.get().equals(named)) {
+      String message = String.format("catalog: the command names `%s`, but the call selects `%s` "
+          + "(header %s or session): send one of them, or the same catalog in both", named, selected.get(),
+          QueryMetadataInterceptor.HEADER_NAME);
+      return () -> ackStream.onError(CallStatus.INVALID_ARGUMENT.withDescription(message).toRuntimeException());
+    }
+    FlightSql.CommandStatementIngest resolved = named.isEmpty() && selected.isPresent()
+        ? command.toBuilder().setCatalog(selected.get()).build() : command;
+    return ingest.acceptBulkIngest(resolved, context, stream, ackStream);
   }
 }

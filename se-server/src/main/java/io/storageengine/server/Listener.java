@@ -45,7 +45,7 @@ public final class Listener implements AutoCloseable {
   public static Listener start(InetSocketAddress address, Map<String, HttpService> routes,
       BufferAllocator allocator, FlightProducer producer, ExecutorService flightExecutor,
       List<ServerInterceptor> interceptors) {
-    var flight = FlightGrpcUtils.createFlightService(allocator, producer, null, flightExecutor);
+    var flight = FlightGrpcUtils.createFlightService(allocator, producer, FlightHandshake.ACCEPT_ALL, flightExecutor);
     // Armeria serializes a response message later, on its event loop; Flight frees a batch's
     // buffers as soon as sendMessage returns. Re-marshalling every message to bytes inside
     // sendMessage (on the producer's thread) keeps the two lifetimes apart.

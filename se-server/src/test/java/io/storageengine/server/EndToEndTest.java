@@ -147,6 +147,8 @@ class EndToEndTest {
   void mutationsAreRefusedAndUnknownTablesAreNotFound() throws Exception {
     try (FlightClient client = FlightClient.builder(allocator, location()).build();
         FlightSqlClient sql = new FlightSqlClient(client)) {
+      // What the ADBC Flight SQL driver sends on connect: answered, no authentication yet.
+      client.handshake();
       assertThatThrownBy(() -> sql.execute("DELETE FROM default.crm.customers", tenant("warehouse")))
           .isInstanceOfSatisfying(FlightRuntimeException.class,
               e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT));

@@ -1,0 +1,365 @@
+package io.storageengine.query;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.lang.management.ManagementFactory;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.CallOptions;
+import org.apache.arrow.flight.CancelFlightInfoRequest;
+import org.apache.arrow.flight.CancelFlightInfoResult;
+import org.apache.arrow.flight.CancelStatus;
+import org.apache.arrow.flight.FlightClient;
+import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightInfo;
+import org.apache.arrow.flight.FlightRuntimeException;
+import org.apache.arrow.flight.FlightStatusCode;
+import org.apache.arrow.flight.FlightStream;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.Ticket;
+import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.flight.sql.impl.FlightSql;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.UInt4Vector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** What standard Flight SQL clients (the JDBC driver, FlightSqlClient) need from the server. */
+class FlightSqlClientsTest {
+  /** A query that keeps DuckDB busy for minutes unless it is stopped. */
+  static final String LONG_QUERY = "SELECT sum(a.range * b.range) AS s FROM range(2000000) a, range(2000000) b";
+  /** A scan producing batches for minutes unless stopped. */
+  static final String LONG_SCAN = "SELECT a.range * b.range AS p FROM range(2000000) a, range(2000000) b";
+
+  static Path dir;
+  static BufferAllocator allocator;
+  static TestWarehouse warehouse;
+  static TestQueryServer server;
+  static FlightClient flightClient;
+  static FlightSqlClient sqlClient;
+
+  @BeforeAll
+  static void setUp() throws Exception {
+    dir = Files.createTempDirectory("se-query-clients");
+    allocator = new RootAllocator();
+    warehouse = new TestWarehouse();
+    Catalog main = warehouse.localCatalog("warehouse", dir.resolve("warehouse"));
+    org.apache.iceberg.Schema people = new org.apache.iceberg.Schema(List.of(
+        Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "name", Types.StringType.get()),
+        Types.NestedField.optional(3, "amount", Types.DecimalType.of(10, 2))), Set.of(1));
+    Table table = TestWarehouse.createTable(main, "crm", "people", people, PartitionSpec.unpartitioned());
+    TestWarehouse.append(table, List.of(TestWarehouse.record(people, 1L, "ann", new BigDecimal("1.50")),
+        TestWarehouse.record(people, 2L, "bob", null)));
+    Table types = TestWarehouse.createTable(main, "types", "all_types", QueryFlightSqlProducerTest.ALL_TYPES,
+        PartitionSpec.unpartitioned());
+    TestWarehouse.append(types, List.of(QueryFlightSqlProducerTest.allTypesRecord(),
+        TestWarehouse.record(QueryFlightSqlProducerTest.ALL_TYPES, 2)));
+    server = new TestQueryServer(allocator, warehouse, dir.resolve("local"));
+    flightClient = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.port())).build();
+    sqlClient = new FlightSqlClient(flightClient);
+  }
+
+  @AfterAll
+  static void tearDown() throws Exception {
+    sqlClient.close();
+    server.close();
+    allocator.close();
+    TestWarehouse.deleteRecursively(dir);
+  }
+
+  static Connection jdbc() throws SQLException {
+    Properties properties = new Properties();
+    properties.setProperty("useEncryption", "false");
+    properties.setProperty(QueryMetadataInterceptor.HEADER_NAME, "{\"catalog_id\":\"warehouse\"}");
+    return DriverManager.getConnection("jdbc:arrow-flight-sql://127.0.0.1:" + server.port(), properties);
+  }
+
+  // ------------------------------------------------------------------ metadata
+
+  @Test
+  void everyJdbcDatabaseMetaDataMethodAnswers() throws Exception {
+    List<String> failures = new ArrayList<>();
+    List<String> driverGaps = new ArrayList<>();
+    int called = 0;
+    try (Connection connection = jdbc()) {
+      DatabaseMetaData metadata = connection.getMetaData();
+      for (Method method : DatabaseMetaData.class.getMethods()) {
+        if (Modifier.isStatic(method.getModifiers()) || method.getName().equals("unwrap")
+            || method.getName().equals("isWrapperFor")) {
+          continue;
+        }
+        Object[] args = new Object[method.getParameterCount()];
+        Class<?>[] types = method.getParameterTypes();
+        for (int i = 0; i < args.length; i++) {
+          // Real arguments: the driver itself refuses a null table name before asking the server.
+          args[i] = types[i] == int.class ? (Object) (method.getName().startsWith("supportsResultSet")
+              ? ResultSet.TYPE_FORWARD_ONLY : 0) : types[i] == boolean.class ? false
+              : types[i] == String.class ? (i % 3 == 1 ? "crm" : i % 3 == 2 ? "people" : null) : null;
+        }
+        called++;
+        try {
+          Object result = method.invoke(metadata, args);
+          if (result instanceof ResultSet rows) {
+            while (rows.next()) {
+              for (int c = 1; c <= rows.getMetaData().getColumnCount(); c++) {
+                rows.getObject(c);
+              }
+            }
+            rows.close();
+          }
+        } catch (java.lang.reflect.InvocationTargetException e) {
+          if (String.valueOf(e.getCause().getMessage()).contains("todo: implement this method")) {
+            driverGaps.add(method.getName());
+          } else if (!(e.getCause() instanceof java.sql.SQLFeatureNotSupportedException)) {
+            failures.add(method.getName() + ": " + e.getCause());
+          }
+        }
+      }
+    }
+    assertThat(called).isGreaterThan(150);
+    assertThat(failures).isEmpty();
+    // Methods the JDBC driver (Avatica) leaves unimplemented on the client side, whatever the
+    // server answers: none of them asks the server anything.
+    assertThat(driverGaps).containsExactlyInAnyOrder("ownUpdatesAreVisible", "ownDeletesAreVisible",
+        "ownInsertsAreVisible", "othersUpdatesAreVisible", "othersDeletesAreVisible", "othersInsertsAreVisible",
+        "updatesAreDetected", "deletesAreDetected", "insertsAreDetected", "supportsResultSetHoldability");
+  }
+
+  @Test
+  void sqlInfoAnswersEveryStandardCodeAndSkipsUnknownOnes() throws Exception {
+    List<Integer> codes = sqlInfoCodes(sqlClient.getSqlInfo(new int[0], QueryFlightSqlProducerTest.tenant("warehouse")));
+    List<Integer> standard = new ArrayList<>();
+    for (FlightSql.SqlInfo info : FlightSql.SqlInfo.values()) {
+      if (info != FlightSql.SqlInfo.UNRECOGNIZED && !ServerSqlInfo.UNANSWERED.contains(info)) {
+        standard.add(info.getNumber());
+      }
+    }
+    assertThat(codes).containsExactlyInAnyOrderElementsOf(standard);
+    assertThat(standard).hasSize(FlightSql.SqlInfo.values().length - 1 - ServerSqlInfo.UNANSWERED.size());
+    List<Integer> some = sqlInfoCodes(sqlClient.getSqlInfo(new int[] {9999, FlightSql.SqlInfo.SQL_KEYWORDS_VALUE,
+        FlightSql.SqlInfo.FLIGHT_SQL_SERVER_SUBSTRAIT_MIN_VERSION_VALUE}, QueryFlightSqlProducerTest.tenant("warehouse")));
+    assertThat(some).containsExactly(FlightSql.SqlInfo.SQL_KEYWORDS_VALUE);
+    assertThat(sqlInfoCodes(sqlClient.getSqlInfo(new int[] {9999}, QueryFlightSqlProducerTest.tenant("warehouse"))))
+        .isEmpty();
+    try (Connection connection = jdbc()) {
+      DatabaseMetaData metadata = connection.getMetaData();
+      assertThat(metadata.getSQLKeywords()).contains("SELECT");
+      assertThat(metadata.getNumericFunctions()).contains("ABS");
+      assertThat(metadata.isReadOnly()).isTrue();
+      assertThat(metadata.supportsTransactions()).isFalse();
+      assertThat(metadata.nullsAreSortedAtEnd()).isTrue();
+      assertThat(metadata.getIdentifierQuoteString()).isEqualTo("\"");
+    }
+  }
+
+  private static List<Integer> sqlInfoCodes(FlightInfo info) throws Exception {
+    List<Integer> codes = new ArrayList<>();
+    try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      while (stream.next()) {
+        UInt4Vector names = (UInt4Vector) stream.getRoot().getVector("info_name");
+        for (int i = 0; i < stream.getRoot().getRowCount(); i++) {
+          codes.add(names.get(i));
+        }
+      }
+    }
+    return codes;
+  }
+
+  @Test
+  void typeInfoKeysAndCrossReferencesAnswer() throws Exception {
+    try (Connection connection = jdbc()) {
+      DatabaseMetaData metadata = connection.getMetaData();
+      // The JDBC driver (18.3) answers getTypeInfo itself (empty); Flight SQL clients ask the server.
+      List<String> types = new ArrayList<>();
+      FlightInfo typeInfo = sqlClient.getXdbcTypeInfo(QueryFlightSqlProducerTest.tenant("warehouse"));
+      try (FlightStream stream = sqlClient.getStream(typeInfo.getEndpoints().get(0).getTicket(),
+          QueryFlightSqlProducerTest.tenant("warehouse"))) {
+        while (stream.next()) {
+          VectorSchemaRoot root = stream.getRoot();
+          for (int i = 0; i < root.getRowCount(); i++) {
+            types.add(root.getVector("type_name").getObject(i) + ":" + root.getVector("data_type").getObject(i));
+          }
+        }
+      }
+      assertThat(types).contains("BIGINT:-5", "VARCHAR:12", "DECIMAL:3", "TIMESTAMP:93", "BOOLEAN:-7");
+      FlightInfo decimals = sqlClient.getXdbcTypeInfo(3, QueryFlightSqlProducerTest.tenant("warehouse"));
+      try (FlightStream stream = sqlClient.getStream(decimals.getEndpoints().get(0).getTicket(),
+          QueryFlightSqlProducerTest.tenant("warehouse"))) {
+        assertThat(stream.next()).isTrue();
+        assertThat(stream.getRoot().getRowCount()).isEqualTo(1);
+        assertThat(stream.getRoot().getVector("create_params").getObject(0).toString()).isEqualTo("[\"precision\",\"scale\"]");
+      }
+      try (ResultSet keys = metadata.getPrimaryKeys(null, "crm", "people")) {
+        assertThat(keys.next()).isTrue();
+        assertThat(keys.getString("COLUMN_NAME")).isEqualTo("id");
+        assertThat(keys.getInt("KEY_SEQ")).isEqualTo(1);
+        assertThat(keys.next()).isFalse();
+      }
+      try (ResultSet imported = metadata.getImportedKeys(null, "crm", "people");
+          ResultSet exported = metadata.getExportedKeys(null, "crm", "people");
+          ResultSet cross = metadata.getCrossReference(null, "crm", "people", null, "crm", "people")) {
+        assertThat(imported.next()).isFalse();
+        assertThat(exported.next()).isFalse();
+        assertThat(cross.next()).isFalse();
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ client mistakes
+
+  @Test
+  void garbageTicketsAndPathDescriptorsAreTheClientsMistake() {
+    assertThatThrownBy(() -> {
+      try (FlightStream stream = flightClient.getStream(new Ticket(new byte[] {1, 2, 3, (byte) 0xff}),
+          QueryFlightSqlProducerTest.tenant("warehouse"))) {
+        stream.next();
+      }
+    }).isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+      assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+      assertThat(e.getMessage()).contains("DoGet ticket is not a Flight SQL message");
+    });
+    assertThatThrownBy(() -> flightClient.getInfo(FlightDescriptor.path("some", "table"),
+        QueryFlightSqlProducerTest.tenant("warehouse")))
+        .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+          assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+          assertThat(e.getMessage()).contains("GetFlightInfo: the descriptor is a path");
+        });
+    assertThatThrownBy(() -> flightClient.getInfo(FlightDescriptor.command("not a command".getBytes()),
+        QueryFlightSqlProducerTest.tenant("warehouse")))
+        .isInstanceOfSatisfying(FlightRuntimeException.class, e -> {
+          assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+          assertThat(e.getMessage()).contains("GetFlightInfo command is not a Flight SQL message");
+        });
+  }
+
+  // ------------------------------------------------------------------ tenant
+
+  @Test
+  void preparedStatementRunsWithoutHeadersInItsHandlesCatalog() throws Exception {
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare("SELECT name FROM crm.people WHERE id = 1",
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      FlightInfo info = prepared.execute();
+      try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket())) {
+        assertThat(stream.next()).isTrue();
+        assertThat(stream.getRoot().getVector(0).getObject(0).toString()).isEqualTo("ann");
+      }
+    }
+  }
+
+  // ------------------------------------------------------------------ cancellation
+
+  @Test
+  void deadlineStopsAQueryStartedByGetFlightInfo() throws Exception {
+    long cpuBefore = processCpuNanos();
+    assertThatThrownBy(() -> sqlClient.execute(LONG_QUERY, QueryFlightSqlProducerTest.tenant("warehouse"),
+        CallOptions.timeout(1, TimeUnit.SECONDS)))
+        .isInstanceOfSatisfying(FlightRuntimeException.class,
+            e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.TIMED_OUT));
+    long stopMillis = millisUntilIdle();
+    System.out.printf("deadline: DuckDB idle %d ms after the deadline (cpu during query %d ms)%n", stopMillis,
+        (processCpuNanos() - cpuBefore) / 1_000_000);
+    assertThat(stopMillis).isLessThan(1_000);
+  }
+
+  @Test
+  void cancelFlightInfoStopsAStreamingQuery() throws Exception {
+    FlightInfo info = sqlClient.execute(LONG_SCAN, QueryFlightSqlProducerTest.tenant("warehouse"));
+    try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      assertThat(stream.next()).isTrue();
+      long start = System.nanoTime();
+      CancelFlightInfoResult result = sqlClient.cancelFlightInfo(new CancelFlightInfoRequest(info),
+          QueryFlightSqlProducerTest.tenant("warehouse"));
+      assertThat(result.getStatus()).isEqualTo(CancelStatus.CANCELLED);
+      assertThatThrownBy(() -> {
+        while (stream.next()) {
+          // drain what was sent before the cancel
+        }
+      }).isInstanceOfSatisfying(FlightRuntimeException.class,
+          e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.CANCELLED));
+      long stopMillis = (System.nanoTime() - start) / 1_000_000;
+      System.out.printf("CancelFlightInfo: stream ended %d ms after the cancel%n", stopMillis);
+      assertThat(millisUntilIdle()).isLessThan(1_000);
+    }
+    CancelFlightInfoResult again = sqlClient.cancelFlightInfo(new CancelFlightInfoRequest(info),
+        QueryFlightSqlProducerTest.tenant("warehouse"));
+    assertThat(again.getStatus()).isEqualTo(CancelStatus.NOT_CANCELLABLE);
+  }
+
+  @Test
+  void jdbcStatementCancelStopsTheQuery() throws Exception {
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      ResultSet rows = statement.executeQuery(LONG_SCAN);
+      assertThat(rows.next()).isTrue();
+      long start = System.nanoTime();
+      statement.cancel();
+      long returned = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      System.out.printf("JDBC Statement.cancel: returned after %d ms, DuckDB idle %d ms later%n", returned, idle);
+      assertThat(returned).isLessThan(1_000);
+      assertThat(idle).isLessThan(1_000);
+    }
+  }
+
+  @Test
+  void clientCancellingTheStreamStopsTheQuery() throws Exception {
+    FlightInfo info = sqlClient.execute(LONG_SCAN, QueryFlightSqlProducerTest.tenant("warehouse"));
+    FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+        QueryFlightSqlProducerTest.tenant("warehouse"));
+    assertThat(stream.next()).isTrue();
+    stream.cancel("client gave up", null);
+    long idle = millisUntilIdle();
+    System.out.printf("DoGet cancelled by the client: DuckDB idle %d ms later%n", idle);
+    assertThat(idle).isLessThan(1_000);
+    try {
+      stream.close();
+    } catch (Exception expected) {
+      // the stream was cancelled
+    }
+  }
+
+  private static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
+  /**
+   * Milliseconds until the process stops burning CPU: the first 50 ms window using less than a
+   * fifth of one core (the query has one DuckDB thread; gRPC and the test use little).
+   */
+  private static long millisUntilIdle() throws InterruptedException {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < 10_000_000_000L) {
+      long cpu = processCpuNanos();
+      long wall = System.nanoTime();
+      Thread.sleep(50);
+      double used = (double) (processCpuNanos() - cpu) / (System.nanoTime() - wall);
+      if (used < 0.2) {
+        return (wall - start) / 1_000_000;
+      }
+    }
+    return 10_000;
+  }
+}
