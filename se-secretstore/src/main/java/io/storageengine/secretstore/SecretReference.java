@@ -14,12 +14,12 @@ import java.util.Set;
  * <ul>
  *   <li>{@code aws-sm://<name or ARN>}: an AWS Secrets Manager secret (its SecretString, or
  *       SecretBinary as UTF-8).</li>
- *   <li>{@code azure-kv://<secret-name>}: a secret of the configured Azure Key Vault.</li>
- *   <li>{@code gcp-sm://<secret-id>} or {@code gcp-sm://projects/<p>/secrets/<id>}: the latest
- *       version of a Google Cloud Secret Manager secret (the configured project by default).</li>
  *   <li>{@code vault://<path>[#<field>]}: field {@code field} (default {@code value}) of the
  *       KV v2 secret at {@code path} under the configured mount.</li>
  * </ul>
+ *
+ * <p>{@code azure-kv://} and {@code gcp-sm://} parse (they are reserved for Azure Key Vault and
+ * Google Cloud Secret Manager) but no resolver of this build reads them.
  *
  * <p>A malformed reference is UNPROCESSABLE naming the problem (never the rest of the value).
  */
