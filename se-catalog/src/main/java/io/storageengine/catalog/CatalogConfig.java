@@ -7,6 +7,7 @@ import io.storageengine.common.Ids;
 import io.storageengine.common.Json;
 import io.storageengine.common.Redaction;
 import io.storageengine.common.SeException;
+import io.storageengine.secretstore.SecretReference;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.util.Collections;
@@ -29,6 +30,12 @@ import java.util.Set;
  *       driver (e.g. {@code jdbc.user}, {@code jdbc.password}).</li>
  *   <li>{@code embedded}: a SQLite catalog on cluster storage; no {@code uri} or {@code warehouse}.</li>
  * </ul>
+ *
+ * <p>Any property value may be a reference to a secret kept in an external store instead of the
+ * secret itself: {@code secret-ref:<store>://<name>} (see {@link SecretReference}), e.g.
+ * {@code "credential": "secret-ref:aws-sm://prod/lake-credential"}. Only the reference is stored;
+ * {@link CatalogFactory} reads the value when it builds the catalog. A malformed reference is
+ * UNPROCESSABLE naming the property.
  *
  * <p>A config that breaks these rules is {@link ErrorCode#UNPROCESSABLE} with a message naming
  * the field. {@link #toString()} is redacted; {@link #toJson()} is not (it is what gets stored).
@@ -193,6 +200,13 @@ public record CatalogConfig(Type type, String uri, String warehouse, Map<String,
         throw unprocessable("field 'config.properties' has an empty property name");
       }
       Objects.requireNonNull(e.getValue(), "property value");
+      if (SecretReference.isReference(e.getValue())) {
+        try {
+          SecretReference.parse(e.getValue());
+        } catch (SeException x) {
+          throw unprocessable("field 'config.properties.%s': %s", e.getKey(), x.getMessage());
+        }
+      }
       if (e.getKey().equals("uri") || e.getKey().equals("warehouse")) {
         throw unprocessable(
             "field 'config.properties.%s' is not allowed: set 'config.%s' instead", e.getKey(), e.getKey());

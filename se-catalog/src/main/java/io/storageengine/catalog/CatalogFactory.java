@@ -1,6 +1,8 @@
 package io.storageengine.catalog;
 
 import io.storageengine.common.SeException;
+import io.storageengine.secretstore.SecretReference;
+import io.storageengine.secretstore.SecretResolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -28,6 +30,9 @@ import org.apache.iceberg.rest.RESTCatalog;
  *       with warehouse {@code <embeddedRoot>/<id>/warehouse}; refused when there is no root.</li>
  * </ul>
  *
+ * <p>Property values of the form {@code secret-ref:<store>://<name>} are replaced by the secret
+ * they point to, read through the factory's {@link SecretResolver} at build time.
+ *
  * <p>Files are reached through {@code ResolvingFileIO} unless the properties name an
  * {@code io-impl}: it picks {@code S3FileIO} for {@code s3://} and {@code HadoopFileIO} for
  * local ({@code file:}) paths, so one catalog may use either. Either way the catalog's
@@ -40,10 +45,17 @@ public final class CatalogFactory {
   static final String SQLITE_BUSY_TIMEOUT_MS = "30000";
 
   private final Path embeddedRoot;
+  private final SecretResolver secrets;
 
   /** {@code embeddedRoot}: the local directory holding embedded catalogs, if cluster storage is local. */
   public CatalogFactory(Optional<Path> embeddedRoot) {
+    this(embeddedRoot, SecretResolver.NONE);
+  }
+
+  /** As {@link #CatalogFactory(Optional)}, reading {@code secret-ref:} property values through {@code secrets}. */
+  public CatalogFactory(Optional<Path> embeddedRoot, SecretResolver secrets) {
     this.embeddedRoot = embeddedRoot.map(p -> p.toAbsolutePath().normalize()).orElse(null);
+    this.secrets = java.util.Objects.requireNonNull(secrets, "secrets");
   }
 
   public Optional<Path> embeddedRoot() {
@@ -80,6 +92,7 @@ public final class CatalogFactory {
   /** The properties handed to the Iceberg catalog's {@code initialize}; visible for tests. */
   Map<String, String> catalogProperties(String catalogId, CatalogConfig config) {
     Map<String, String> props = new LinkedHashMap<>(config.properties());
+    resolveReferences(catalogId, props);
     tracedFileIO(props);
     switch (config.type()) {
       case REST -> {
@@ -128,6 +141,24 @@ public final class CatalogFactory {
             ? Optional.of(warehouse) : Optional.empty();
       }
     };
+  }
+
+  /**
+   * Replaces every {@code secret-ref:} value by the secret it points to, read now (the value is
+   * never stored). INVALID_ARGUMENT naming the catalog, the property and the reference when the
+   * reference cannot be resolved; UNAVAILABLE when its store cannot be reached.
+   */
+  private void resolveReferences(String catalogId, Map<String, String> props) {
+    for (Map.Entry<String, String> e : props.entrySet()) {
+      if (SecretReference.isReference(e.getValue())) {
+        SecretReference ref = SecretReference.parse(e.getValue());
+        try {
+          e.setValue(secrets.resolve(ref));
+        } catch (SeException x) {
+          throw new SeException(x.code(), "catalog '" + catalogId + "': property '" + e.getKey() + "': " + x.getMessage());
+        }
+      }
+    }
   }
 
   /**

@@ -60,7 +60,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
 
   private TenantCatalogRegistry(Builder b) {
     this.secrets = Objects.requireNonNull(b.secrets, "secrets");
-    this.factory = new CatalogFactory(b.embeddedRoot);
+    this.factory = new CatalogFactory(b.embeddedRoot, b.secretResolver);
     this.listener = b.listener;
     this.clock = b.clock;
     this.revalidateAfterMillis = b.revalidateAfter.toMillis();
@@ -316,6 +316,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     private Clock clock = Clock.systemUTC();
     private Duration revalidateAfter = Duration.ofSeconds(1);
     private String clusterStorage;
+    private io.storageengine.secretstore.SecretResolver secretResolver = io.storageengine.secretstore.SecretResolver.NONE;
 
     private Builder(SecretStore secrets) {
       this.secrets = secrets;
@@ -353,6 +354,12 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
      */
     public Builder clusterStorage(String location) {
       this.clusterStorage = location;
+      return this;
+    }
+
+    /** Reads the {@code secret-ref:} property values of configs when catalogs are built; none by default. */
+    public Builder secretResolver(io.storageengine.secretstore.SecretResolver resolver) {
+      this.secretResolver = Objects.requireNonNull(resolver, "resolver");
       return this;
     }
 

@@ -48,7 +48,7 @@ class PostgresSqlCatalogTest {
   }
 
   private TenantCatalogRegistry registry() {
-    return TenantCatalogRegistry.builder(new FileSecretStore(new MemoryObjectStore())).build();
+    return TenantCatalogRegistry.builder(new FileSecretStore(new MemoryObjectStore(), io.storageengine.secretstore.SecretStoreKey.random())).build();
   }
 
   private CatalogConfig config(String password) {

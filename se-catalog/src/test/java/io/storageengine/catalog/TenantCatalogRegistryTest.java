@@ -33,9 +33,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class TenantCatalogRegistryTest {
+  private static final io.storageengine.secretstore.SecretStoreKey SECRET_KEY = io.storageengine.secretstore.SecretStoreKey.random();
   @TempDir Path dir;
   private final MemoryObjectStore objects = new MemoryObjectStore();
-  private final SecretStore secrets = new FileSecretStore(objects);
+  private final SecretStore secrets = new FileSecretStore(objects, SECRET_KEY);
   private final List<String> operations = Collections.synchronizedList(new ArrayList<>());
   private final List<TenantCatalogRegistry> registries = new ArrayList<>();
 
@@ -110,7 +111,7 @@ class TenantCatalogRegistryTest {
     createAndLoad(first.catalog("one"), "n", "t");
     first.close();
 
-    TenantCatalogRegistry second = TenantCatalogRegistry.builder(new FileSecretStore(objects))
+    TenantCatalogRegistry second = TenantCatalogRegistry.builder(new FileSecretStore(objects, SECRET_KEY))
         .embeddedRoot(Optional.of(dir)).build();
     registries.add(second);
     assertThat(second.config("one")).isEqualTo(sqlite("one"));

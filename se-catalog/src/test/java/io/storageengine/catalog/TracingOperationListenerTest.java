@@ -63,7 +63,7 @@ class TracingOperationListenerTest {
 
   @Test
   void everyOperationOfARegistryCatalogIsASpanUnderTheCallersSpan() {
-    registry = TenantCatalogRegistry.builder(new FileSecretStore(new MemoryObjectStore()))
+    registry = TenantCatalogRegistry.builder(new FileSecretStore(new MemoryObjectStore(), io.storageengine.secretstore.SecretStoreKey.random()))
         .listener(new TracingOperationListener(telemetry)).build();
     registry.create("tenant", CatalogConfig.sql("jdbc:sqlite:" + dir.resolve("c.db"), "file://" + dir.resolve("wh"))
         .withProperties(Map.of("s3.secret-access-key", "hunter2-secret", "token", "tok-123")));

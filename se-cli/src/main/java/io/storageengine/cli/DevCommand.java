@@ -1,5 +1,7 @@
 package io.storageengine.cli;
 
+import io.storageengine.server.ClusterStorage;
+import io.storageengine.server.ConfigKey;
 import io.storageengine.server.EngineServer;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
@@ -17,7 +19,12 @@ final class DevCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    return runUntilStopped(options.resolve(), Role.DEV);
+    // First start: generate the file secret store's key into the data dir (mode 0600).
+    ServerConfig config = ClusterStorage.withDevKey(options.resolve());
+    if (!config.get(ConfigKey.SECRET_STORE_FILE_KEY_FILE).isBlank()) {
+      System.out.println("se dev: secrets encrypted with the key in " + config.get(ConfigKey.SECRET_STORE_FILE_KEY_FILE));
+    }
+    return runUntilStopped(config, Role.DEV);
   }
 
   /** Starts the engine and blocks until the JVM is asked to stop (Ctrl-C, SIGTERM). */

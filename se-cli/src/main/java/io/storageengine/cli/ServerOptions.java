@@ -32,8 +32,38 @@ public final class ServerOptions {
   @Option(names = "--object-store.region", paramLabel = "REGION", description = "s3: region (env SE_OBJECT_STORE_REGION, else AWS_REGION, else us-east-1).")
   String objectStoreRegion;
 
-  @Option(names = "--secret-store.type", paramLabel = "TYPE", description = "file or memory (env SE_SECRET_STORE_TYPE, default file).")
+  @Option(names = "--secret-store.type", paramLabel = "TYPE", description = "file, memory, aws-sm or vault (env SE_SECRET_STORE_TYPE, default file).")
   String secretStoreType;
+
+  @Option(names = "--secret-store.key", paramLabel = "KEY", description = "file: encryption key, 64 hex digits or base64 of 32 bytes (env SE_SECRET_STORE_KEY; prefer the variable).")
+  String secretStoreKey;
+
+  @Option(names = "--secret-store.file.key-file", paramLabel = "FILE", description = "file: a file holding the key (env SE_SECRET_STORE_FILE_KEY_FILE, default <data-dir>/secret-store.key if it exists).")
+  String secretStoreKeyFile;
+
+  @Option(names = "--secret-store.aws-sm.region", paramLabel = "REGION", description = "aws-sm: region (env SE_SECRET_STORE_AWS_SM_REGION, else AWS_REGION).")
+  String awsSmRegion;
+
+  @Option(names = "--secret-store.aws-sm.endpoint", paramLabel = "URL", description = "aws-sm: endpoint override (env SE_SECRET_STORE_AWS_SM_ENDPOINT).")
+  String awsSmEndpoint;
+
+  @Option(names = "--secret-store.aws-sm.prefix", paramLabel = "PREFIX", description = "aws-sm: name prefix (env SE_SECRET_STORE_AWS_SM_PREFIX, default storage-engine/).")
+  String awsSmPrefix;
+
+  @Option(names = "--secret-store.vault.address", paramLabel = "URL", description = "vault: server URL (env SE_SECRET_STORE_VAULT_ADDRESS).")
+  String vaultAddress;
+
+  @Option(names = "--secret-store.vault.token", paramLabel = "TOKEN", description = "vault: token (env SE_SECRET_STORE_VAULT_TOKEN; prefer the variable).")
+  String vaultToken;
+
+  @Option(names = "--secret-store.vault.namespace", paramLabel = "NS", description = "vault: namespace (env SE_SECRET_STORE_VAULT_NAMESPACE).")
+  String vaultNamespace;
+
+  @Option(names = "--secret-store.vault.mount", paramLabel = "MOUNT", description = "vault: KV v2 mount (env SE_SECRET_STORE_VAULT_MOUNT, default secret).")
+  String vaultMount;
+
+  @Option(names = "--secret-store.vault.prefix", paramLabel = "PREFIX", description = "vault: path prefix (env SE_SECRET_STORE_VAULT_PREFIX, default storage-engine/).")
+  String vaultPrefix;
 
   @Option(names = "--ingest.flush-interval", paramLabel = "DURATION", description = "Group-commit window (env SE_INGEST_FLUSH_INTERVAL, default 1s).")
   String flushInterval;
@@ -62,6 +92,16 @@ public final class ServerOptions {
     put(flags, ConfigKey.OBJECT_STORE_ENDPOINT, objectStoreEndpoint);
     put(flags, ConfigKey.OBJECT_STORE_REGION, objectStoreRegion);
     put(flags, ConfigKey.SECRET_STORE_TYPE, secretStoreType);
+    put(flags, ConfigKey.SECRET_STORE_KEY, secretStoreKey);
+    put(flags, ConfigKey.SECRET_STORE_FILE_KEY_FILE, secretStoreKeyFile);
+    put(flags, ConfigKey.SECRET_STORE_AWS_SM_REGION, awsSmRegion);
+    put(flags, ConfigKey.SECRET_STORE_AWS_SM_ENDPOINT, awsSmEndpoint);
+    put(flags, ConfigKey.SECRET_STORE_AWS_SM_PREFIX, awsSmPrefix);
+    put(flags, ConfigKey.SECRET_STORE_VAULT_ADDRESS, vaultAddress);
+    put(flags, ConfigKey.SECRET_STORE_VAULT_TOKEN, vaultToken);
+    put(flags, ConfigKey.SECRET_STORE_VAULT_NAMESPACE, vaultNamespace);
+    put(flags, ConfigKey.SECRET_STORE_VAULT_MOUNT, vaultMount);
+    put(flags, ConfigKey.SECRET_STORE_VAULT_PREFIX, vaultPrefix);
     put(flags, ConfigKey.INGEST_FLUSH_INTERVAL, flushInterval);
     put(flags, ConfigKey.INGEST_FLUSH_BYTES, flushBytes);
     put(flags, ConfigKey.INGEST_MEMORY_LIMIT, memoryLimit);

@@ -19,6 +19,8 @@ import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
@@ -27,6 +29,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -52,6 +55,9 @@ import org.slf4j.LoggerFactory;
  *       they look at and replace the file, so a compare-and-swap cannot lose an update made
  *       by another thread or process.</li>
  *   <li>The etag is the hex MD5 of the content, as S3 gives for simple uploads.</li>
+ *   <li>Blobs are created with mode 0600 (owner read and write only) where the file system has
+ *       POSIX permissions: cluster storage holds tenants' data and secrets and is the engine's
+ *       own. The temp file is created so, so a blob is never readable by others, not even briefly.</li>
  * </ul>
  *
  * <p>Limits of a directory tree: a key cannot be both a blob and the parent of other keys
@@ -85,6 +91,8 @@ public final class FsObjectStore implements ObjectStore {
   private final ConcurrentLinkedQueue<ByteBuffer> directBuffers = new ConcurrentLinkedQueue<>();
   private final int directBlockSize;
   private volatile boolean directWrites;
+  /** Mode 0600 for every blob (created so, as its temp file), where the file system has POSIX permissions. */
+  private final FileAttribute<?>[] ownerOnly;
 
   /** Opens (creating if needed) the store in directory {@code root}. */
   public FsObjectStore(Path root) {
@@ -95,6 +103,9 @@ public final class FsObjectStore implements ObjectStore {
       this.locks = new FileKeyLocks(Files.createDirectories(this.root.resolve(LOCK_DIR)));
       this.directBlockSize = directBlockSize(tempDir);
       this.directWrites = directBlockSize > 0;
+      this.ownerOnly = this.root.getFileSystem().supportedFileAttributeViews().contains("posix")
+          ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"))}
+          : new FileAttribute<?>[0];
     } catch (IOException | InvalidPathException e) {
       throw new SeException(
           ErrorCode.UNAVAILABLE,
@@ -411,7 +422,7 @@ public final class FsObjectStore implements ObjectStore {
   private Path writeBuffered(String key, byte[] data) {
     Path temp = tempDir.resolve(UUID.randomUUID() + ".tmp");
     try (FileChannel channel =
-        FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+        FileChannel.open(temp, Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), ownerOnly)) {
       // Chunks: the JDK copies a heap buffer into a temporary direct buffer of the same size
       // before each write call, and keeps it per thread; a segment-sized one would stay around.
       for (int offset = 0; offset < data.length; offset += WRITE_CHUNK_BYTES) {
@@ -440,8 +451,8 @@ public final class FsObjectStore implements ObjectStore {
       buffer = ByteBuffer.allocateDirect(WRITE_CHUNK_BYTES + directBlockSize)
           .alignedSlice(directBlockSize);
     }
-    try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.CREATE_NEW,
-        StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT)) {
+    try (FileChannel channel = FileChannel.open(temp, Set.of(StandardOpenOption.CREATE_NEW,
+        StandardOpenOption.WRITE, ExtendedOpenOption.DIRECT), ownerOnly)) {
       for (int offset = 0; offset < data.length; offset += WRITE_CHUNK_BYTES) {
         int length = Math.min(WRITE_CHUNK_BYTES, data.length - offset);
         buffer.clear();

@@ -65,7 +65,9 @@ public final class EngineServer implements AutoCloseable {
     boolean ok = false;
     try {
       ServerObservability observability = own(ServerObservability.start());
-      ClusterStorage storage = own(ClusterStorage.open(config, injectedStore, observability.catalogListener(),
+      // se dev generates the file store's key on first start; the other roles need one configured.
+      ClusterStorage storage = own(ClusterStorage.open(role == Role.DEV ? ClusterStorage.withDevKey(config) : config,
+          injectedStore, observability.catalogListener(),
           raw -> observability.traced(raw, "cluster")));
       this.store = storage.store();
       this.registry = storage.registry();

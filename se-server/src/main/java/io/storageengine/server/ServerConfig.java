@@ -1,6 +1,7 @@
 package io.storageengine.server;
 
 import io.storageengine.common.SeException;
+import io.storageengine.secretstore.SecretStoreOptions;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -64,10 +65,18 @@ public final class ServerConfig {
     if (!type.equals("fs") && !type.equals("s3") && !type.equals("memory")) {
       throw SeException.invalid("--object-store.type: expected fs, s3 or memory, got '%s'", type);
     }
-    String secrets = get(ConfigKey.SECRET_STORE_TYPE);
-    if (!secrets.equals("file") && !secrets.equals("memory")) {
-      throw SeException.invalid("--secret-store.type: expected file or memory, got '%s'", secrets);
+    secretStoreOptions();
+  }
+
+  /** The secret store's type and its {@code secret-store.*} options (validates the type). */
+  public SecretStoreOptions secretStoreOptions() {
+    Map<String, String> options = new java.util.HashMap<>();
+    for (ConfigKey key : ConfigKey.values()) {
+      if (key.flag().startsWith("secret-store.") && key != ConfigKey.SECRET_STORE_TYPE) {
+        options.put(key.flag().substring("secret-store.".length()), get(key));
+      }
     }
+    return new SecretStoreOptions(get(ConfigKey.SECRET_STORE_TYPE), options);
   }
 
   public InetSocketAddress serverAddress() {

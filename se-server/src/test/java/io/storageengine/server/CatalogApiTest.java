@@ -49,7 +49,8 @@ class CatalogApiTest {
   private ServerConfig config() {
     return ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
-        .with(ConfigKey.DATA_DIR, dir.toString());
+        .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
   }
 
   private HttpResponse<String> send(String method, String path, String contentType, String body) throws Exception {

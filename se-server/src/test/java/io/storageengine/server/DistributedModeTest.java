@@ -43,6 +43,7 @@ class DistributedModeTest {
     return ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, address)
         .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms");
   }
 

@@ -25,6 +25,16 @@ class ServerConfigTest {
         Map.entry("object-store.endpoint SE_OBJECT_STORE_ENDPOINT", ""),
         Map.entry("object-store.region SE_OBJECT_STORE_REGION", ""),
         Map.entry("secret-store.type SE_SECRET_STORE_TYPE", "file"),
+        Map.entry("secret-store.key SE_SECRET_STORE_KEY", ""),
+        Map.entry("secret-store.file.key-file SE_SECRET_STORE_FILE_KEY_FILE", ""),
+        Map.entry("secret-store.aws-sm.region SE_SECRET_STORE_AWS_SM_REGION", ""),
+        Map.entry("secret-store.aws-sm.endpoint SE_SECRET_STORE_AWS_SM_ENDPOINT", ""),
+        Map.entry("secret-store.aws-sm.prefix SE_SECRET_STORE_AWS_SM_PREFIX", "storage-engine/"),
+        Map.entry("secret-store.vault.address SE_SECRET_STORE_VAULT_ADDRESS", ""),
+        Map.entry("secret-store.vault.token SE_SECRET_STORE_VAULT_TOKEN", ""),
+        Map.entry("secret-store.vault.namespace SE_SECRET_STORE_VAULT_NAMESPACE", ""),
+        Map.entry("secret-store.vault.mount SE_SECRET_STORE_VAULT_MOUNT", "secret"),
+        Map.entry("secret-store.vault.prefix SE_SECRET_STORE_VAULT_PREFIX", "storage-engine/"),
         Map.entry("ingest.flush-interval SE_INGEST_FLUSH_INTERVAL", "1s"),
         Map.entry("ingest.flush-bytes SE_INGEST_FLUSH_BYTES", "64MiB"),
         Map.entry("ingest.memory-limit SE_INGEST_MEMORY_LIMIT", "1GiB"),
@@ -54,6 +64,8 @@ class ServerConfigTest {
         .hasMessageContaining("--ingest.flush-bytes");
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(), Map.of("SE_OBJECT_STORE_TYPE", "ftp")))
         .hasMessageContaining("--object-store.type").hasMessageContaining("ftp");
+    assertThatThrownBy(() -> ServerConfig.resolve(Map.of(), Map.of("SE_SECRET_STORE_TYPE", "keychain")))
+        .hasMessage("--secret-store.type: expected file, memory, aws-sm or vault, got 'keychain'");
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(ConfigKey.SERVER_ADDRESS, "127.0.0.1:99999"), Map.of()))
         .hasMessageContaining("out of range");
   }

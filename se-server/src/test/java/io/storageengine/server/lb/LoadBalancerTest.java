@@ -103,6 +103,7 @@ class LoadBalancerTest {
     return ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         .with(ConfigKey.OBJECT_STORE_ROOT, dir.resolve("store").toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "50ms");
   }
