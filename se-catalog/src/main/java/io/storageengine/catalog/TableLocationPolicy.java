@@ -191,6 +191,14 @@ public final class TableLocationPolicy {
     }
   }
 
+  /**
+   * Whether any file is stored under {@code location} (e.g. one left by a table dropped without
+   * purge); false when it does not exist or {@code io} cannot list.
+   */
+  public static boolean holdsFiles(FileIO io, String location) {
+    return !list(io, trimSlash(location) + "/").isEmpty();
+  }
+
   /** Up to {@value #MAX_LISTED} files under {@code prefix}; empty when it does not exist or cannot be listed. */
   static List<String> list(FileIO io, String prefix) {
     List<String> out = new ArrayList<>();

@@ -40,7 +40,7 @@ final class CatalogHttpService implements HttpService {
 
   CatalogHttpService(TenantCatalogRegistry registry) {
     this.registry = registry;
-    this.facade = new IcebergRestFacade(registry);
+    this.facade = new IcebergRestFacade(registry, registry::config);
   }
 
   @Override

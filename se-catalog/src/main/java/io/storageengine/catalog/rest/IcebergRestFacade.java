@@ -18,14 +18,23 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.UUID;
+import java.util.function.Consumer;
+import org.apache.iceberg.BaseMetastoreCatalog;
 import org.apache.iceberg.DataOperations;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.MetadataUpdate;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.Transaction;
 import org.apache.iceberg.UpdateRequirement;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.catalog.ViewCatalog;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.CommitFailedException;
@@ -35,18 +44,30 @@ import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NoSuchViewException;
+import org.apache.iceberg.exceptions.NotAuthorizedException;
+import org.apache.iceberg.exceptions.NotFoundException;
+import org.apache.iceberg.exceptions.ServiceUnavailableException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties;
 import org.apache.iceberg.rest.RESTSerializers;
 import org.apache.iceberg.rest.RESTUtil;
+import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
+import org.apache.iceberg.rest.requests.CreateViewRequest;
+import org.apache.iceberg.rest.requests.RegisterTableRequest;
+import org.apache.iceberg.rest.requests.RegisterViewRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
+import org.apache.iceberg.rest.requests.ReportMetricsRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
+import org.apache.iceberg.rest.responses.ConfigResponse;
 import org.apache.iceberg.rest.responses.ErrorResponse;
 import org.apache.iceberg.rest.responses.ErrorResponseParser;
+import org.apache.iceberg.rest.responses.ListNamespacesResponse;
+import org.apache.iceberg.rest.responses.ListTablesResponse;
+import org.apache.iceberg.rest.responses.LoadTableResponse;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -54,22 +75,43 @@ import org.slf4j.LoggerFactory;
  * The Iceberg REST catalog API of one tenant, served by delegating to the tenant's own catalog
  * through Iceberg's {@link CatalogHandlers}. Transport-neutral: the server hands it the method,
  * the raw (still percent-encoded) path below {@code /catalogs/{id}/v1}, the query parameters and
- * the body, and writes back the {@link Response}. Errors follow the Iceberg REST error model;
- * upstream credentials and backend details never appear in a response.
+ * the body, and writes back the {@link Response}. Errors follow the Iceberg REST error model,
+ * with the exception type Iceberg's client maps to the right exception; upstream credentials and
+ * backend details never appear in a response.
  *
- * <p>Served: config, namespaces (list, create, load, exists, drop, update properties) and tables
- * (list, create, load, exists, update/commit, drop, rename). Anything else answers 404 or 405
- * in the REST error model.
+ * <p>Served (and advertised in {@code /v1/config}, see {@link RestEndpoints}): config;
+ * namespaces (list, create, load, exists, drop, update properties); tables (list, create and
+ * staged create, load, exists, commit, drop and purge, rename, register, metrics reports);
+ * multi-table transactions; views (list, create, load, exists, replace, drop, rename, register).
+ * Listings page by {@code pageToken}/{@code pageSize}. Anything else answers 404 or 405 in the
+ * REST error model.
+ *
+ * <p>Every write path is held to the tenant's {@link TableLocationPolicy} (names, locations under
+ * the storage root, path properties), and every table commit, single or in a transaction, to
+ * {@link #checkCommit}'s entity-table rule.
  */
 public final class IcebergRestFacade {
   private static final Logger LOG = LoggerFactory.getLogger(IcebergRestFacade.class);
   private static final String SEPARATOR = "%1F";
 
   private final TenantCatalogs catalogs;
+  private final Consumer<String> requireConfigured;
   private final ObjectMapper mapper;
+  private final ClientMetricsRecorder metrics = new ClientMetricsRecorder();
 
+  /** A facade whose {@code /v1/config} checks the tenant by building its catalog. */
   public IcebergRestFacade(TenantCatalogs catalogs) {
+    this(catalogs, catalogs::catalog);
+  }
+
+  /**
+   * A facade whose {@code /v1/config} checks the tenant with {@code requireConfigured}, which
+   * throws {@code SeException(NOT_FOUND)} for a tenant with no stored config and must not build
+   * the catalog (so config answers while a tenant's upstream is down).
+   */
+  public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured) {
     this.catalogs = catalogs;
+    this.requireConfigured = requireConfigured;
     this.mapper = new ObjectMapper()
         .setPropertyNamingStrategy(PropertyNamingStrategies.KEBAB_CASE)
         .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false)
@@ -87,43 +129,64 @@ public final class IcebergRestFacade {
     }
   }
 
+  /** What a request names, for the error type of a failure (Iceberg's client maps 404s by it). */
+  private enum Subject { OTHER, NAMESPACE, TABLE, VIEW }
+
   /**
    * Handles one request. {@code path} is the part after {@code /v1/} (e.g.
    * {@code namespaces/a%1Fb/tables/t}), not yet percent-decoded.
    */
   public Response handle(String catalogId, String method, String path, Map<String, String> query, byte[] body) {
+    Subject[] subject = {Subject.OTHER};
     try {
       List<String> seg = segments(path);
       if (seg.size() == 1 && seg.get(0).equals("config")) {
         requireMethod(method, "GET");
-        catalogs.catalog(catalogId); // 404 for an unknown tenant
-        // Empty endpoints: clients fall back to the standard set, which is what this facade serves.
-        return new Response(200, "{\"defaults\":{},\"overrides\":{},\"endpoints\":[]}".getBytes(StandardCharsets.UTF_8));
+        requireConfigured.accept(catalogId); // 404 for an unknown tenant; the catalog is not built
+        return json(200, ConfigResponse.builder().withEndpoints(RestEndpoints.SERVED).build());
       }
       Catalog catalog = catalogs.catalog(catalogId);
       if (!seg.isEmpty() && seg.get(0).equals("namespaces")) {
-        return namespaces(catalog, method, seg, query, body);
+        return namespaces(catalogId, catalog, method, seg, query, body, subject);
       }
       if (seg.size() == 2 && seg.get(0).equals("tables") && seg.get(1).equals("rename")) {
+        subject[0] = Subject.TABLE;
         requireMethod(method, "POST");
-        CatalogHandlers.renameTable(catalog, read(body, RenameTableRequest.class));
+        RenameTableRequest request = read(body, RenameTableRequest.class);
+        TableLocationPolicy.checkIdentifier(request.destination());
+        CatalogHandlers.renameTable(catalog, request);
+        return Response.noContent();
+      }
+      if (seg.size() == 2 && seg.get(0).equals("views") && seg.get(1).equals("rename")) {
+        subject[0] = Subject.VIEW;
+        requireMethod(method, "POST");
+        RenameTableRequest request = read(body, RenameTableRequest.class);
+        TableLocationPolicy.checkIdentifier(request.destination());
+        CatalogHandlers.renameView(views(catalog), request);
+        return Response.noContent();
+      }
+      if (seg.size() == 2 && seg.get(0).equals("transactions") && seg.get(1).equals("commit")) {
+        subject[0] = Subject.TABLE;
+        requireMethod(method, "POST");
+        commitTransaction(catalog, read(body, CommitTransactionRequest.class));
         return Response.noContent();
       }
       throw new NotFound("no such endpoint: /v1/" + path);
     } catch (RuntimeException e) {
-      return error(e);
+      return error(e, subject[0]);
     }
   }
 
-  private Response namespaces(Catalog catalog, String method, List<String> seg, Map<String, String> query, byte[] body) {
+  private Response namespaces(String catalogId, Catalog catalog, String method, List<String> seg,
+      Map<String, String> query, byte[] body, Subject[] subject) {
     SupportsNamespaces ns = asNamespaces(catalog);
+    subject[0] = Subject.NAMESPACE;
     if (seg.size() == 1) {
       if (method.equals("GET")) {
         String parent = query.get("parent");
-        Namespace p = parent == null ? Namespace.empty() : RESTUtil.decodeNamespace(parent, SEPARATOR);
-        return json(200, query.get("pageSize") == null
-            ? CatalogHandlers.listNamespaces(ns, p)
-            : CatalogHandlers.listNamespaces(ns, p, query.get("pageToken"), query.get("pageSize")));
+        Namespace p = parent == null || parent.isEmpty() ? Namespace.empty() : RESTUtil.decodeNamespace(parent, SEPARATOR);
+        RestPages<Namespace> page = RestPages.of(CatalogHandlers.listNamespaces(ns, p).namespaces(), query);
+        return json(200, ListNamespacesResponse.builder().addAll(page.items()).nextPageToken(page.next()).build());
       }
       requireMethod(method, "POST");
       return json(200, CatalogHandlers.createNamespace(ns, read(body, CreateNamespaceRequest.class)));
@@ -143,53 +206,284 @@ public final class IcebergRestFacade {
           throw new MethodNotAllowed(method);
       }
     }
-    if (seg.size() == 3 && seg.get(2).equals("properties")) {
+    String kind = seg.get(2);
+    if (seg.size() == 3 && kind.equals("properties")) {
       requireMethod(method, "POST");
       return json(200, CatalogHandlers.updateNamespaceProperties(ns, namespace,
           read(body, UpdateNamespacePropertiesRequest.class)));
     }
-    if (seg.get(2).equals("tables")) {
-      if (seg.size() == 3) {
-        if (method.equals("GET")) {
-          return json(200, query.get("pageSize") == null
-              ? CatalogHandlers.listTables(catalog, namespace)
-              : CatalogHandlers.listTables(catalog, namespace, query.get("pageToken"), query.get("pageSize")));
-        }
-        requireMethod(method, "POST");
-        CreateTableRequest request = read(body, CreateTableRequest.class);
-        if (request.stageCreate()) {
-          return json(200, CatalogHandlers.stageTableCreate(catalog, namespace, request));
-        }
-        return json(200, CatalogHandlers.createTable(catalog, namespace, request));
-      }
-      if (seg.size() == 4) {
-        TableIdentifier ident = TableIdentifier.of(namespace, RESTUtil.decodeString(seg.get(3)));
-        switch (method) {
-          case "GET":
-            return json(200, CatalogHandlers.loadTable(catalog, ident, RESTCatalogProperties.SnapshotMode.ALL));
-          case "HEAD":
-            CatalogHandlers.tableExists(catalog, ident);
-            return Response.noContent();
-          case "POST":
-            UpdateTableRequest update = read(body, UpdateTableRequest.class);
-            checkCommit(catalog, ident, update);
-            return json(200, CatalogHandlers.updateTable(catalog, ident, update));
-          case "DELETE":
-            if (Boolean.parseBoolean(query.getOrDefault("purgeRequested", "false"))) {
-              CatalogHandlers.purgeTable(catalog, ident);
-            } else {
-              CatalogHandlers.dropTable(catalog, ident);
-            }
-            return Response.noContent();
-          default:
-            throw new MethodNotAllowed(method);
-        }
-      }
+    if (seg.size() == 3 && kind.equals("register")) {
+      subject[0] = Subject.TABLE;
+      requireMethod(method, "POST");
+      return json(200, registerTable(catalog, namespace, read(body, RegisterTableRequest.class)));
     }
-    if (seg.get(2).equals("views")) {
-      throw new NoSuchViewException("views are not supported by this catalog endpoint");
+    if (seg.size() == 3 && kind.equals("register-view")) {
+      subject[0] = Subject.VIEW;
+      requireMethod(method, "POST");
+      RegisterViewRequest request = read(body, RegisterViewRequest.class);
+      TableLocationPolicy.checkIdentifier(TableIdentifier.of(namespace, request.name()));
+      policy(catalog).checkRegister(request.metadataLocation());
+      return json(200, CatalogHandlers.registerView(views(catalog), namespace, request));
+    }
+    if (kind.equals("tables")) {
+      subject[0] = Subject.TABLE;
+      return tables(catalogId, catalog, namespace, method, seg, query, body);
+    }
+    if (kind.equals("views")) {
+      subject[0] = Subject.VIEW;
+      return views(catalog, namespace, method, seg, query, body);
     }
     throw new NotFound("no such endpoint");
+  }
+
+  private Response tables(String catalogId, Catalog catalog, Namespace namespace, String method, List<String> seg,
+      Map<String, String> query, byte[] body) {
+    if (seg.size() == 3) {
+      if (method.equals("GET")) {
+        RestPages<TableIdentifier> page = RestPages.of(CatalogHandlers.listTables(catalog, namespace).identifiers(), query);
+        return json(200, ListTablesResponse.builder().addAll(page.items()).nextPageToken(page.next()).build());
+      }
+      requireMethod(method, "POST");
+      CreateTableRequest request = read(body, CreateTableRequest.class);
+      request = withFreeDefaultLocation(catalog, namespace, request);
+      if (request.stageCreate()) {
+        policy(catalog).checkTableLocation(request.location());
+        policy(catalog).checkTableProperties(request.properties(), request.location());
+        return json(200, CatalogHandlers.stageTableCreate(catalog, namespace, request));
+      }
+      return json(200, CatalogHandlers.createTable(catalog, namespace, request));
+    }
+    TableIdentifier ident = TableIdentifier.of(namespace, RESTUtil.decodeString(seg.get(3)));
+    if (seg.size() == 5 && seg.get(4).equals("metrics")) {
+      requireMethod(method, "POST");
+      ReportMetricsRequest request = read(body, ReportMetricsRequest.class);
+      metrics.record(catalogId, ident, request.report());
+      return Response.noContent();
+    }
+    if (seg.size() != 4) {
+      throw new NotFound("no such endpoint");
+    }
+    switch (method) {
+      case "GET":
+        return json(200, CatalogHandlers.loadTable(catalog, ident, snapshotMode(query.get("snapshots"))));
+      case "HEAD":
+        CatalogHandlers.tableExists(catalog, ident);
+        return Response.noContent();
+      case "POST":
+        UpdateTableRequest update = read(body, UpdateTableRequest.class);
+        checkCommit(catalog, ident, update);
+        return json(200, CatalogHandlers.updateTable(catalog, ident, update));
+      case "DELETE":
+        if (Boolean.parseBoolean(query.getOrDefault("purgeRequested", "false"))) {
+          CatalogHandlers.purgeTable(catalog, ident);
+        } else {
+          CatalogHandlers.dropTable(catalog, ident);
+        }
+        return Response.noContent();
+      default:
+        throw new MethodNotAllowed(method);
+    }
+  }
+
+  private Response views(Catalog catalog, Namespace namespace, String method, List<String> seg,
+      Map<String, String> query, byte[] body) {
+    ViewCatalog views = views(catalog);
+    TableLocationPolicy policy = policy(catalog);
+    if (seg.size() == 3) {
+      if (method.equals("GET")) {
+        RestPages<TableIdentifier> page = RestPages.of(CatalogHandlers.listViews(views, namespace).identifiers(), query);
+        return json(200, ListTablesResponse.builder().addAll(page.items()).nextPageToken(page.next()).build());
+      }
+      requireMethod(method, "POST");
+      CreateViewRequest request = read(body, CreateViewRequest.class);
+      TableLocationPolicy.checkIdentifier(TableIdentifier.of(namespace, request.name()));
+      if (request.location() != null) {
+        policy.confinement().check(request.location(), "view location");
+      }
+      return json(200, CatalogHandlers.createView(views, namespace, request));
+    }
+    if (seg.size() != 4) {
+      throw new NotFound("no such endpoint");
+    }
+    TableIdentifier ident = TableIdentifier.of(namespace, RESTUtil.decodeString(seg.get(3)));
+    switch (method) {
+      case "GET":
+        return json(200, CatalogHandlers.loadView(views, ident));
+      case "HEAD":
+        CatalogHandlers.viewExists(views, ident);
+        return Response.noContent();
+      case "POST":
+        UpdateTableRequest update = read(body, UpdateTableRequest.class);
+        for (MetadataUpdate change : update.updates()) {
+          if (change instanceof MetadataUpdate.SetLocation setLocation) {
+            policy.confinement().check(setLocation.location(), "view location");
+          }
+        }
+        return json(200, CatalogHandlers.updateView(views, ident, update));
+      case "DELETE":
+        CatalogHandlers.dropView(views, ident);
+        return Response.noContent();
+      default:
+        throw new MethodNotAllowed(method);
+    }
+  }
+
+  /**
+   * Registers an existing metadata file as a table. The name and the metadata file are checked
+   * first; the table's location and path properties (read from the registered metadata) after,
+   * undoing the registration when they break the policy. Overwriting an entity table is refused:
+   * it would replace rows merged by ingestion with rows that were not.
+   */
+  private LoadTableResponse registerTable(Catalog catalog, Namespace namespace, RegisterTableRequest request) {
+    request.validate();
+    TableIdentifier ident = TableIdentifier.of(namespace, request.name());
+    TableLocationPolicy policy = policy(catalog);
+    TableLocationPolicy.checkIdentifier(ident);
+    policy.checkRegister(request.metadataLocation());
+    String previous = null;
+    if (request.overwrite() && catalog.tableExists(ident)) {
+      Table existing = catalog.loadTable(ident);
+      if (isEntity(existing.properties().get(io.storageengine.catalog.TableProperties.MODE))) {
+        throw new ForbiddenException("table %s is an entity table: it is written only through the engine's "
+            + "ingestion; registering other metadata over it is refused", ident);
+      }
+      previous = existing instanceof HasTableOperations ops ? ops.operations().current().metadataFileLocation() : null;
+    }
+    LoadTableResponse response = CatalogHandlers.registerTable(catalog, namespace, request);
+    TableMetadata metadata = response.tableMetadata();
+    try {
+      policy.checkTableLocation(metadata.location());
+      policy.checkTableProperties(metadata.properties(), metadata.location());
+    } catch (SeException refused) {
+      try {
+        if (previous != null) {
+          catalog.registerTable(ident, previous, true);
+        } else {
+          catalog.dropTable(ident, false);
+        }
+      } catch (RuntimeException e) {
+        refused.addSuppressed(e);
+      }
+      throw refused;
+    }
+    return response;
+  }
+
+  /**
+   * Commits the table changes of a multi-table transaction: every change is checked like a
+   * single commit ({@link #checkCommit}) and validated against its table's current metadata
+   * (requirements met, updates applicable) before any is applied; then each is committed. A
+   * refused or invalid change leaves every table as it was. The tenant catalogs have no atomic
+   * multi-table commit, so a writer racing between validation and the commits can still fail one
+   * of them after another was applied (that one answers 409).
+   */
+  private void commitTransaction(Catalog catalog, CommitTransactionRequest request) {
+    request.validate();
+    java.util.Set<TableIdentifier> seen = new java.util.HashSet<>();
+    for (UpdateTableRequest change : request.tableChanges()) {
+      TableIdentifier ident = change.identifier();
+      if (!seen.add(ident)) {
+        throw new BadRequestException("transaction changes table %s more than once", ident);
+      }
+      checkCommit(catalog, ident, change);
+      boolean create = change.requirements().stream()
+          .anyMatch(r -> r instanceof UpdateRequirement.AssertTableDoesNotExist);
+      if (create) {
+        if (catalog.tableExists(ident)) {
+          throw new CommitFailedException("Requirement failed: table already exists: %s", ident);
+        }
+        continue;
+      }
+      Table table = catalog.loadTable(ident);
+      if (!(table instanceof HasTableOperations ops)) {
+        throw new BadRequestException("table %s cannot take transaction commits in this catalog", ident);
+      }
+      TableMetadata base = ops.operations().current();
+      for (UpdateRequirement requirement : change.requirements()) {
+        requirement.validate(base);
+      }
+      TableMetadata.Builder builder = TableMetadata.buildFrom(base);
+      for (MetadataUpdate update : change.updates()) {
+        update.applyTo(builder);
+      }
+      builder.build();
+    }
+    for (UpdateTableRequest change : request.tableChanges()) {
+      CatalogHandlers.updateTable(catalog, change.identifier(), change);
+    }
+  }
+
+  /**
+   * {@code request}, given a location of its own when it names none and the catalog's default
+   * location for it already holds files (left by a table dropped without purge): the default
+   * with a random suffix. Without this, re-creating a dropped table would be refused, since a new
+   * table never shares storage (see {@link TableLocationPolicy}). Only catalogs that pick
+   * locations themselves (SQL and embedded); a REST upstream picks its own.
+   */
+  private static CreateTableRequest withFreeDefaultLocation(Catalog catalog, Namespace namespace,
+      CreateTableRequest request) {
+    Catalog base = catalog instanceof LoggingCatalog logging ? logging.delegate() : catalog;
+    if (request.location() != null || request.schema() == null || request.name() == null
+        || !(base instanceof BaseMetastoreCatalog)) {
+      return request;
+    }
+    TableIdentifier ident = TableIdentifier.of(namespace, request.name());
+    TableLocationPolicy.checkIdentifier(ident);
+    String location;
+    try {
+      Catalog.TableBuilder builder = base.buildTable(ident, request.schema());
+      if (request.properties() != null) {
+        builder.withProperties(request.properties()); // e.g. format-version, which the schema may need
+      }
+      Transaction probe = builder.createTransaction(); // writes nothing
+      location = probe.table().location();
+      if (!TableLocationPolicy.holdsFiles(probe.table().io(), location)) {
+        return request;
+      }
+    } catch (RuntimeException e) {
+      return request; // the create itself answers (already exists, invalid schema, ...)
+    }
+    String fresh = location + "-" + UUID.randomUUID().toString().substring(0, 8);
+    LOG.debug("default location {} of {} holds files of a dropped table: using {}", location, ident, fresh);
+    CreateTableRequest.Builder b = CreateTableRequest.builder()
+        .withName(request.name())
+        .withLocation(fresh)
+        .withSchema(request.schema())
+        .withPartitionSpec(request.spec())
+        .withWriteOrder(request.writeOrder());
+    if (request.properties() != null) {
+      b.setProperties(request.properties());
+    }
+    if (request.stageCreate()) {
+      b.stageCreate();
+    }
+    return b.build();
+  }
+
+  private static RESTCatalogProperties.SnapshotMode snapshotMode(String value) {
+    if (value == null || value.isEmpty()) {
+      return RESTCatalogProperties.SnapshotMode.ALL;
+    }
+    try {
+      return RESTCatalogProperties.SnapshotMode.valueOf(value.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new BadRequestException("invalid snapshots '%s': must be 'all' or 'refs'", value);
+    }
+  }
+
+  private static TableLocationPolicy policy(Catalog catalog) {
+    return catalog instanceof LoggingCatalog logging
+        ? logging.locationPolicy() : new TableLocationPolicy(LocationConfinement.unconfined());
+  }
+
+  private static ViewCatalog views(Catalog catalog) {
+    if (catalog instanceof ViewCatalog views) {
+      return views;
+    }
+    if (catalog instanceof LoggingCatalog logging && logging.delegate() instanceof ViewCatalog views) {
+      return views;
+    }
+    throw new NotFound("this catalog does not support views");
   }
 
   /** Snapshot operations that keep every row: the only data commits an entity table takes from outside. */
@@ -204,10 +498,9 @@ public final class IcebergRestFacade {
    * property changes and rewrites that keep every row ({@code replace}) stay allowed.
    */
   private static void checkCommit(Catalog catalog, TableIdentifier ident, UpdateTableRequest update) {
-    TableLocationPolicy policy = catalog instanceof LoggingCatalog logging
-        ? logging.locationPolicy() : new TableLocationPolicy(LocationConfinement.unconfined());
+    TableLocationPolicy policy = policy(catalog);
     boolean create = update.requirements().stream().anyMatch(r -> r instanceof UpdateRequirement.AssertTableDoesNotExist);
-    org.apache.iceberg.Table current = create ? null : catalog.loadTable(ident);
+    Table current = create ? null : catalog.loadTable(ident);
     policy.checkUpdates(update.updates(), current == null ? null : current.location());
     boolean entity = current != null && isEntity(current.properties().get(io.storageengine.catalog.TableProperties.MODE));
     for (MetadataUpdate change : update.updates()) {
@@ -280,7 +573,11 @@ public final class IcebergRestFacade {
     }
   }
 
-  private Response error(RuntimeException e) {
+  /**
+   * The REST error for {@code e}: status and exception type as Iceberg's client expects them (it
+   * maps a 404 to the exception its {@code type} names, else by what the request was about).
+   */
+  private Response error(RuntimeException e, Subject subject) {
     int code;
     String type;
     String message = e.getMessage();
@@ -300,20 +597,37 @@ public final class IcebergRestFacade {
         || e instanceof NoSuchViewException || e instanceof NotFound) {
       code = 404;
       type = e.getClass().getSimpleName();
-    } else if (e instanceof AlreadyExistsException || e instanceof NamespaceNotEmptyException
-        || e instanceof CommitFailedException) {
+    } else if (e instanceof NotFoundException) {
+      // A file the catalog points at is missing (e.g. a table's metadata file): not retryable.
+      code = 404;
+      type = subject == Subject.VIEW ? "NoSuchViewException" : "NotFoundException";
+    } else if (e instanceof AlreadyExistsException || e instanceof CommitFailedException) {
       code = 409;
       type = e.getClass().getSimpleName();
+    } else if (e instanceof NamespaceNotEmptyException) {
+      code = 409;
+      type = "NamespaceNotEmptyException";
     } else if (e instanceof ForbiddenException) {
       code = 403;
       type = "ForbiddenException";
+    } else if (e instanceof NotAuthorizedException) {
+      code = 401;
+      type = "NotAuthorizedException";
+    } else if (e instanceof ServiceUnavailableException) {
+      code = 503;
+      type = "ServiceUnavailableException";
     } else if (e instanceof MethodNotAllowed) {
       code = 405;
       type = "MethodNotAllowedException";
+    } else if (e instanceof UnsupportedOperationException) {
+      code = 406;
+      type = "UnsupportedOperationException";
     } else if (e instanceof BadRequestException || e instanceof ValidationException
-        || e instanceof IllegalArgumentException || e instanceof UnsupportedOperationException) {
-      code = e instanceof UnsupportedOperationException ? 406 : 400;
-      type = e instanceof UnsupportedOperationException ? "UnsupportedOperationException" : "BadRequestException";
+        || e instanceof IllegalArgumentException) {
+      code = 400;
+      // The client rethrows a 400 typed IllegalArgumentException as one (a request the catalog refused).
+      type = e instanceof IllegalArgumentException ? "IllegalArgumentException"
+          : e instanceof ValidationException ? "ValidationException" : "BadRequestException";
     } else if (e instanceof CommitStateUnknownException) {
       code = 500;
       type = "CommitStateUnknownException";
