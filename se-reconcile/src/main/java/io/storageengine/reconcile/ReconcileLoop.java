@@ -209,7 +209,11 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
         result = reconciler.capturingFailure(table, collect
             ? () -> reconciler.deleteWalIfDropped(table)
             : () -> reconciler.reconcile(table), false);
-        recordStatus(table, result, collect);
+        try {
+          recordStatus(table, result, collect);
+        } catch (RuntimeException e) {
+          LOG.warn("could not record the reconcile status of {}: {}", table, e.toString());
+        }
       }
     } finally {
       finished(table, result, collect);
