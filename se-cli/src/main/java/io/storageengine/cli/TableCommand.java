@@ -4,6 +4,8 @@ import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.TableDescription;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Json;
+import io.storageengine.reconcile.ReconcileStatus;
 import io.storageengine.common.SeException;
 import io.storageengine.catalog.TableSpecParser;
 import java.util.ArrayList;
@@ -57,6 +59,10 @@ final class TableCommand {
     }
 
     abstract int run(RESTCatalog catalog, TableIdentifier ident);
+
+    String reconcileStatus(String uuid) {
+      return TableCommand.reconcileStatus(new HttpApi(serverAddress), catalogId, uuid);
+    }
   }
 
   @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a format v3 table.")
@@ -126,6 +132,7 @@ final class TableCommand {
       System.out.println("sorted by:      " + (d.sortOrder().isUnsorted() ? "-" : d.sortOrder().fields()));
       System.out.println("snapshot:       " + d.currentSnapshotId().map(String::valueOf).orElse("-"));
       System.out.println("wal seq:        " + d.walSeq().map(String::valueOf).orElse("-"));
+      System.out.println("reconcile:      " + reconcileStatus(d.uuid()));
       System.out.println("columns:");
       for (Types.NestedField f : d.schema().columns()) {
         System.out.printf("  %-3d %-24s %s%s%n", f.fieldId(), f.name(), f.type(), f.isRequired() ? " not null" : "");
@@ -300,6 +307,29 @@ final class TableCommand {
         throw SeException.invalid("%s %s: the table has no column %s (columns: %s)", option, name, name,
             String.join(", ", schema.columns().stream().map(Types.NestedField::name).toList()));
       }
+    }
+  }
+
+  /**
+   * {@code healthy}, or {@code failing since <time>: <last error> (N consecutive failures, WAL
+   * a..b pending)}, from the server's {@code GET /catalogs/{id}/tables/{uuid}/reconcile}; a
+   * server that cannot tell says why instead of hiding it.
+   */
+  static String reconcileStatus(HttpApi api, String catalogId, String uuid) {
+    java.net.http.HttpResponse<String> response;
+    try {
+      response = api.send("GET", "/catalogs/" + catalogId + "/tables/" + uuid + "/reconcile", null);
+    } catch (SeException e) {
+      return "unknown (" + e.getMessage() + ")";
+    }
+    if (response.statusCode() != 200) {
+      return "unknown (the server answered HTTP " + response.statusCode() + ")";
+    }
+    try {
+      return ReconcileStatus.fromJson(Json.parse(response.body().getBytes(
+          java.nio.charset.StandardCharsets.UTF_8)), "from the server").describe();
+    } catch (SeException e) {
+      return "unknown (" + e.getMessage() + ")";
     }
   }
 

@@ -1,5 +1,6 @@
 package io.storageengine.ingest;
 
+import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.wal.TableWal;
@@ -12,17 +13,21 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One {@link TableCommitter} per table WAL, all flushing on one named daemon pool. The table's
- * name is registered next to its WAL once, when its committer is created.
+ * name is registered next to its WAL once, when its committer is created. The committer of a
+ * table found dropped is forgotten (its streams fail NOT_FOUND).
  */
 final class GroupCommitter implements AutoCloseable {
   private final WalWriter wal;
+  private final TenantCatalogs catalogs;
   private final IngestListener listener;
   private final IngestConfig config;
   private final ScheduledThreadPoolExecutor executor;
   private final ConcurrentHashMap<TableWal, TableCommitter> committers = new ConcurrentHashMap<>();
 
-  GroupCommitter(WalWriter wal, IngestListener listener, IngestConfig config) {
+  GroupCommitter(WalWriter wal, TenantCatalogs catalogs, IngestListener listener,
+      IngestConfig config) {
     this.wal = wal;
+    this.catalogs = catalogs;
     this.listener = listener;
     this.config = config;
     this.executor = new ScheduledThreadPoolExecutor(config.flushThreads(), daemonThreads());
@@ -34,7 +39,10 @@ final class GroupCommitter implements AutoCloseable {
     try {
       return committers.computeIfAbsent(target.wal(), table -> {
         wal.registerTableName(table, target.tableName());
-        return new TableCommitter(table, wal, executor, listener, config);
+        TableCommitter[] self = new TableCommitter[1];
+        self[0] = new TableCommitter(table, wal, executor, listener, config,
+            new TableIdentityCheck(catalogs, target), () -> committers.remove(table, self[0]));
+        return self[0];
       });
     } catch (SeException e) {
       if (e.code() != ErrorCode.UNAVAILABLE) {

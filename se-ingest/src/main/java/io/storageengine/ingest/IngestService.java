@@ -54,7 +54,7 @@ public final class IngestService implements AutoCloseable {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.config = Objects.requireNonNull(config, "config");
     this.resolver = new TableResolver(Objects.requireNonNull(catalogs, "catalogs"));
-    this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"),
+    this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"), catalogs,
         listener == null ? IngestListener.NONE : listener, config);
     this.budget = new ByteBudget(config.globalBytes());
     this.ackAllocator = allocator.newChildAllocator("ingest-acks", 0, 16L << 20);

@@ -34,6 +34,11 @@ import org.slf4j.LoggerFactory;
  * would also leave a gap before a later segment whenever an earlier one fails, and the
  * reconciler reads only the contiguous prefix of the WAL. Frames keep collecting while a segment
  * is written; a segment holds at most flush-bytes (or one larger frame).
+ *
+ * <p>Once a segment is durable, and before any of its requests is acknowledged, the table's
+ * identity is confirmed ({@link TableIdentityCheck}): when the table was dropped, the segment's
+ * requests fail NOT_FOUND, so do all waiting and later ones, and the committer is retired. The
+ * segment itself stays in the dropped table's WAL until that WAL is collected.
  */
 final class TableCommitter {
   private static final Logger LOG = LoggerFactory.getLogger(TableCommitter.class);
@@ -48,12 +53,16 @@ final class TableCommitter {
   private final IngestListener listener;
   private final long intervalNanos;
   private final long flushBytes;
+  private final TableIdentityCheck identity;
+  private final Runnable onDropped;
 
   private final Object lock = new Object();
   private final ArrayDeque<PendingWrite> pending = new ArrayDeque<>();
   private long pendingBytes;
   private boolean flushing;
   private boolean closing;
+  /** Set once the table is known to be dropped: every request from then on fails with it. */
+  private SeException dropped;
   private ScheduledFuture<?> timer;
   private long timerDueNanos;
   /** Moving averages of recent appends of this table: duration, its deviation, and size. */
@@ -64,9 +73,16 @@ final class TableCommitter {
   /** A frame waiting for its segment. */
   private record PendingWrite(WalFrame frame, long enqueuedNanos, CompletableFuture<Long> done) {}
 
+  /**
+   * @param identity confirms the table still exists after each segment is durable
+   * @param onDropped called once when the table turned out to be dropped (to retire this)
+   */
   TableCommitter(TableWal table, WalWriter wal, ScheduledExecutorService executor,
-      IngestListener listener, IngestConfig config) {
+      IngestListener listener, IngestConfig config, TableIdentityCheck identity,
+      Runnable onDropped) {
     this.table = table;
+    this.identity = identity;
+    this.onDropped = onDropped;
     this.wal = wal;
     this.executor = executor;
     this.listener = listener;
@@ -78,6 +94,9 @@ final class TableCommitter {
   CompletableFuture<Long> submit(WalFrame frame) {
     PendingWrite write = new PendingWrite(frame, System.nanoTime(), new CompletableFuture<>());
     synchronized (lock) {
+      if (dropped != null) {
+        throw dropped;
+      }
       if (closing) {
         throw new SeException(ErrorCode.UNAVAILABLE, "ingestion is shutting down: retry");
       }
@@ -214,6 +233,12 @@ final class TableCommitter {
       return;
     }
     recordWrite(System.nanoTime() - started, bytes);
+    try {
+      identity.requireExists();
+    } catch (SeException e) {
+      refuse(writes, seq, e);
+      return;
+    }
     for (PendingWrite w : writes) {
       w.done().complete(seq);
     }
@@ -223,6 +248,40 @@ final class TableCommitter {
       listener.segmentWritten(table, seq, rows, bytes);
     } catch (RuntimeException e) {
       LOG.warn("ingest listener failed for segment {} of {}", seq, table, e);
+    }
+  }
+
+  /**
+   * Segment {@code seq} is durable but may not be acknowledged: the table was dropped
+   * (NOT_FOUND: this and every later request fail) or the catalog could not confirm it exists
+   * (UNAVAILABLE: only this segment's requests fail, the client may retry).
+   */
+  private void refuse(List<PendingWrite> writes, long seq, SeException failure) {
+    List<PendingWrite> waiting = new ArrayList<>();
+    if (failure.code() == ErrorCode.NOT_FOUND) {
+      synchronized (lock) {
+        dropped = failure;
+        waiting.addAll(pending);
+        pending.clear();
+        pendingBytes = 0;
+        cancelTimerLocked();
+      }
+      LOG.warn("{}: WAL segment {} of {} and {} waiting batches are refused", failure.getMessage(),
+          seq, table, waiting.size());
+      try {
+        onDropped.run();
+      } catch (RuntimeException e) {
+        LOG.warn("could not retire the committer of dropped table {}", table, e);
+      }
+    } else {
+      LOG.warn("WAL segment {} of {} is durable but not acknowledged: {}", seq, table,
+          failure.getMessage());
+    }
+    for (PendingWrite w : writes) {
+      w.done().completeExceptionally(failure);
+    }
+    for (PendingWrite w : waiting) {
+      w.done().completeExceptionally(failure);
     }
   }
 }

@@ -16,13 +16,14 @@ import io.storageengine.wal.WalOperation;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.inmemory.InMemoryCatalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.types.Types;
@@ -32,12 +33,23 @@ import org.junit.jupiter.api.Test;
 class GroupCommitTest {
   final FaultInjectingObjectStore store = new FaultInjectingObjectStore(new MemoryObjectStore());
   final ObjectStoreWal wal = new ObjectStoreWal(store, "w", 1, Duration.ofMillis(1));
-  final TableWal table = new TableWal("tenant", UUID.randomUUID());
+  final InMemoryCatalog catalog = catalog();
+  final TableWal table = new TableWal("tenant",
+      catalog.loadTable(TableIdentifier.of(Namespace.of("a"), "t")).uuid());
   final List<long[]> segments = new CopyOnWriteArrayList<>();
 
+  private static InMemoryCatalog catalog() {
+    InMemoryCatalog catalog = new InMemoryCatalog();
+    catalog.initialize("tenant", Map.of());
+    catalog.createNamespace(Namespace.of("a"));
+    catalog.createTable(TableIdentifier.of(Namespace.of("a"), "t"),
+        new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+    return catalog;
+  }
+
   GroupCommitter committer(IngestConfig config) {
-    return new GroupCommitter(wal, (t, seq, rows, bytes) -> segments.add(new long[] {seq, rows}),
-        config);
+    return new GroupCommitter(wal, id -> catalog,
+        (t, seq, rows, bytes) -> segments.add(new long[] {seq, rows}), config);
   }
 
   IngestTarget target(boolean entity) {
@@ -165,5 +177,65 @@ class GroupCommitTest {
     assertThatThrownBy(() -> c.submit(frame(2, 10)))
         .isInstanceOf(SeException.class)
         .hasMessage("ingestion is shutting down: retry");
+  }
+
+  @Test
+  void aSegmentWrittenAfterTheTableWasDroppedIsNotAcknowledged() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(50)))) {
+      TableCommitter c = group.committer(target(false));
+      assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      catalog.dropTable(TableIdentifier.of(Namespace.of("a"), "t"));
+
+      CompletableFuture<Long> afterDrop = c.submit(frame(2, 10));
+      assertThatThrownBy(() -> afterDrop.get(5, TimeUnit.SECONDS))
+          .cause()
+          .isInstanceOfSatisfying(SeException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND))
+          .hasMessageStartingWith("table `tenant.a.t` was dropped (no table of catalog `tenant` "
+              + "has its UUID " + table.tableUuid() + " any more)");
+      // Durable in the dropped table's WAL (collected later), but never acknowledged.
+      assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L, 2L);
+      // Later batches are refused at once, without writing another segment.
+      assertThatThrownBy(() -> c.submit(frame(3, 10)))
+          .isInstanceOfSatisfying(SeException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND))
+          .hasMessageContaining("was dropped");
+      assertThat(group.committer(target(false))).as("the dropped table's committer is retired")
+          .isNotSameAs(c);
+    }
+    assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L, 2L);
+  }
+
+  @Test
+  void aRenamedTableKeepsBeingAcknowledged() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(50)))) {
+      TableCommitter c = group.committer(target(false));
+      assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      catalog.createNamespace(Namespace.of("b"));
+      catalog.renameTable(TableIdentifier.of(Namespace.of("a"), "t"),
+          TableIdentifier.of(Namespace.of("b"), "renamed"));
+      assertThat(c.submit(frame(2, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(2L);
+      assertThat(c.submit(frame(3, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(3L);
+    }
+  }
+
+  @Test
+  void aTableDroppedAndRecreatedUnderTheSameNameIsADroppedTable() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofMillis(50)))) {
+      TableCommitter c = group.committer(target(false));
+      assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      TableIdentifier id = TableIdentifier.of(Namespace.of("a"), "t");
+      catalog.dropTable(id);
+      catalog.createTable(id, new Schema(Types.NestedField.required(1, "id", Types.LongType.get())));
+      CompletableFuture<Long> afterDrop = c.submit(frame(2, 10));
+      assertThatThrownBy(() -> afterDrop.get(5, TimeUnit.SECONDS))
+          .cause()
+          .isInstanceOfSatisfying(SeException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND))
+          .hasMessageStartingWith("table `tenant.a.t` was dropped");
+    }
   }
 }

@@ -179,6 +179,42 @@ class NativeIngestTest {
   }
 
   @Test
+  void aStreamWhoseTableIsDroppedEndsNotFoundAndAcknowledgesNothingAfterTheDrop() throws Exception {
+    List<CompletableFuture<Long>> beforeDrop = new ArrayList<>();
+    List<CompletableFuture<Long>> afterDrop = new ArrayList<>();
+    io.storageengine.wal.TableWal droppedWal = h.walOf(events);
+    try (IngestStream stream = open("events")) {
+      for (int b = 0; b < 5; b++) {
+        try (VectorSchemaRoot root = batch(b * 10L, 10)) {
+          beforeDrop.add(stream.send(root));
+        }
+      }
+      CompletableFuture.allOf(beforeDrop.toArray(CompletableFuture[]::new)).get(10, TimeUnit.SECONDS);
+      h.catalog.dropTable(org.apache.iceberg.catalog.TableIdentifier.of(IngestHarness.NAMESPACE,
+          "events"));
+      for (int b = 5; b < 10; b++) {
+        try (VectorSchemaRoot root = batch(b * 10L, 10)) {
+          afterDrop.add(stream.send(root));
+        } catch (FlightRuntimeException e) {
+          break; // the stream already ended NOT_FOUND: nothing more can be sent
+        }
+      }
+      assertThatThrownBy(stream::finish)
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.NOT_FOUND))
+          .hasMessageContaining("table `tenant.sales.eu.events` was dropped");
+    }
+    assertThat(afterDrop).isNotEmpty();
+    for (CompletableFuture<Long> ack : afterDrop) {
+      assertThat(ack).as("a batch sent after the drop").isCompletedExceptionally();
+    }
+    // The first segment after the drop is durable in the dropped table's WAL, never acknowledged.
+    long frames = h.wal.segmentsAfter(droppedWal, 0).stream()
+        .mapToLong(seq -> h.wal.read(droppedWal, seq).orElseThrow().frames().size()).sum();
+    assertThat(frames).isGreaterThan(beforeDrop.size());
+  }
+
+  @Test
   void badHeadersAreInvalidArgumentNamingTheField() throws Exception {
     assertThat(rawHeader("{\"request_id\":0,\"catalog\":\"tenant\",\"namespace\":[\"sales\",\"eu\"],"
         + "\"table_name\":\"events\",\"colour\":\"red\"}"))

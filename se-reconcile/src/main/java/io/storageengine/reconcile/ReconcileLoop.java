@@ -1,9 +1,13 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
+import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,10 +34,24 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A failing table backs off exponentially (interval, 2x, 4x ... up to {@link #MAX_BACKOFF})
  * without delaying the others; a trigger does not override its backoff.
+ *
+ * <p>A stuck table is impossible to miss: from its first failed pass until a pass succeeds it is
+ * <em>failing</em> ({@link ReconcileStatus}: since when, consecutive failures, last error, the
+ * pending WAL range). The change of state is logged once at WARN with the cause (and the
+ * recovery once at INFO), the status is kept on cluster storage for every process to see
+ * ({@link ReconcileStatusStore}, when given), reported as the
+ * {@code se_reconcile_table_failing} and {@code se_reconcile_table_consecutive_failures} gauges,
+ * and listed by {@link #failingTables()}.
+ *
+ * <p>A table found dropped from its catalog is reported once and not passed over again; after
+ * {@link #DEFAULT_DROPPED_WAL_RETENTION} (a safety age: a catalog that briefly answers "no such
+ * table" loses nothing) a last pass checks again that no table has its UUID and deletes its WAL.
  */
 public final class ReconcileLoop implements TableGate, AutoCloseable {
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
   public static final Duration MAX_BACKOFF = Duration.ofMinutes(1);
+  /** How long the WAL of a dropped table is kept before it is deleted, by default. */
+  public static final Duration DEFAULT_DROPPED_WAL_RETENTION = Duration.ofHours(1);
   /**
    * Passes in flight at once by default: one per core, at least 2 (a pass waits on storage and
    * the catalog part of the time) and at most 4 (each pass also runs DuckDB on every core).
@@ -55,6 +73,10 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
   private final Set<Thread> passThreads = ConcurrentHashMap.newKeySet();
   private final Thread ticker;
   private volatile boolean closed;
+  private final Map<TableWal, ReconcileStatus> failing = new ConcurrentHashMap<>();
+  private ReconcileStatusStore statusStore;
+  private Duration droppedWalRetention = DEFAULT_DROPPED_WAL_RETENTION;
+  private Clock clock = Clock.systemUTC();
 
   /** Scheduling state of one table. */
   private static final class TableState {
@@ -63,6 +85,8 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     int exclusiveWaiters; // callers of exclusive() waiting for the running pass to end
     int failures;
     long notBeforeNanos;
+    Instant failingSince; // first of the consecutive failures; null when healthy
+    long droppedSinceNanos; // when the table was first found dropped; 0 when not dropped
   }
 
   /**
@@ -104,9 +128,40 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     this.ticker.setDaemon(true);
   }
 
+  /** Keeps each table's status on cluster storage too (call before {@link #start}). */
+  public ReconcileLoop withStatusStore(ReconcileStatusStore store) {
+    this.statusStore = store;
+    return this;
+  }
+
+  /** How long a dropped table's WAL is kept before it is deleted (call before {@link #start}). */
+  public ReconcileLoop withDroppedWalRetention(Duration retention) {
+    if (retention == null || retention.isNegative()) {
+      throw new IllegalArgumentException("dropped WAL retention must not be negative, got " + retention);
+    }
+    this.droppedWalRetention = retention;
+    return this;
+  }
+
+  /** The clock of the failing-since times (call before {@link #start}; tests). */
+  public ReconcileLoop withClock(Clock clock) {
+    this.clock = clock;
+    return this;
+  }
+
   public ReconcileLoop start() {
     ticker.start();
     return this;
+  }
+
+  /** The tables whose reconciliation is failing now, with their status. */
+  public Map<TableWal, ReconcileStatus> failingTables() {
+    return Map.copyOf(failing);
+  }
+
+  /** The table's status as this loop knows it ({@link ReconcileStatus#HEALTHY} when unknown). */
+  public ReconcileStatus status(TableWal table) {
+    return failing.getOrDefault(table, ReconcileStatus.HEALTHY);
   }
 
   /** Asks the loop to reconcile {@code table} now (a failing table still honours its backoff). */
@@ -134,6 +189,9 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
       if (state.failures > 0 && System.nanoTime() < state.notBeforeNanos) {
         return; // the ticker retries once the backoff has passed
       }
+      if (state.droppedSinceNanos != 0 && !droppedWalDue(state)) {
+        return; // dropped: nothing to publish; its WAL is deleted once the retention passed
+      }
       state.scheduled = true;
       passes.execute(() -> runPass(table));
     }
@@ -141,12 +199,24 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
 
   private void runPass(TableWal table) {
     ReconcileResult result = null;
+    boolean collect = false;
     try {
       if (!closed) {
-        result = reconciler.reconcileReportingFailure(table);
+        synchronized (lock) {
+          TableState state = tables.get(table);
+          collect = state.droppedSinceNanos != 0 && droppedWalDue(state);
+        }
+        result = reconciler.capturingFailure(table, collect
+            ? () -> reconciler.deleteWalIfDropped(table)
+            : () -> reconciler.reconcile(table), false);
+        try {
+          recordStatus(table, result, collect);
+        } catch (RuntimeException e) {
+          LOG.warn("could not record the reconcile status of {}: {}", table, e.toString());
+        }
       }
     } finally {
-      finished(table, result);
+      finished(table, result, collect);
     }
     if (result != null) {
       synchronized (listenerLock) {
@@ -159,13 +229,23 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     }
   }
 
-  /** Records the pass's outcome (null: it did not run or threw an Error) and runs a pending rerun. */
-  private void finished(TableWal table, ReconcileResult result) {
+  /**
+   * Records the pass's outcome (null: it did not run or threw an Error) and runs a pending rerun.
+   * {@code collected}: the pass was the one deleting a dropped table's WAL.
+   */
+  private void finished(TableWal table, ReconcileResult result, boolean collected) {
     synchronized (lock) {
       TableState state = tables.get(table);
       if (closed) {
         tables.remove(table);
         return;
+      }
+      if (result != null && result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
+        // Kept (not forgotten) while its WAL exists, so it is not found and passed over again.
+        state.droppedSinceNanos = collected ? 0
+            : state.droppedSinceNanos != 0 ? state.droppedSinceNanos : System.nanoTime();
+      } else if (result != null && result.outcome() != ReconcileResult.Outcome.FAILED) {
+        state.droppedSinceNanos = 0;
       }
       if (result == null || result.outcome() == ReconcileResult.Outcome.FAILED) {
         state.failures++;
@@ -192,8 +272,104 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
       state.again = false;
       state.scheduled = true;
       passes.execute(() -> runPass(table));
-    } else if (!state.again && state.failures == 0) {
+    } else if (!state.again && state.failures == 0 && state.droppedSinceNanos == 0) {
       tables.remove(table);
+    }
+  }
+
+  private boolean droppedWalDue(TableState state) {
+    return System.nanoTime() - state.droppedSinceNanos >= droppedWalRetention.toNanos();
+  }
+
+  /**
+   * Updates the table's status after a pass (on the pass thread, before the table is released,
+   * so the statuses of one table are recorded in order): logs a change of state once, keeps the
+   * status on cluster storage and in the gauges.
+   */
+  private void recordStatus(TableWal table, ReconcileResult result, boolean collected) {
+    boolean failed = result.outcome() == ReconcileResult.Outcome.FAILED;
+    Instant since;
+    boolean wasFailing;
+    boolean firstDrop = false;
+    synchronized (lock) {
+      TableState state = tables.get(table);
+      wasFailing = state.failingSince != null;
+      if (failed && !wasFailing) {
+        state.failingSince = clock.instant();
+      } else if (!failed) {
+        state.failingSince = null;
+      }
+      since = state.failingSince;
+      if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED && state.droppedSinceNanos == 0
+          && !collected) {
+        firstDrop = true;
+      }
+    }
+    ReconcileStatus previous = failing.get(table);
+    // Iceberg names a loaded table "<catalog>.<ns>.<table>"; the label is "<ns>.<table>".
+    String name = result.tableName() != null
+        ? result.tableName().substring(result.tableName().indexOf('.') + 1)
+        : previous != null ? previous.tableName() : knownName(table);
+    if (firstDrop) {
+      LOG.info("table {} ({}) of catalog {} no longer exists: its WAL is not published and will "
+          + "be deleted after {}", table.tableUuid(), name == null ? "name unknown" : name,
+          table.catalogId(), droppedWalRetention);
+    }
+    if (!failed) {
+      if (wasFailing) {
+        failing.remove(table);
+        LOG.info("reconcile of table {} of catalog {} recovered after {} consecutive failures",
+            name == null ? table.tableUuid() : name, table.catalogId(),
+            previous == null ? "?" : previous.consecutiveFailures());
+        publishStatus(table, name, ReconcileStatus.HEALTHY);
+      }
+      return;
+    }
+    long[] pending = pendingRange(table);
+    ReconcileStatus status = new ReconcileStatus(name, since,
+        previous == null ? 1 : previous.consecutiveFailures() + 1, result.message(), pending[0],
+        pending[1]);
+    failing.put(table, status);
+    if (!wasFailing) {
+      LOG.warn("reconcile of table {} of catalog {} is failing: {}; it is retried with backoff "
+          + "and reported as failing until a pass succeeds", name == null ? table.tableUuid() : name,
+          table.catalogId(), status.describe());
+    }
+    publishStatus(table, name, status);
+  }
+
+  private void publishStatus(TableWal table, String name, ReconcileStatus status) {
+    String label = name == null ? table.tableUuid().toString() : name;
+    Telemetry.current().metrics().reconcileTableHealth(table.catalogId(), label, status.failing(),
+        status.consecutiveFailures());
+    if (statusStore != null) {
+      try {
+        statusStore.write(table, status);
+      } catch (RuntimeException e) {
+        LOG.debug("could not record the reconcile status of {}: {}", table, e.getMessage());
+      }
+    }
+  }
+
+  /** The table's name as recorded next to its WAL ({@code ns.table}), or null. */
+  private String knownName(TableWal table) {
+    try {
+      return wal.tableName(table)
+          .map(n -> String.join(".", n.namespace()) + (n.namespace().isEmpty() ? "" : ".") + n.name())
+          .orElse(null);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** First unpublished and last present WAL seq ({0, 0} when none or unknown). */
+  private long[] pendingRange(TableWal table) {
+    try {
+      long published = wal.state(table).publishedSeq();
+      List<Long> after = wal.segmentsAfter(table, published);
+      return after.isEmpty() ? new long[] {0, 0} : new long[] {after.get(0), after.get(after.size() - 1)};
+    } catch (RuntimeException e) {
+      return new long[] {0, 0};
     }
   }
 
@@ -268,7 +444,8 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     synchronized (lock) {
       TableState state = tables.get(table);
       return state == null
-          || (!state.scheduled && (state.failures == 0 || System.nanoTime() >= state.notBeforeNanos));
+          || (!state.scheduled && (state.failures == 0 || System.nanoTime() >= state.notBeforeNanos)
+              && (state.droppedSinceNanos == 0 || droppedWalDue(state)));
     }
   }
 

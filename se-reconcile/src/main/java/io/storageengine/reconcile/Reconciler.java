@@ -9,8 +9,11 @@ import io.storageengine.wal.WalLog;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Files;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.MetricsConfig;
 import org.apache.iceberg.parquet.ParquetUtil;
 import org.slf4j.Logger;
@@ -106,12 +109,52 @@ public final class Reconciler {
     return !wal.segmentsAfter(table, wal.state(table).publishedSeq()).isEmpty();
   }
 
-  ReconcileResult reconcileReportingFailure(TableWal table) {
+  /**
+   * Deletes the WAL of a table that no longer exists in its catalog (checked again here, by UUID,
+   * like a pass does): TABLE_DROPPED, with the number of files deleted in the message. A table
+   * found after all gets an ordinary pass instead. Throws like {@link #reconcile}.
+   */
+  public ReconcileResult deleteWalIfDropped(TableWal table) {
+    Catalog catalog = catalogs.catalog(table.catalogId());
+    Optional<Table> found;
     try {
+      found = locator.locate(catalog, table);
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new SeException(ErrorCode.UNAVAILABLE, "catalog `" + table.catalogId()
+          + "` is unavailable: " + e.getMessage(), e);
+    }
+    if (found.isPresent()) {
       return reconcile(table);
+    }
+    int deleted = wal.deleteTable(table);
+    LOG.info("deleted the WAL of table {} of catalog {}, dropped from its catalog ({} files)",
+        table.tableUuid(), table.catalogId(), deleted);
+    return new ReconcileResult(table, null, ReconcileResult.Outcome.TABLE_DROPPED, 0, 0, 0, 0, 0, 0,
+        0, 1, "table " + table.tableUuid() + " was dropped from catalog " + table.catalogId()
+            + "; its WAL was deleted (" + deleted + " files)");
+  }
+
+  ReconcileResult reconcileReportingFailure(TableWal table) {
+    return capturingFailure(table, () -> reconcile(table), true);
+  }
+
+  /**
+   * {@code pass} over {@code table}, a failure returned as FAILED; logged at WARN when
+   * {@code warn} (one-shot runs), else at DEBUG (the loop logs state changes itself).
+   */
+  ReconcileResult capturingFailure(TableWal table, java.util.function.Supplier<ReconcileResult> pass,
+      boolean warn) {
+    try {
+      return pass.get();
     } catch (RuntimeException e) {
       ErrorCode code = SeException.codeOf(e);
-      LOG.warn("reconcile of table {} failed ({}): {}", table.tableUuid(), code, e.getMessage());
+      if (warn) {
+        LOG.warn("reconcile of table {} failed ({}): {}", table.tableUuid(), code, e.getMessage());
+      } else {
+        LOG.debug("reconcile of table {} failed ({}): {}", table.tableUuid(), code, e.getMessage());
+      }
       if (code == ErrorCode.INTERNAL) {
         LOG.debug("reconcile of table {}: internal failure", table.tableUuid(), e); // where, for operators
       }

@@ -101,7 +101,8 @@ final class TableReconciler {
       Optional<Table> found = catalogCall(tableWal, () -> locator.locate(catalog, tableWal));
       times.lap("load table");
       if (found.isEmpty()) {
-        LOG.info("table {} of catalog {} no longer exists; its WAL is skipped", tableWal.tableUuid(),
+        // DEBUG: a continuous loop reports the drop once, and deletes the WAL after a while.
+        LOG.debug("table {} of catalog {} no longer exists; its WAL is skipped", tableWal.tableUuid(),
             tableWal.catalogId());
         return new ReconcileResult(tableWal, null, ReconcileResult.Outcome.TABLE_DROPPED, 0, 0, 0, 0, 0, 0, 0,
             attempt, "table " + tableWal.tableUuid() + " was dropped from catalog " + tableWal.catalogId());

@@ -296,6 +296,11 @@ class ReconcileLoopTest {
     }
 
     @Override
+    public int deleteTable(TableWal table) {
+      return delegate.deleteTable(table);
+    }
+
+    @Override
     public WalState state(TableWal table) {
       return delegate.state(table);
     }

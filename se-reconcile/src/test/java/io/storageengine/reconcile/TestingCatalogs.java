@@ -14,12 +14,26 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.exceptions.CommitStateUnknownException;
+import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /** Hand-written catalog fakes for failure tests. */
 final class TestingCatalogs {
   private TestingCatalogs() {}
+
+  /** A catalog that answers "no such table" for every table, like a misconfigured one. */
+  static final class Empty implements Catalog {
+    @Override public String name() { return "empty"; }
+    @Override public List<TableIdentifier> listTables(Namespace namespace) { return List.of(); }
+    @Override public Table loadTable(TableIdentifier identifier) {
+      throw new NoSuchTableException("Table does not exist: %s", identifier);
+    }
+    @Override public boolean dropTable(TableIdentifier identifier, boolean purge) { return false; }
+    @Override public void renameTable(TableIdentifier from, TableIdentifier to) {
+      throw new NoSuchTableException("Table does not exist: %s", from);
+    }
+  }
 
   /** A catalog whose backend cannot be reached: every call fails like a refused connection. */
   static final class Unreachable implements Catalog {

@@ -16,6 +16,10 @@ import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.catalog.rest.IcebergRestFacade;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Ids;
+import io.storageengine.reconcile.ReconcileStatus;
+import io.storageengine.reconcile.ReconcileStatusStore;
+import io.storageengine.wal.TableWal;
+import java.util.UUID;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import java.net.URLDecoder;
@@ -37,10 +41,12 @@ final class CatalogHttpService implements HttpService {
 
   private final TenantCatalogRegistry registry;
   private final IcebergRestFacade facade;
+  private final ReconcileStatusStore reconcileStatuses;
 
-  CatalogHttpService(TenantCatalogRegistry registry) {
+  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses) {
     this.registry = registry;
     this.facade = new IcebergRestFacade(registry, registry::config);
+    this.reconcileStatuses = reconcileStatuses;
   }
 
   @Override
@@ -88,7 +94,33 @@ final class CatalogHttpService implements HttpService {
     if (below.equals("v1") || below.startsWith("v1/")) {
       return icebergRest(ctx, req, id, below.equals("v1") ? "" : below.substring(3));
     }
+    if (below.startsWith("tables/") && below.endsWith("/reconcile")) {
+      return reconcileStatus(method, id,
+          decode(below.substring("tables/".length(), below.length() - "/reconcile".length())));
+    }
     throw SeException.notFound("no such resource: %s", ctx.path());
+  }
+
+  /**
+   * {@code GET /catalogs/{id}/tables/{table_uuid}/reconcile}: the table's reconcile status
+   * ({@code {"state":"healthy"}} or failing since when, with what), as recorded on cluster storage.
+   */
+  private HttpResponse reconcileStatus(HttpMethod method, String id, String uuid) {
+    Ids.requireCatalogId(id);
+    if (method != HttpMethod.GET) {
+      return methodNotAllowed("GET", "method " + method + " is not allowed on a table's reconcile status");
+    }
+    UUID tableUuid;
+    try {
+      tableUuid = UUID.fromString(uuid);
+    } catch (IllegalArgumentException e) {
+      throw SeException.invalid("invalid table uuid '%s': expected the Iceberg table UUID", uuid);
+    }
+    if (!tableUuid.toString().equals(uuid.toLowerCase(java.util.Locale.ROOT))) {
+      throw SeException.invalid("invalid table uuid '%s': expected the Iceberg table UUID", uuid);
+    }
+    ReconcileStatus status = reconcileStatuses.read(new TableWal(id, tableUuid));
+    return json(HttpStatus.OK, status.toJson());
   }
 
   private HttpResponse create(AggregatedHttpRequest req) {

@@ -1,8 +1,5 @@
 package io.storageengine.server;
 
-import com.linecorp.armeria.common.HttpResponse;
-import com.linecorp.armeria.common.HttpStatus;
-import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.server.HttpService;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
@@ -17,6 +14,7 @@ import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.maintenance.MaintenanceHooks;
 import io.storageengine.reconcile.maintenance.MaintenanceLoop;
@@ -81,7 +79,7 @@ public final class EngineServer implements AutoCloseable {
       if (role == Role.DEV) {
         Reconciler reconciler = new Reconciler(registry, wal, store, allocator, ReconcileOptions.defaults());
         loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
-            EngineServer::logResult).start());
+            EngineServer::logResult).withStatusStore(new ReconcileStatusStore(store)).start());
         Maintainer maintainer = new Maintainer(registry, wal, store, allocator, ReconcileOptions.defaults(),
             MaintenancePolicy.defaults(), MaintenanceHooks.NONE, loop);
         own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
@@ -106,9 +104,10 @@ public final class EngineServer implements AutoCloseable {
       Path queryDir = config.dataDir().resolve("query-cache");
       EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, QueryConfig.defaults(queryDir), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
-      routes.put("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)));
+      ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
+      routes.put("/health", new HealthHttpService(reconcileStatuses));
       routes.put("/metrics", observability.metricsService());
-      CatalogHttpService catalogs = new CatalogHttpService(registry);
+      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
       this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
@@ -175,7 +174,8 @@ public final class EngineServer implements AutoCloseable {
 
   private static void logResult(ReconcileResult result) {
     if (result.outcome() == ReconcileResult.Outcome.FAILED) {
-      LOG.warn("reconcile {}", result);
+      // The loop logs a table's change to failing once at WARN; every failed pass only here.
+      LOG.debug("reconcile {}", result);
     } else if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
       LOG.info("reconcile {}", result);
     } else {

@@ -5,6 +5,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
@@ -72,7 +73,8 @@ public final class ReconcileRunner implements AutoCloseable {
   /** Reconciles continuously until the thread is interrupted. */
   public void watch(String catalogId, java.time.Duration interval, Consumer<ReconcileResult> results)
       throws InterruptedException {
-    try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results).start()) {
+    try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results)
+        .withStatusStore(new ReconcileStatusStore(storage.store())).start()) {
       Thread.currentThread().join();
     }
   }

@@ -5,7 +5,9 @@ import io.storageengine.broker.TaskHandler;
 import io.storageengine.broker.TaskKeys;
 import io.storageengine.broker.Worker;
 import io.storageengine.broker.Task;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
@@ -16,12 +18,18 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.ReconcileStatus;
+import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -66,13 +74,29 @@ public final class WorkerProcess implements AutoCloseable {
     Duration maintenanceInterval = config.duration(ConfigKey.MAINTENANCE_INTERVAL);
     BrokerClient broker = new BrokerClient(storage.store());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
+    ReconcileStatusStore statuses = new ReconcileStatusStore(storage.store());
     handlers.put(TaskKeys.RECONCILE, task -> {
       TableWal table = tableOf(task);
-      ReconcileResult result = reconciler.reconcile(table);
-      LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
+      ReconcileResult result;
+      try {
+        result = droppedSince(storage.store(), table)
+            .filter(since -> Duration.between(since, Instant.now()).compareTo(DROPPED_WAL_RETENTION) >= 0)
+            .isPresent() ? reconciler.deleteWalIfDropped(table) : reconciler.reconcile(table);
+      } catch (RuntimeException e) {
+        recordFailure(statuses, wal, table, SeException.codeOf(e) + ": " + e.getMessage());
+        throw e;
+      }
       if (result.outcome() == ReconcileResult.Outcome.FAILED) {
+        recordFailure(statuses, wal, table, result.message());
         throw new SeException(ErrorCode.UNAVAILABLE, result.message());
       }
+      if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
+        markDropped(storage.store(), table);
+        LOG.debug("task {}: {}", task.key(), result.message());
+        return;
+      }
+      LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
+      recordSuccess(statuses, table);
       if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
         scheduleMaintenance(broker, table, maintenanceInterval);
       }
@@ -135,6 +159,75 @@ public final class WorkerProcess implements AutoCloseable {
           TaskKeys.tablePayload(table.catalogId(), uuid));
     } catch (RuntimeException e) {
       LOG.debug("no maintenance task scheduled for {}: {}", table, e.getMessage());
+    }
+  }
+
+  /**
+   * A failed reconcile task: the table's status on cluster storage becomes (or stays) failing,
+   * with one more consecutive failure; the change to failing is logged once, by the worker that
+   * saw it, whichever worker runs the next task.
+   */
+  private static void recordFailure(ReconcileStatusStore statuses, ObjectStoreWal wal, TableWal table,
+      String error) {
+    try {
+      ReconcileStatus previous = statuses.read(table);
+      long published = wal.state(table).publishedSeq();
+      List<Long> pending = wal.segmentsAfter(table, published);
+      String name = wal.tableName(table)
+          .map(n -> String.join(".", n.namespace()) + (n.namespace().isEmpty() ? "" : ".") + n.name())
+          .orElse(null);
+      ReconcileStatus status = new ReconcileStatus(name,
+          previous.failing() ? previous.failingSince() : Instant.now(), previous.consecutiveFailures() + 1,
+          error, pending.isEmpty() ? 0 : pending.get(0), pending.isEmpty() ? 0 : pending.get(pending.size() - 1));
+      statuses.write(table, status);
+      if (!previous.failing()) {
+        LOG.warn("reconcile of table {} of catalog {} is failing: {}", name == null ? table.tableUuid() : name,
+            table.catalogId(), status.describe());
+      }
+    } catch (RuntimeException e) {
+      LOG.debug("could not record the reconcile status of {}: {}", table, e.getMessage());
+    }
+  }
+
+  private static void recordSuccess(ReconcileStatusStore statuses, TableWal table) {
+    try {
+      ReconcileStatus previous = statuses.read(table);
+      if (previous.failing()) {
+        statuses.write(table, ReconcileStatus.HEALTHY);
+        LOG.info("reconcile of table {} of catalog {} recovered after {} consecutive failures",
+            previous.tableName() == null ? table.tableUuid() : previous.tableName(), table.catalogId(),
+            previous.consecutiveFailures());
+      }
+    } catch (RuntimeException e) {
+      LOG.debug("could not record the reconcile status of {}: {}", table, e.getMessage());
+    }
+  }
+
+  /** How long a dropped table's WAL is kept before a worker deletes it (as the reconcile loop does). */
+  static final Duration DROPPED_WAL_RETENTION = ReconcileLoop.DEFAULT_DROPPED_WAL_RETENTION;
+
+  /** The marker of a table first found dropped, shared by all workers; deleted with the WAL. */
+  private static String droppedKey(TableWal table) {
+    return table.prefix() + "dropped.json";
+  }
+
+  private static Optional<Instant> droppedSince(ObjectStore store, TableWal table) {
+    return store.get(droppedKey(table)).map(blob -> {
+      try {
+        return Instant.parse(Json.parse(blob.data()).path("first_seen").asText(""));
+      } catch (RuntimeException e) {
+        return Instant.now(); // unreadable marker: start the retention again
+      }
+    });
+  }
+
+  /** Records when the table was first found dropped; logs that once (the worker creating the marker). */
+  private static void markDropped(ObjectStore store, TableWal table) {
+    ObjectNode marker = Json.object();
+    marker.put("first_seen", Instant.now().toString());
+    if (store.putIfAbsent(droppedKey(table), Json.toBytes(marker)).isPresent()) {
+      LOG.info("table {} of catalog {} no longer exists: its WAL is not published and will be deleted after {}",
+          table.tableUuid(), table.catalogId(), DROPPED_WAL_RETENTION);
     }
   }
 

@@ -269,6 +269,26 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   }
 
   @Override
+  public int deleteTable(TableWal table) {
+    String prefix = table.prefix();
+    List<ObjectInfo> objects = retry.call("list " + prefix, () -> store.list(prefix));
+    int deleted = 0;
+    for (ObjectInfo object : objects) {
+      if (!object.key().equals(table.stateKey())) {
+        retry.run("delete " + object.key(), () -> store.delete(object.key()));
+        deleted++;
+      }
+    }
+    if (objects.stream().anyMatch(o -> o.key().equals(table.stateKey()))) {
+      retry.run("delete " + table.stateKey(), () -> store.delete(table.stateKey()));
+      deleted++;
+    }
+    nextSeqHints.remove(table);
+    backlog.deleted(table);
+    return deleted;
+  }
+
+  @Override
   public Optional<TableName> tableName(TableWal table) {
     String key = table.tableNameKey();
     return retry.call("read " + key, () -> store.get(key))

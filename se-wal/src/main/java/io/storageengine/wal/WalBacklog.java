@@ -61,6 +61,14 @@ final class WalBacklog {
     report(wal, table, publishedSeq);
   }
 
+  /** The table's WAL was deleted (table dropped): its backlog is reported as empty and forgotten. */
+  void deleted(TableWal wal) {
+    Table table = tables.remove(wal);
+    if (table != null) {
+      Telemetry.current().metrics().walBacklog(wal.catalogId(), table.label, 0, 0);
+    }
+  }
+
   private Table table(TableWal wal) {
     return tables.computeIfAbsent(wal, w -> new Table(w.tableUuid().toString()));
   }

@@ -23,6 +23,14 @@ public interface WalLog {
    */
   int collectGarbage(TableWal table, long seq);
 
+  /**
+   * Deletes everything the table has on cluster storage (segments, state, name, tombstones and
+   * any other file under its directory), {@code state.json} last so that an interrupted deletion
+   * is still listed by {@link #tables} and finished by a later call. Only for a table that no
+   * longer exists in its catalog: its segments are never published. Returns the keys deleted.
+   */
+  int deleteTable(TableWal table);
+
   /** The last name recorded by {@link WalWriter#registerTableName}, if any. */
   Optional<TableName> tableName(TableWal table);
 

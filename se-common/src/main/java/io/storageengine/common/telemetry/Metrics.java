@@ -41,6 +41,7 @@ public final class Metrics implements AutoCloseable {
   private final JvmGcMetrics gc;
   private final ConcurrentMap<Tags, IngestMeters> ingest = new ConcurrentHashMap<>();
   private final ConcurrentMap<Tags, AtomicLong[]> backlog = new ConcurrentHashMap<>();
+  private final ConcurrentMap<Tags, AtomicLong[]> reconcileHealth = new ConcurrentHashMap<>();
   private final Timer ackLatency;
   private final Timer walFlushLatency;
   private final DistributionSummary walFlushSize;
@@ -138,6 +139,26 @@ public final class Metrics implements AutoCloseable {
       Counter.builder("se.reconcile.rows").description("WAL rows committed to Iceberg")
           .tags(tableTags(catalog, table)).register(registry).increment(rows);
     }
+  }
+
+  /**
+   * Whether the table's reconciliation is failing (1) or healthy (0), and its failed passes since
+   * the last successful one: {@code se_reconcile_table_failing} and
+   * {@code se_reconcile_table_consecutive_failures}.
+   */
+  public void reconcileTableHealth(String catalog, String table, boolean failing,
+      long consecutiveFailures) {
+    AtomicLong[] values = reconcileHealth.computeIfAbsent(tableTags(catalog, table), tags -> {
+      AtomicLong[] v = {new AtomicLong(), new AtomicLong()};
+      Gauge.builder("se.reconcile.table.failing", v[0], AtomicLong::get)
+          .description("1 while the table's reconcile passes keep failing").tags(tags).register(registry);
+      Gauge.builder("se.reconcile.table.consecutive.failures", v[1], AtomicLong::get)
+          .description("failed reconcile passes of the table since its last successful one")
+          .tags(tags).register(registry);
+      return v;
+    });
+    values[0].set(failing ? 1 : 0);
+    values[1].set(Math.max(0, consecutiveFailures));
   }
 
   /** Time from the acknowledgement of the oldest batch of a commit to the commit. */

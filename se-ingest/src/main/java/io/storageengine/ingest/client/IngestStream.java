@@ -26,6 +26,9 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * beyond that. Not thread-safe: one thread sends; futures complete on gRPC threads.
  */
 public final class IngestStream implements AutoCloseable {
+  private static final long FIRST_PARK_NANOS = 20_000;
+  private static final long MAX_PARK_NANOS = 5_000_000;
+
   private final BufferAllocator allocator;
   private final VectorSchemaRoot root;
   private final VectorLoader loader;
@@ -54,6 +57,15 @@ public final class IngestStream implements AutoCloseable {
       FlightClient.ClientStreamListener listener =
           client.startPut(IngestProtocol.descriptor(), root, acks, options);
       IngestStream stream = new IngestStream(allocator, root, acks, maxInFlight, listener);
+      try {
+        // putMetadata busy-spins until the call is ready; hundreds of streams opening at once
+        // would spin on every core and starve the server they wait for.
+        stream.awaitTransportReady();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        listener.error(e);
+        throw new IllegalStateException("interrupted while opening an ingest stream", e);
+      }
       listener.putMetadata(stream.buffer(IngestProtocol.encodeHeader(header)));
       try {
         accepted.join();
@@ -100,15 +112,20 @@ public final class IngestStream implements AutoCloseable {
 
   /**
    * Flight's own {@code putNext} busy-spins while gRPC is not ready for more data, which starves
-   * the server of CPU on small machines; park briefly instead (gRPC allows no ready callback once
-   * the call has started).
+   * the server of CPU on small machines; park instead (gRPC allows no ready callback once the
+   * call has started). The park doubles from {@link #FIRST_PARK_NANOS} up to
+   * {@link #MAX_PARK_NANOS}: a stream that is briefly not ready resumes within microseconds,
+   * while hundreds of streams waiting for a slow server (all opening at once) wake up a few
+   * hundred times a second each instead of thousands, and leave the CPU to the server.
    */
   private void awaitTransportReady() throws InterruptedException {
+    long park = FIRST_PARK_NANOS;
     while (!listener.isReady() && !acks.isCancelled()) {
-      LockSupport.parkNanos(200_000);
+      LockSupport.parkNanos(park);
       if (Thread.interrupted()) {
         throw new InterruptedException();
       }
+      park = Math.min(MAX_PARK_NANOS, park * 2);
     }
   }
 

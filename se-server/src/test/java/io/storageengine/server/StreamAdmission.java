@@ -1,0 +1,218 @@
+package io.storageengine.server;
+
+import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableDefinition;
+import io.storageengine.catalog.Tables;
+import io.storageengine.ingest.client.IngestClient;
+import io.storageengine.ingest.client.IngestStream;
+import io.storageengine.wal.WalOperation;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * Opens many native ingest streams at once against a running server and measures stream
+ * admission (from {@code open} until the server's ack of the header) and {@code GET /health}
+ * latency while that happens. Every stream then sends one batch, waits for its ack and finishes,
+ * so the run also proves every stream landed. {@code load_table_p50_ms} is what loading one
+ * table from the catalog costs alone, the catalog's part of an admission. For diagnosis,
+ * {@code -Dse.admission.dump=<file>} writes every thread's stack that many milliseconds
+ * ({@code -Dse.admission.dump-after-ms}, default 1000) into the burst. Shared by {@link ManyStreamsTest} and
+ * {@code bench.StreamAdmissionBenchmark}.
+ */
+final class StreamAdmission {
+  /** What one run measured; latencies in milliseconds. */
+  record Result(int streams, int tables, int clients, int landed, double admissionP50,
+      double admissionP99, double admissionMax, int healthProbes, double healthP50,
+      double healthP99, double healthMax, int healthFailures, double wallSeconds,
+      double loadTableP50) {
+    String json() {
+      return String.format(Locale.ROOT, "{\"streams\":%d,\"tables\":%d,\"clients\":%d,\"landed\":%d,"
+          + "\"admission_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
+          + "\"health_ms\":{\"probes\":%d,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f,\"failures\":%d},"
+          + "\"wall_s\":%.1f,\"load_table_p50_ms\":%.1f}", streams, tables, clients, landed,
+          admissionP50, admissionP99, admissionMax, healthProbes, healthP50, healthP99, healthMax,
+          healthFailures, wallSeconds, loadTableP50);
+    }
+  }
+
+  private StreamAdmission() {}
+
+  /** Creates {@code tables} append tables {@code load.t<i>} (id bigint) in {@code catalog}. */
+  static List<TableIdentifier> createTables(Catalog catalog, int tables) {
+    List<TableIdentifier> ids = new ArrayList<>();
+    for (int i = 0; i < tables; i++) {
+      TableIdentifier id = TableIdentifier.parse("load.t" + i);
+      Tables.create(catalog, id, TableDefinition.builder("id bigint not null").build());
+      ids.add(id);
+    }
+    return ids;
+  }
+
+  /** Opens {@code streams} streams at once over {@code clients} connections, spread over the tables. */
+  static Result run(int port, Catalog catalog, String catalogId, List<TableIdentifier> tables,
+      int streams, int clients) throws Exception {
+    Schema schema = IcebergArrowSchemas.toArrow(catalog.loadTable(tables.get(0)).schema());
+    // What one admission costs the catalog, alone: a table load.
+    List<Double> loads = new ArrayList<>();
+    for (TableIdentifier table : tables) {
+      long started = System.nanoTime();
+      catalog.loadTable(table);
+      loads.add((System.nanoTime() - started) / 1e6);
+    }
+    Collections.sort(loads);
+    double loadTableP50 = pct(loads, 0.5);
+    Location location = Location.forGrpcInsecure("127.0.0.1", port);
+    List<Double> admissions = Collections.synchronizedList(new ArrayList<>());
+    List<Double> health = Collections.synchronizedList(new ArrayList<>());
+    int[] healthFailures = new int[1];
+    AtomicBoolean done = new AtomicBoolean();
+    HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    Thread prober = new Thread(() -> {
+      HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+          .timeout(Duration.ofSeconds(10)).build();
+      while (!done.get()) {
+        long started = System.nanoTime();
+        try {
+          HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
+          if (response.statusCode() != 200) {
+            healthFailures[0]++;
+          }
+          health.add((System.nanoTime() - started) / 1e6);
+        } catch (InterruptedException e) {
+          return; // the run is over
+        } catch (Exception e) {
+          if (done.get()) {
+            return;
+          }
+          healthFailures[0]++;
+          health.add((System.nanoTime() - started) / 1e6);
+        }
+        try {
+          Thread.sleep(50);
+        } catch (InterruptedException e) {
+          return;
+        }
+      }
+    }, "health-prober");
+    long wallStarted;
+    int landed = 0;
+    try (BufferAllocator allocator = new RootAllocator()) {
+      List<IngestClient> connections = new ArrayList<>();
+      for (int i = 0; i < clients; i++) {
+        connections.add(IngestClient.connect(location, allocator));
+      }
+      ExecutorService pool = Executors.newFixedThreadPool(streams);
+      try {
+        CountDownLatch start = new CountDownLatch(1);
+        // Warm-up (not measured): every connection is established and the server's code paths
+        // are loaded, as on a server that has been running; the burst then measures admission.
+        for (int i = 0; i < connections.size(); i++) {
+          landStream(connections.get(i), catalogId, tables.get(i % tables.size()), schema,
+              allocator, -1 - i, null);
+        }
+        prober.start();
+        List<Future<Boolean>> results = new ArrayList<>();
+        for (int i = 0; i < streams; i++) {
+          int n = i;
+          results.add(pool.submit(() -> {
+            start.await();
+            landStream(connections.get(n % connections.size()), catalogId,
+                tables.get(n % tables.size()), schema, allocator, n, admissions);
+            return true;
+          }));
+        }
+        wallStarted = System.nanoTime();
+        start.countDown();
+        String dump = System.getProperty("se.admission.dump");
+        if (dump != null) {
+          Thread.sleep(Long.getLong("se.admission.dump-after-ms", 1000));
+          StringBuilder text = new StringBuilder();
+          Thread.getAllStackTraces().forEach((t, stack) -> {
+            text.append('"').append(t.getName()).append("\" ").append(t.getState()).append('\n');
+            for (StackTraceElement e : stack) {
+              text.append("\tat ").append(e).append('\n');
+            }
+            text.append('\n');
+          });
+          java.nio.file.Files.writeString(java.nio.file.Path.of(dump), text);
+        }
+        for (Future<Boolean> f : results) {
+          if (f.get(10, TimeUnit.MINUTES)) {
+            landed++;
+          }
+        }
+      } finally {
+        done.set(true);
+        prober.interrupt();
+        prober.join();
+        pool.shutdownNow();
+        for (IngestClient c : connections) {
+          c.close();
+        }
+      }
+    }
+    double wall = (System.nanoTime() - wallStarted) / 1e9;
+    List<Double> a = sorted(admissions);
+    List<Double> h = sorted(health);
+    return new Result(streams, tables.size(), clients, landed, pct(a, 0.5), pct(a, 0.99),
+        pct(a, 1.0), h.size(), pct(h, 0.5), pct(h, 0.99), pct(h, 1.0), healthFailures[0], wall,
+        loadTableP50);
+  }
+
+  /** Opens a stream, records its admission time (when {@code admissions} is given), lands one row. */
+  private static void landStream(IngestClient client, String catalogId, TableIdentifier table,
+      Schema schema, BufferAllocator allocator, long id, List<Double> admissions) throws Exception {
+    long opened = System.nanoTime();
+    try (IngestStream stream = client.open(catalogId, List.of(table.namespace().levels()),
+        table.name(), WalOperation.UPSERT, schema);
+        VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+      if (admissions != null) {
+        admissions.add((System.nanoTime() - opened) / 1e6);
+      }
+      BigIntVector column = (BigIntVector) root.getVector(0);
+      column.allocateNew(1);
+      column.set(0, id);
+      root.setRowCount(1);
+      stream.send(root).get(5, TimeUnit.MINUTES);
+      stream.finish();
+    }
+  }
+
+  private static List<Double> sorted(List<Double> values) {
+    List<Double> copy;
+    synchronized (values) {
+      copy = new ArrayList<>(values);
+    }
+    Collections.sort(copy);
+    return copy;
+  }
+
+  private static double pct(List<Double> sorted, double p) {
+    if (sorted.isEmpty()) {
+      return Double.NaN;
+    }
+    int index = (int) Math.ceil(p * sorted.size()) - 1;
+    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, index)));
+  }
+}

@@ -1,0 +1,31 @@
+package io.storageengine.server;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+
+/**
+ * Stream admission under many concurrent streams against a real {@code se dev} server on
+ * 127.0.0.1 (fs store, embedded catalog). A program, not a test: prints one JSON line.
+ *
+ * <p>Arguments: streams (default 500), tables (default 50), client connections (default 10).
+ */
+public final class StreamAdmissionBenchmark {
+  private StreamAdmissionBenchmark() {}
+
+  public static void main(String[] args) throws Exception {
+    int streams = args.length > 0 ? Integer.parseInt(args[0]) : 500;
+    int tables = args.length > 1 ? Integer.parseInt(args[1]) : 50;
+    int clients = args.length > 2 ? Integer.parseInt(args[2]) : 10;
+    Path dir = Files.createTempDirectory("se-admission");
+    try (EngineServer server = EngineServer.start(ServerConfig.defaults()
+        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
+        .with(ConfigKey.DATA_DIR, dir.toString()), Role.DEV)) {
+      Catalog catalog = server.registry().catalog("warehouse");
+      List<TableIdentifier> ids = StreamAdmission.createTables(catalog, tables);
+      System.out.println(StreamAdmission.run(server.port(), catalog, "warehouse", ids, streams, clients).json());
+    }
+  }
+}
