@@ -127,14 +127,15 @@ class ReconcileHealthTest {
       List<ReconcileResult> results = new CopyOnWriteArrayList<>();
       try (ReconcileLoop loop = new ReconcileLoop(env.reconciler(TestEnvironment.options()), env.wal,
           TestEnvironment.CATALOG, Duration.ofMillis(20), results::add)
-          .withDroppedWalRetention(Duration.ofMillis(600)).start()) {
+          .withDroppedWalRetention(Duration.ofMillis(1500)).start()) {
         await(() -> results.stream().anyMatch(r -> r.outcome() == ReconcileResult.Outcome.TABLE_DROPPED));
         // Ticks keep coming, but the dropped table is not passed over again during the retention.
         Thread.sleep(300);
         assertThat(results).hasSize(1);
         assertThat(env.store.list(tw.prefix())).isNotEmpty();
 
-        await(() -> env.store.list(tw.prefix()).isEmpty());
+        // The result is reported just after the deletion: wait for both.
+        await(() -> env.store.list(tw.prefix()).isEmpty() && results.size() >= 2);
         assertThat(results).hasSize(2);
         assertThat(results.get(1).outcome()).isEqualTo(ReconcileResult.Outcome.TABLE_DROPPED);
         assertThat(results.get(1).message()).isEqualTo("table " + tw.tableUuid()
