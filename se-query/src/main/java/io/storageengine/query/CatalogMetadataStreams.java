@@ -80,7 +80,8 @@ final class CatalogMetadataStreams {
           } catch (NoSuchTableException e) {
             continue; // dropped while listing
           }
-          schemas.add(arrowSchema(table.schema()).serializeAsMessage());
+          schemas.add(tableSchema(TenantMetadata.schemaName(id.namespace()), id.name(), table.schema())
+              .serializeAsMessage());
         }
         rows.add(new String[] {StatementAnalyzer.CATALOG, TenantMetadata.schemaName(id.namespace()), id.name(), TABLE_TYPE});
       }
@@ -246,11 +247,15 @@ final class CatalogMetadataStreams {
     }
   }
 
-  /** The Arrow schema a {@code SELECT *} of a table with this Iceberg schema returns. */
-  static Schema arrowSchema(org.apache.iceberg.Schema schema) {
+  /**
+   * The Arrow schema of a table as {@code GetTables} reports it: required columns not nullable,
+   * {@code fixed(n)} as {@code FixedSizeBinary(n)}, each field with its Flight SQL column metadata
+   * (see {@link IcebergTypes#tableColumn}).
+   */
+  static Schema tableSchema(String namespace, String table, org.apache.iceberg.Schema schema) {
     List<Field> fields = new ArrayList<>();
     for (Types.NestedField field : schema.columns()) {
-      fields.add(IcebergTypes.arrowField(field.name(), field.type()));
+      fields.add(IcebergTypes.tableColumn(namespace, table, field));
     }
     return new Schema(fields);
   }

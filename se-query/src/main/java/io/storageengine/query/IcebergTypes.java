@@ -63,6 +63,52 @@ final class IcebergTypes {
     }
   }
 
+  /**
+   * The Arrow field of a table column as metadata calls report it: the Arrow type of
+   * {@link #arrowField(String, Type)} ({@code fixed(n)} as {@code FixedSizeBinary(n)}), not
+   * nullable when the column is required, with the Flight SQL column metadata
+   * ({@code ARROW:FLIGHT:SQL:*}: type name, precision and scale, catalog, schema and table).
+   */
+  static Field tableColumn(String namespace, String table, Types.NestedField column) {
+    Field field = arrowField(column.name(), column.type());
+    ArrowType type = column.type().typeId() == Type.TypeID.FIXED
+        ? new ArrowType.FixedSizeBinary(((Types.FixedType) column.type()).length()) : field.getType();
+    FieldType fieldType = new FieldType(column.isOptional(), type, null,
+        columnMetadata(namespace, table, column.name(), column.type()));
+    return new Field(column.name(), fieldType, field.getChildren());
+  }
+
+  /** The Flight SQL column metadata of a column of {@code type} read from a table (names may be null). */
+  static java.util.Map<String, String> columnMetadata(String namespace, String table, String column, Type type) {
+    org.apache.arrow.flight.sql.FlightSqlColumnMetadata.Builder metadata =
+        new org.apache.arrow.flight.sql.FlightSqlColumnMetadata.Builder()
+            .catalogName(StatementAnalyzer.CATALOG)
+            .typeName(typeName(column, type))
+            .isAutoIncrement(false)
+            .isReadOnly(true)
+            .isSearchable(true)
+            .isCaseSensitive(type.typeId() == Type.TypeID.STRING);
+    if (namespace != null) {
+      metadata.schemaName(namespace).tableName(table);
+    }
+    if (type.typeId() == Type.TypeID.DECIMAL) {
+      Types.DecimalType decimal = (Types.DecimalType) type;
+      metadata.precision(decimal.precision()).scale(decimal.scale());
+    } else if (type.typeId() == Type.TypeID.FIXED) {
+      metadata.precision(((Types.FixedType) type).length());
+    }
+    return metadata.build().getMetadataMap();
+  }
+
+  /** The SQL type name of a column: DuckDB's, or Iceberg's for a type DuckDB cannot read. */
+  static String typeName(String column, Type type) {
+    try {
+      return duckdbType(column, type);
+    } catch (SeException e) {
+      return type.toString();
+    }
+  }
+
   /** The Arrow field DuckDB returns for an Iceberg field (every DuckDB result column is nullable). */
   static Field arrowField(String name, Type type) {
     switch (type.typeId()) {

@@ -27,6 +27,11 @@ final class ParameterTypes {
 
   private ParameterTypes() {}
 
+  /** Whether DuckDB could not infer the parameter's type (it is then declared, and bound, as a string). */
+  static boolean isUnknown(String duckdbType) {
+    return UNKNOWN.contains(normalize(duckdbType));
+  }
+
   /** The Arrow field of parameter {@code index} (1-based) of DuckDB type {@code duckdbType}. */
   static Field arrowField(int index, String duckdbType) {
     return new Field("$" + index, FieldType.nullable(arrowType(duckdbType)), null);

@@ -39,6 +39,7 @@ final class PreparedQuery implements AutoCloseable {
   private final QueryParameters parameters;
   private final List<TableRead> reads;
   private final List<? extends AutoCloseable> resources;
+  private final List<ResultColumns.Origin> origins;
   private final List<AutoCloseable> open = new ArrayList<>();
   private boolean closed;
 
@@ -52,6 +53,8 @@ final class PreparedQuery implements AutoCloseable {
   record TableRead(String displayName, Table table, long snapshotId, List<String> localFiles) {}
 
   private List<String> parameterTypes;
+  /** DuckDB's type name of each result column, once the statement was prepared. */
+  private List<String> columnTypes = List.of();
   private ArrowReader started;
   private volatile boolean cancelled;
   /** The statement {@link #run} executes, for {@link #cancel} (DuckDB interrupts its connection). */
@@ -59,6 +62,13 @@ final class PreparedQuery implements AutoCloseable {
 
   PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
       List<TableRead> reads, List<? extends AutoCloseable> resources) {
+    this(connection, sql, pins, parameters, reads, resources, List.of());
+  }
+
+  /** @param origins the table column each result column reads, where known (see {@link ResultColumns}) */
+  PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      List<TableRead> reads, List<? extends AutoCloseable> resources, List<ResultColumns.Origin> origins) {
+    this.origins = origins;
     this.connection = connection;
     this.sql = sql;
     this.pins = pins;
@@ -121,7 +131,7 @@ final class PreparedQuery implements AutoCloseable {
       bindTo(statement);
       try (ResultSet rows = statement.executeQuery();
           ArrowReader reader = (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, 1)) {
-        return schema(bound.getMetaData(), reader);
+        return ResultColumns.annotate(schema(bound.getMetaData(), reader), origins, columnTypes(bound.getMetaData()));
       }
     } catch (SQLException | IOException e) {
       throw translate(e);
@@ -130,7 +140,16 @@ final class PreparedQuery implements AutoCloseable {
 
   private void bindTo(PreparedStatement statement) throws SQLException {
     if (parameters.isEmpty()) {
-      QueryParameters.bindNulls(statement, parameterTypes().size());
+      // A parameter of unknown type is declared as a string (see ParameterTypes): bind one, so
+      // that `SELECT ? AS x` describes x as VARCHAR rather than as DuckDB's NULL type.
+      List<String> types = parameterTypes();
+      for (int i = 0; i < types.size(); i++) {
+        if (ParameterTypes.isUnknown(types.get(i))) {
+          statement.setString(i + 1, "");
+        } else {
+          statement.setObject(i + 1, null);
+        }
+      }
     } else {
       parameters.bind(statement);
     }
@@ -139,12 +158,38 @@ final class PreparedQuery implements AutoCloseable {
   private static Schema schema(ResultSetMetaData metadata, ArrowReader reader) throws SQLException, IOException {
     List<Field> fields = new ArrayList<>();
     List<Field> typed = reader.getVectorSchemaRoot().getSchema().getFields();
+    boolean resolved = metadata.getColumnCount() == typed.size();
+    for (int i = 1; resolved && i <= metadata.getColumnCount(); i++) {
+      // A statement whose parameter types DuckDB cannot infer is described as one column
+      // `unknown` until values are bound: the names are then the bound statement's.
+      resolved = !ParameterTypes.isUnknown(metadata.getColumnTypeName(i));
+    }
+    if (!resolved) {
+      return reader.getVectorSchemaRoot().getSchema();
+    }
     for (int i = 0; i < typed.size(); i++) {
       Field field = typed.get(i);
       String name = i < metadata.getColumnCount() ? metadata.getColumnName(i + 1) : field.getName();
       fields.add(new Field(name, field.getFieldType(), field.getChildren()));
     }
     return new Schema(fields);
+  }
+
+  private static List<String> columnTypes(ResultSetMetaData metadata) throws SQLException {
+    List<String> types = new ArrayList<>();
+    for (int i = 1; metadata != null && i <= metadata.getColumnCount(); i++) {
+      types.add(metadata.getColumnTypeName(i));
+    }
+    return List.copyOf(types);
+  }
+
+  /**
+   * The schema to send for the result of {@link #start}, whose reader has schema {@code produced}:
+   * the same Arrow types, with nullability and Flight SQL column metadata from the table columns
+   * the result reads (see {@link ResultColumns#annotate}).
+   */
+  synchronized Schema resultSchema(Schema produced) {
+    return ResultColumns.annotate(produced, origins, columnTypes);
   }
 
   /**
@@ -163,6 +208,7 @@ final class PreparedQuery implements AutoCloseable {
       if (parameterTypes == null) {
         parameterTypes = parameterTypes(statement);
       }
+      columnTypes = columnTypes(statement.getMetaData());
       if (check) {
         checkParameters();
       }

@@ -64,7 +64,10 @@ final class QueryEngine implements AutoCloseable {
   private final DuckDbPool pool;
   private final DuckDBConnection parser;
   private final TableStateCache tables = new TableStateCache();
-  private final Map<String, Analysis> analyses = new LruMap<>(MAX_ANALYSES);
+  private final Map<String, Analyzed> analyses = new LruMap<>(MAX_ANALYSES);
+
+  /** A statement's analysis and its select list (see {@link ResultColumns#select}). */
+  private record Analyzed(Analysis analysis, ResultColumns.Select select) {}
 
   QueryEngine(TenantCatalogs catalogs, QueryConfig config) {
     this.catalogs = catalogs;
@@ -118,14 +121,15 @@ final class QueryEngine implements AutoCloseable {
     DuckDbPool.Lease database = null;
     List<PreparedQuery.TableRead> reads = new ArrayList<>();
     try {
-      Analysis analysis = analyze(statement);
+      Analyzed analyzed = analyze(statement);
+      Analysis analysis = analyzed.analysis();
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
-        TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.schema()), name.table());
-        Table table = load(catalogId, catalog, id);
+        TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
+        Table table = load(catalogId, catalog, id, name);
         SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
         used.put(entry.getKey(), pin);
         Schema schema = table.schemas().get(pin.schemaId());
@@ -161,7 +165,13 @@ final class QueryEngine implements AutoCloseable {
       }
       resources.addAll(leases);
       resources.add(database);
-      return new PreparedQuery(connection, statement, used, parameters, reads, resources);
+      List<ResultColumns.Origin> origins = List.of();
+      if (analyzed.select() != null && analysis.kind() == StatementAnalyzer.Kind.QUERY
+          && analysis.informationSchema().isEmpty()) {
+        PlannedTable read = planned.get(analyzed.select().table());
+        origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
+      }
+      return new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
     } catch (RuntimeException | SQLException e) {
       leases.forEach(DataFileCache.Lease::close);
       if (database != null) {
@@ -264,10 +274,15 @@ final class QueryEngine implements AutoCloseable {
   }
 
   /** The current state of {@code id} (see {@link TableStateCache}); NOT_FOUND when it does not exist. */
-  private Table load(String catalogId, Catalog catalog, TableIdentifier id) {
+  private Table load(String catalogId, Catalog catalog, TableIdentifier id, TableName name) {
     try {
       return tables.current(catalogId, catalog, id, () -> catalog.loadTable(id));
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      if (name.unqualified()) {
+        throw SeException.notFound("table `%s` does not exist in namespace %s (an unqualified name reads %s; "
+            + "write <namespace>.%s for another namespace)", name.table(), name.namespace(),
+            TenantMetadata.displayName(id), name.table());
+      }
       throw SeException.notFound("table %s does not exist", TenantMetadata.displayName(id));
     }
   }
@@ -277,14 +292,16 @@ final class QueryEngine implements AutoCloseable {
    * statements (each at most {@link #MAX_ANALYZED_LENGTH} characters) are remembered. Statements
    * that fail to parse or are refused are not.
    */
-  private Analysis analyze(String statement) throws SQLException {
+  private Analyzed analyze(String statement) throws SQLException {
     synchronized (analyses) {
-      Analysis known = analyses.get(statement);
+      Analyzed known = analyses.get(statement);
       if (known != null) {
         return known;
       }
     }
-    Analysis analysis = StatementAnalyzer.analyze(parse(statement));
+    JsonNode tree = parse(statement);
+    Analysis result = StatementAnalyzer.analyze(tree);
+    Analyzed analysis = new Analyzed(result, ResultColumns.select(tree, result.tables()));
     if (statement.length() <= MAX_ANALYZED_LENGTH) {
       synchronized (analyses) {
         analyses.put(statement, analysis);

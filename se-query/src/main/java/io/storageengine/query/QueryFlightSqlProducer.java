@@ -184,7 +184,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
     PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
-      Schema schema = query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema();
+      Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
       byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
           .encode();
       FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
@@ -210,35 +210,46 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     listener.setOnCancelHandler(query::cancel);
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       ArrowReader reader = query.start(allocator, config.batchRows());
-      VectorSchemaRoot root = reader.getVectorSchemaRoot();
-      BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
-      backpressure.register(listener);
-      listener.start(root);
-      boolean first = true;
-      while (reader.loadNextBatch()) {
-        BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
-            : awaitReady(backpressure, query);
-        first = false;
-        if (query.isCancelled() && !listener.isCancelled()) {
-          // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
-          listener.error(FlightErrors.toFlight(PreparedQuery.cancelledError()));
-          return;
-        }
-        if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
-          return;
-        }
-        if (ready != BackpressureStrategy.WaitResult.READY) {
-          listener.error(CallStatus.TIMED_OUT.withDescription("client stopped reading the result").toRuntimeException());
-          return;
-        }
-        listener.putNext();
+      VectorSchemaRoot produced = reader.getVectorSchemaRoot();
+      // The reader's vectors, sent under the annotated schema (the reader owns them).
+      try (ResultColumns.Sender sender = new ResultColumns.Sender(produced, query.resultSchema(produced.getSchema()),
+          allocator)) {
+        send(query, listener, reader, sender);
       }
-      listener.completed();
     } catch (IOException e) {
       // A batch failed after others may have been sent: the client gets this error, never a
       // short result (an expired snapshot's files deleted mid-read included).
       throw query.translate(e);
     }
+  }
+
+  private void send(PreparedQuery query, ServerStreamListener listener, ArrowReader reader,
+      ResultColumns.Sender sender) throws IOException {
+    VectorSchemaRoot root = sender.root();
+    BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
+    backpressure.register(listener);
+    listener.start(root);
+    boolean first = true;
+    while (reader.loadNextBatch()) {
+      BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
+          : awaitReady(backpressure, query);
+      first = false;
+      if (query.isCancelled() && !listener.isCancelled()) {
+        // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
+        listener.error(FlightErrors.toFlight(PreparedQuery.cancelledError()));
+        return;
+      }
+      if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
+        return;
+      }
+      if (ready != BackpressureStrategy.WaitResult.READY) {
+        listener.error(CallStatus.TIMED_OUT.withDescription("client stopped reading the result").toRuntimeException());
+        return;
+      }
+      sender.load();
+      listener.putNext();
+    }
+    listener.completed();
   }
 
   /**

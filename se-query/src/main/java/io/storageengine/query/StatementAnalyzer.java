@@ -35,8 +35,30 @@ final class StatementAnalyzer {
 
   private StatementAnalyzer() {}
 
-  /** A tenant table as written in SQL: the DuckDB schema (dot-separated namespace) and name. */
-  record TableName(String schema, String table) {
+  /**
+   * The namespace an unqualified table name reads ({@code SELECT * FROM t} is
+   * {@code default.default.t}); its DuckDB view is {@code main.t}, where DuckDB resolves an
+   * unqualified name.
+   */
+  static final String DEFAULT_NAMESPACE = "default";
+  /** The DuckDB schema of the views of unqualified names. */
+  static final String UNQUALIFIED_SCHEMA = "main";
+
+  /**
+   * A tenant table as written in SQL: the DuckDB schema its view is created in, its name, and the
+   * tenant namespace (dot-separated) it is read from: the schema itself, or
+   * {@link #DEFAULT_NAMESPACE} for an unqualified name (whose schema is {@link #UNQUALIFIED_SCHEMA}).
+   */
+  record TableName(String schema, String table, String namespace) {
+    TableName(String schema, String table) {
+      this(schema, table, schema);
+    }
+
+    /** Whether the name was written without a namespace. */
+    boolean unqualified() {
+      return !schema.equals(namespace);
+    }
+
     String key() {
       return schema.toLowerCase(Locale.ROOT) + "\u001f" + table.toLowerCase(Locale.ROOT);
     }
@@ -132,6 +154,9 @@ final class StatementAnalyzer {
     /** BASE_TABLE nodes naming a CTE in scope (see {@link SqlSandbox#check}). */
     final Set<JsonNode> cteReferences;
     final Map<JsonNode, List<Comparison>> whereByTableRef = new IdentityHashMap<>();
+    /** Whether an unqualified name, or one in a tenant namespace {@code main}, was seen (they would share views). */
+    private boolean unqualified;
+    private boolean qualifiedMain;
 
     Walker(Set<JsonNode> cteReferences) {
       this.cteReferences = cteReferences;
@@ -176,8 +201,14 @@ final class StatementAnalyzer {
           String shown = table.substring(Math.max(table.lastIndexOf('/'), table.lastIndexOf('\\')) + 1);
           throw SeException.invalid("`%s` is not a table of the selected catalog: reading files is not allowed", shown);
         }
-        throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s or <namespace>.%s",
-            table, table, table);
+        if (qualifiedMain) {
+          throw SeException.invalid("table `%s` is ambiguous next to a table of namespace `main`: "
+              + "write %s.%s (unqualified names read namespace %s)", table, DEFAULT_NAMESPACE, table, DEFAULT_NAMESPACE);
+        }
+        unqualified = true;
+        TableName name = new TableName(UNQUALIFIED_SCHEMA, table, DEFAULT_NAMESPACE);
+        add(ref, name);
+        return;
       }
       if (SqlAllowList.fold(schema).equals("information_schema")) {
         if (!INFORMATION_SCHEMA_VIEWS.contains(table.toLowerCase(Locale.ROOT))) {
@@ -197,13 +228,24 @@ final class StatementAnalyzer {
         throw SeException.invalid("schema `%s` is not available", schema);
       }
       if (catalog.isEmpty() && folded.equals(CATALOG)) {
-        throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s", table, table);
+        throw SeException.invalid("table `%s` needs a namespace: write default.<namespace>.%s, or %s alone for "
+            + "namespace %s", table, table, table, DEFAULT_NAMESPACE);
       }
       if (catalog.isEmpty() && DUCKDB_CATALOGS.contains(folded)) {
         throw SeException.invalid("`%s.%s` is ambiguous: %s is also a DuckDB catalog; write default.%s.%s for a "
             + "table of the selected catalog", schema, table, schema, SqlText.quote(schema), SqlText.quote(table));
       }
-      TableName name = new TableName(schema, table);
+      if (folded.equals(UNQUALIFIED_SCHEMA)) {
+        if (unqualified) {
+          throw SeException.invalid("table `%s.%s` is ambiguous next to an unqualified table name (which reads "
+              + "namespace %s): qualify every table", schema, table, DEFAULT_NAMESPACE);
+        }
+        qualifiedMain = true;
+      }
+      add(ref, new TableName(schema, table));
+    }
+
+    private void add(JsonNode ref, TableName name) {
       tables.putIfAbsent(name.key(), name);
       referenceCounts.merge(name.key(), 1, Integer::sum);
       List<Comparison> found = whereByTableRef.get(ref);

@@ -76,6 +76,10 @@ class FlightSqlClientsTest {
         PartitionSpec.unpartitioned());
     TestWarehouse.append(types, List.of(QueryFlightSqlProducerTest.allTypesRecord(),
         TestWarehouse.record(QueryFlightSqlProducerTest.ALL_TYPES, 2)));
+    org.apache.iceberg.Schema plain = new org.apache.iceberg.Schema(List.of(
+        Types.NestedField.required(1, "k", Types.IntegerType.get())));
+    Table plainTable = TestWarehouse.createTable(main, "default", "plain", plain, PartitionSpec.unpartitioned());
+    TestWarehouse.append(plainTable, List.of(TestWarehouse.record(plain, 7)));
     server = new TestQueryServer(allocator, warehouse, dir.resolve("local"));
     flightClient = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.port())).build();
     sqlClient = new FlightSqlClient(flightClient);
@@ -97,6 +101,109 @@ class FlightSqlClientsTest {
   }
 
   // ------------------------------------------------------------------ metadata
+
+  @Test
+  void jdbcColumnsAndResultsTellNullabilityPrecisionScaleAndTable() throws Exception {
+    try (Connection connection = jdbc()) {
+      try (ResultSet columns = connection.getMetaData().getColumns(null, "crm", "people", null)) {
+        List<String> rows = new ArrayList<>();
+        while (columns.next()) {
+          rows.add(columns.getString("COLUMN_NAME") + " " + columns.getString("IS_NULLABLE") + " "
+              + columns.getInt("COLUMN_SIZE") + " " + columns.getInt("DECIMAL_DIGITS"));
+        }
+        assertThat(rows).hasSize(3);
+        assertThat(rows.get(0)).startsWith("id NO");
+        assertThat(rows.get(1)).startsWith("name YES");
+        assertThat(rows.get(2)).isEqualTo("amount YES 10 2");
+      }
+      try (java.sql.Statement statement = connection.createStatement();
+          ResultSet rows = statement.executeQuery(
+              "SELECT id, p.name AS who, amount, amount * 2 AS twice FROM crm.people AS p ORDER BY id")) {
+        // (The 18.3 driver never fills ResultSetMetaData.isNullable: nullability is checked on the
+        // Arrow schema below.)
+        java.sql.ResultSetMetaData metadata = rows.getMetaData();
+        assertThat(List.of(metadata.getSchemaName(1), metadata.getTableName(1), metadata.getTableName(2)))
+            .containsExactly("crm", "people", "people");
+        assertThat(List.of(metadata.getPrecision(3), metadata.getScale(3))).containsExactly(10, 2);
+        assertThat(metadata.getColumnTypeName(3)).isEqualTo("DECIMAL");
+        // A computed column reads no table column: no table, DuckDB's type (DECIMAL(18,2)).
+        assertThat(metadata.getTableName(4)).isNullOrEmpty();
+        assertThat(metadata.getPrecision(4)).isEqualTo(18);
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getBigDecimal(3)).isEqualByComparingTo("1.50");
+      }
+    }
+    FlightInfo info = sqlClient.execute(
+        "SELECT id, p.name AS who, amount, amount * 2 AS twice, id + 1 AS next FROM crm.people AS p",
+        QueryFlightSqlProducerTest.tenant("warehouse"));
+    assertThat(info.getSchemaOptional().orElseThrow().getFields().stream()
+        .map(org.apache.arrow.vector.types.pojo.Field::isNullable).toList())
+        .containsExactly(false, true, true, true, true);
+  }
+
+  @Test
+  void getTablesSchemaAndResultsCarryNotNullFixedSizeAndColumnMetadata() throws Exception {
+    FlightInfo tables = sqlClient.getTables(null, "crm", "people", null, true, QueryFlightSqlProducerTest.tenant("warehouse"));
+    org.apache.arrow.vector.types.pojo.Schema tableSchema;
+    try (FlightStream stream = sqlClient.getStream(tables.getEndpoints().get(0).getTicket(),
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      assertThat(stream.next()).isTrue();
+      byte[] bytes = (byte[]) stream.getRoot().getVector("table_schema").getObject(0);
+      tableSchema = org.apache.arrow.vector.ipc.message.MessageSerializer.deserializeSchema(
+          new org.apache.arrow.vector.ipc.ReadChannel(
+              new org.apache.arrow.vector.util.ByteArrayReadableSeekableByteChannel(bytes)));
+    }
+    assertThat(tableSchema.findField("id").isNullable()).isFalse();
+    org.apache.arrow.flight.sql.FlightSqlColumnMetadata amount =
+        new org.apache.arrow.flight.sql.FlightSqlColumnMetadata(tableSchema.findField("amount").getMetadata());
+    assertThat(List.of(amount.getPrecision(), amount.getScale())).containsExactly(10, 2);
+    assertThat(List.of(amount.getCatalogName(), amount.getSchemaName(), amount.getTableName(), amount.getTypeName()))
+        .containsExactly("default", "crm", "people", "DECIMAL(10,2)");
+
+    FlightInfo info = sqlClient.execute("SELECT fx, id FROM types.all_types ORDER BY id",
+        QueryFlightSqlProducerTest.tenant("warehouse"));
+    org.apache.arrow.vector.types.pojo.Field fx = info.getSchemaOptional().orElseThrow().getFields().get(0);
+    assertThat(fx.getType()).isEqualTo(new org.apache.arrow.vector.types.pojo.ArrowType.FixedSizeBinary(3));
+    try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      assertThat(stream.next()).isTrue();
+      assertThat(stream.getRoot().getSchema()).isEqualTo(info.getSchemaOptional().orElseThrow());
+      org.apache.arrow.vector.FixedSizeBinaryVector values =
+          (org.apache.arrow.vector.FixedSizeBinaryVector) stream.getRoot().getVector(0);
+      assertThat(values.getObject(0)).containsExactly(1, 2, 3);
+      assertThat(values.isNull(1)).isTrue();
+    }
+  }
+
+  @Test
+  void anUntypedParameterPreparesAsAString() throws Exception {
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare("SELECT ? AS foo",
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      assertThat(prepared.getResultSetSchema().getFields().get(0).getType())
+          .isEqualTo(org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE);
+      assertThat(prepared.getParameterSchema().getFields().get(0).getType())
+          .isEqualTo(org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE);
+    }
+  }
+
+  @Test
+  void anUnqualifiedTableNameReadsNamespaceDefault() throws Exception {
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      try (ResultSet rows = statement.executeQuery("SELECT k FROM plain")) {
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getInt(1)).isEqualTo(7);
+        assertThat(rows.getMetaData().getSchemaName(1)).isEqualTo("default");
+      }
+      try (ResultSet rows = statement.executeQuery("SELECT count(*) FROM plain JOIN crm.people ON k > id")) {
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getLong(1)).isEqualTo(2);
+      }
+      assertThatThrownBy(() -> statement.executeQuery("SELECT * FROM people"))
+          .hasMessageContaining("table `people` does not exist in namespace default");
+      assertThatThrownBy(() -> statement.executeQuery("SELECT * FROM plain, main.t"))
+          .hasMessageContaining("table `main.t` is ambiguous next to an unqualified table name");
+    }
+  }
 
   @Test
   void everyJdbcDatabaseMetaDataMethodAnswers() throws Exception {

@@ -278,16 +278,16 @@ class HostileSqlTest {
     out.add(Arguments.of("SELECT * FROM \"DUCKDB_SETTINGS\"()", "table function `duckdb_settings` is not allowed"));
     out.add(Arguments.of("SELECT * FROM \"read_csv\" /* x */ ('/etc/passwd')", "table function `read_csv` is not allowed"));
     out.add(Arguments.of("SELECT * FROM (WITH Duckdb_Tables AS (SELECT 1 AS x) SELECT 1) s, duckdb_tables",
-        "table `duckdb_tables` needs a namespace"));
+        "table `duckdb_tables` does not exist in namespace default"));
     out.add(Arguments.of("SELECT * FROM (WITH duckdb_views AS (SELECT 1) SELECT 1), duckdb_views",
-        "table `duckdb_views` needs a namespace"));
+        "table `duckdb_views` does not exist in namespace default"));
     out.add(Arguments.of("WITH a AS (SELECT * FROM duckdb_types), duckdb_types AS (SELECT 1) SELECT * FROM a",
-        "table `duckdb_types` needs a namespace"));
+        "table `duckdb_types` does not exist in namespace default"));
     out.add(Arguments.of("WITH RECURSIVE duckdb_types AS (SELECT type_name FROM duckdb_types UNION ALL "
         + "SELECT type_name FROM duckdb_types WHERE false) SELECT count(*) FROM duckdb_types",
-        "table `duckdb_types` needs a namespace"));
+        "table `duckdb_types` does not exist in namespace default"));
     out.add(Arguments.of("WITH RECURSIVE duckdb_columns AS (SELECT column_name FROM duckdb_columns UNION "
-        + "SELECT column_name FROM duckdb_columns) SELECT * FROM duckdb_columns", "table `duckdb_columns` needs a namespace"));
+        + "SELECT column_name FROM duckdb_columns) SELECT * FROM duckdb_columns", "table `duckdb_columns` does not exist in namespace default"));
     // Catalogs and schemas DuckDB or the engine attach.
     out.add(Arguments.of("SELECT * FROM system.main.duckdb_settings", "catalog `system` is not available"));
     out.add(Arguments.of("SELECT * FROM \"system\".\"information_schema\".\"tables\"", "catalog `system` is not available"));
@@ -303,7 +303,7 @@ class HostileSqlTest {
     out.add(Arguments.of("SELECT * FROM __se_information_schema.tables", "schema `__se_information_schema` is not available"));
     out.add(Arguments.of("SELECT * FROM pg_catalog.pg_class", "schema `pg_catalog` is not available"));
     out.add(Arguments.of("SELECT * FROM \"PG_CATALOG\".pg_type", "schema `PG_CATALOG` is not available"));
-    out.add(Arguments.of("SELECT * FROM duckdb_settings", "table `duckdb_settings` needs a namespace"));
+    out.add(Arguments.of("SELECT * FROM duckdb_settings", "table `duckdb_settings` does not exist in namespace default"));
     out.add(Arguments.of("SELECT * FROM \"default\".t", "table `t` needs a namespace"));
     out.add(Arguments.of("SELECT * FROM private.accounts", "does not exist"));
     out.add(Arguments.of("SELECT * FROM atk.t AT (VERSION => 1)", "time travel (AT ...) is not supported"));
