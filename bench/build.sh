@@ -15,7 +15,7 @@ needs_build() {
 if [ "${SE_SKIP_BUILD:-}" != "1" ] && needs_build; then
   command -v mvn >/dev/null || { echo "bench: Maven (mvn) is needed to build the engine" >&2; exit 1; }
   echo "bench: building the engine and se-stress (first use or changed sources; takes a minute)..." >&2
-  (cd "$root" && mvn -q -B -DskipTests package) >&2 || { echo "bench: build failed" >&2; exit 1; }
+  (cd "$root" && mvn -q -B -DskipTests -Dassembly.skipAssembly=true package) >&2 || { echo "bench: build failed" >&2; exit 1; }
   touch "$cli_jar" "$stress_jar"
 fi
 
