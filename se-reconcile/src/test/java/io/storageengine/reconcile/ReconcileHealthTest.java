@@ -147,7 +147,7 @@ class ReconcileHealthTest {
       }
       assertThat(logged(Level.INFO, "no longer exists")).singleElement().asString()
           .isEqualTo("table " + tw.tableUuid() + " (db.gone) of catalog tenant1 no longer exists: "
-              + "its WAL is not published and will be deleted after PT0.6S");
+              + "its WAL is not published and will be deleted after PT1.5S");
     }
   }
 
