@@ -114,7 +114,9 @@ class ExpiryRaceTest {
     server = EngineServer.start(ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
-        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms"), Role.SERVER);
+        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms")
+        // se start roles write catalogs only with a secret-store key (se dev generates one).
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"), Role.SERVER);
     server.registry().create(CATALOG_ID, CatalogConfig.embedded());
     catalog = server.registry().catalog(CATALOG_ID);
     engineAllocator = new RootAllocator();

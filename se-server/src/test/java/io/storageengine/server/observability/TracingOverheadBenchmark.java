@@ -66,7 +66,9 @@ public final class TracingOverheadBenchmark {
     try (EngineServer server = EngineServer.start(ServerConfig.defaults()
             .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
             .with(ConfigKey.DATA_DIR, dir.toString())
-            .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms"), Role.SERVER);
+            .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms")
+        // se start roles write catalogs only with a secret-store key (se dev generates one).
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"), Role.SERVER);
         BufferAllocator allocator = new RootAllocator()) {
       server.registry().create("warehouse", CatalogConfig.embedded());
       var catalog = server.registry().catalog("warehouse");
