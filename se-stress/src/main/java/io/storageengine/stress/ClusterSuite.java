@@ -36,6 +36,15 @@ import picocli.CommandLine.Option;
 @Command(name = "cluster-suite", mixinStandardHelpOptions = true,
     description = "Run broker, workers, servers and a load balancer as processes, load them, kill -9 roles at random, verify exactly-once.")
 public final class ClusterSuite implements Callable<Integer> {
+  /** A random AES-256 key (hex) for the file secret store of this run's cluster. */
+  private static final String SECRET_STORE_KEY = java.util.HexFormat.of().formatHex(randomKey());
+
+  private static byte[] randomKey() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return key;
+  }
+
   @Mixin SuiteOptions options;
 
   @Option(names = "--servers", defaultValue = "2", description = "Servers behind the load balancer (default ${DEFAULT-VALUE}).")
@@ -107,7 +116,10 @@ public final class ClusterSuite implements Callable<Integer> {
     }
 
     void start() throws IOException {
-      process = DevProcess.startRole(options.launcher.toAbsolutePath(), name, args, port, log, javaOpts);
+      // se start roles write catalog configs only with a secret-store key: one per suite run,
+      // shared by every role, passed as the operator would (the variable, not a flag).
+      process = DevProcess.startRole(options.launcher.toAbsolutePath(), name, args, port, log, javaOpts,
+          java.util.Map.of("SE_SECRET_STORE_KEY", SECRET_STORE_KEY));
     }
 
     void awaitReady() throws InterruptedException {

@@ -53,6 +53,12 @@ final class DevProcess implements AutoCloseable {
    */
   static DevProcess startRole(Path launcher, String name, List<String> args, int port, Path log,
       String javaOpts) throws IOException {
+    return startRole(launcher, name, args, port, log, javaOpts, java.util.Map.of());
+  }
+
+  /** As {@link #startRole(Path, String, List, int, Path, String)}, with {@code environment} added. */
+  static DevProcess startRole(Path launcher, String name, List<String> args, int port, Path log,
+      String javaOpts, java.util.Map<String, String> environment) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(launcher.toString());
     command.addAll(args);
@@ -62,6 +68,7 @@ final class DevProcess implements AutoCloseable {
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     builder.environment().put("SE_SKIP_BUILD", "1");
+    builder.environment().putAll(environment);
     if (javaOpts != null && !javaOpts.isBlank()) {
       builder.environment().put("SE_JAVA_OPTS", javaOpts);
     }
