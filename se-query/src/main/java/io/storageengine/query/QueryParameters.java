@@ -205,13 +205,6 @@ final class QueryParameters {
     }
   }
 
-  /** Binds NULL to each of {@code count} parameters: to describe a statement whose values are not known yet. */
-  static void bindNulls(PreparedStatement statement, int count) throws SQLException {
-    for (int i = 1; i <= count; i++) {
-      statement.setObject(i, null);
-    }
-  }
-
   private static Object javaValue(Value value) {
     String text = value.text();
     switch (value.kind()) {
