@@ -1,6 +1,5 @@
 package io.storageengine.cli;
 
-import io.storageengine.common.Logging;
 import io.storageengine.common.SeException;
 import java.io.InputStream;
 import java.util.ArrayList;

@@ -7,6 +7,10 @@
  * the WAL or reconciliation reaches the tracer and {@link io.storageengine.common.telemetry.Metrics}
  * without plumbing. Until then, and when tracing is off, the tracer is OpenTelemetry's no-op one.
  *
+ * <p>This module brings no span exporter: the SDK's autoconfiguration finds one on the classpath
+ * at runtime. se-server brings the OTLP one (the default); a program that builds telemetry from
+ * the environment without se-server adds an exporter or sets {@code OTEL_TRACES_EXPORTER}.
+ *
  * <p>Span fields never carry SQL text, tickets, headers, credentials or byte payloads: only
  * names, ids, counts, sizes, durations and error kinds (see {@link
  * io.storageengine.common.telemetry.SpanFields}).

@@ -1,4 +1,4 @@
-package io.storageengine.ingest.bench;
+package io.storageengine.stress.bench;
 
 import io.storageengine.objectstore.ObjectStore;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package io.storageengine.ingest.bench;
+package io.storageengine.stress.bench;
 
 import io.storageengine.wal.TableName;
 import io.storageengine.wal.TableWal;

@@ -1,4 +1,4 @@
-package io.storageengine.reconcile.bench;
+package io.storageengine.stress.bench;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

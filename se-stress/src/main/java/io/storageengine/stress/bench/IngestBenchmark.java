@@ -1,7 +1,6 @@
-package io.storageengine.ingest.bench;
+package io.storageengine.stress.bench;
 
 import io.storageengine.common.Json;
-import io.storageengine.common.Logging;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.ingest.IngestFlightProducer;
@@ -75,7 +74,8 @@ import org.apache.iceberg.types.Types;
  * {@code object-store} ({@code fs}, or {@code memory} to leave storage out),
  * {@code store-probe} ({@code true} for fs), {@code dir} (a new temporary directory, deleted
  * afterwards). {@code segments} and {@code segment_write_ms} include the warm-up.
- * Needs {@code --add-opens=java.base/java.nio=ALL-UNNAMED}.
+ * Needs {@code --add-opens=java.base/java.nio=ALL-UNNAMED}. Logs go to stderr at WARN (the
+ * module's {@code logback.xml}), so stdout carries only the JSON.
  */
 public final class IngestBenchmark {
   private static final Schema SCHEMA = new Schema(List.of(
@@ -87,8 +87,6 @@ public final class IngestBenchmark {
   private IngestBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    String levels = System.getenv("SE_LOG");
-    Logging.configure(levels == null ? "warn" : levels, System.getenv("SE_LOG_FORMAT"));
     Map<String, String> options = parse(args);
     int seconds = Integer.parseInt(options.getOrDefault("seconds", "10"));
     int warmupSeconds = Integer.parseInt(options.getOrDefault("warmup-seconds", "5"));

@@ -1,4 +1,4 @@
-package io.storageengine.common;
+package io.storageengine.cli;
 
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
@@ -15,6 +15,10 @@ import org.slf4j.LoggerFactory;
  * Configures logging to stdout from {@code SE_LOG} (levels, e.g.
  * {@code info,io.storageengine.ingest=debug}) and {@code SE_LOG_FORMAT} ({@code text} or
  * {@code json}: one JSON object per line).
+ *
+ * <p>Logback-specific, so it lives with the {@code se} command, which brings logback as its
+ * binding; the engine's libraries log through the slf4j API only and leave the binding to the
+ * program that embeds them.
  */
 public final class Logging {
   private Logging() {}
