@@ -1,6 +1,8 @@
 package io.storageengine.cli;
 
+import io.storageengine.common.config.Setting;
 import io.storageengine.server.BrokerProcess;
+import io.storageengine.server.ConfigKey;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
 import io.storageengine.server.WorkerProcess;
@@ -50,15 +52,19 @@ final class StartCommand {
   @Command(name = "worker", mixinStandardHelpOptions = true,
       description = {"Leases reconcile and maintenance tasks from the broker and runs them.",
           "Schedules a table's maintenance after its reconcile commits (at most once per --maintenance.interval)."})
-  static final class Worker implements Callable<Integer> {
+  static final class Worker implements Callable<Integer>, ServerOptions.RoleSettings {
     @Mixin ServerOptions options;
 
-    @Option(names = "--concurrency", defaultValue = "2", description = "Tasks run at once (default ${DEFAULT-VALUE})")
-    int concurrency;
+    @Override
+    public List<Setting<?>> roleSettings() {
+      return List.of(ConfigKey.WORKER_CONCURRENCY.setting());
+    }
 
     @Override
     public Integer call() throws Exception {
-      WorkerProcess worker = WorkerProcess.start(options.resolve(), concurrency);
+      ServerConfig config = options.resolve();
+      int concurrency = config.integer(ConfigKey.WORKER_CONCURRENCY);
+      WorkerProcess worker = WorkerProcess.start(config, concurrency);
       System.out.println("se worker: running with concurrency " + concurrency);
       return awaitShutdown(worker);
     }
@@ -70,16 +76,17 @@ final class StartCommand {
           "other calls stick to a server per client connection. Servers are found in cluster storage",
           "(every `se start server` registers itself) and in --servers.",
           "Listens on --server.address (use a port other than the servers', e.g. 127.0.0.1:7770)."})
-  static final class Lb implements Callable<Integer> {
+  static final class Lb implements Callable<Integer>, ServerOptions.RoleSettings {
     @Mixin ServerOptions options;
+
+    @Override
+    public List<Setting<?>> roleSettings() {
+      return List.of(ConfigKey.LB_PROBE_INTERVAL.setting());
+    }
 
     @Option(names = "--servers", split = ",", paramLabel = "HOST:PORT",
         description = "Servers to use besides the registered ones, comma-separated.")
     List<String> servers = List.of();
-
-    @Option(names = "--probe-interval", defaultValue = "500ms", paramLabel = "DURATION",
-        description = "How often each server's /health is probed (default ${DEFAULT-VALUE}).")
-    String probeInterval;
 
     @Override
     public Integer call() throws Exception {
@@ -89,8 +96,7 @@ final class StartCommand {
           throw SeException.invalid("--servers: expected host:port, got '%s'", server);
         }
       }
-      LoadBalancer lb = LoadBalancer.start(config, servers,
-          ServerConfig.parseDuration("--probe-interval", probeInterval));
+      LoadBalancer lb = LoadBalancer.start(config, servers, config.duration(ConfigKey.LB_PROBE_INTERVAL));
       System.out.println("se lb: listening on " + config.serverAddress().getHostString() + ":" + lb.port()
           + ", live servers " + lb.liveServers());
       return awaitShutdown(lb);

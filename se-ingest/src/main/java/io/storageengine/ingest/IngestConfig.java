@@ -1,10 +1,14 @@
 package io.storageengine.ingest;
 
 import io.storageengine.common.SeException;
+import io.storageengine.common.config.ConfigSource;
+import io.storageengine.common.config.Setting;
 import java.time.Duration;
+import java.util.List;
 
 /**
  * Tuning of ingestion, with the defaults of ARCHITECTURE.md 6.1 and 6.4 in one place.
+ * {@link #SETTINGS} declare the flag, variable and default of each field; {@link #from} reads them.
  *
  * @param flushInterval how long a table's group commit collects writes before it writes one WAL
  *     segment ({@code --ingest.flush-interval}, default 1 s)
@@ -33,6 +37,22 @@ public record IngestConfig(
   public static final long DEFAULT_GLOBAL_BYTES = 1L << 30;
   public static final int DEFAULT_FLUSH_THREADS = 4;
 
+  public static final Setting<Duration> FLUSH_INTERVAL = Setting.duration("ingest.flush-interval", "1s",
+      "group-commit window per table (e.g. 200ms, 1s)");
+  public static final Setting<Long> FLUSH_BYTES = Setting.size("ingest.flush-bytes", "64MiB",
+      "group-commit size threshold per table");
+  public static final Setting<Long> MEMORY_LIMIT = Setting.size("ingest.memory-limit", "1GiB",
+      "global budget of unacknowledged ingest bytes");
+  public static final Setting<Integer> MAX_UNACKNOWLEDGED_BATCHES = Setting.integer(
+      "ingest.max-unacknowledged-batches", "32", 1, "per stream: reading pauses while this many batches wait for their ack");
+  public static final Setting<Long> MAX_STREAM_BYTES = Setting.size("ingest.max-stream-bytes", "256MiB",
+      "per stream: unacknowledged bytes before reading pauses; also the largest accepted batch");
+  public static final Setting<Integer> FLUSH_THREADS = Setting.integer("ingest.flush-threads", "4", 1,
+      "threads that write WAL segments");
+  /** Every setting of ingestion. */
+  public static final List<Setting<?>> SETTINGS = List.of(FLUSH_INTERVAL, FLUSH_BYTES, MEMORY_LIMIT,
+      MAX_UNACKNOWLEDGED_BATCHES, MAX_STREAM_BYTES, FLUSH_THREADS);
+
   public IngestConfig {
     if (flushInterval == null || flushInterval.isNegative() || flushInterval.isZero()) {
       throw SeException.invalid("ingest.flush-interval must be positive, got %s", flushInterval);
@@ -49,6 +69,13 @@ public record IngestConfig(
     return new IngestConfig(DEFAULT_FLUSH_INTERVAL, DEFAULT_FLUSH_BYTES,
         DEFAULT_MAX_UNACKNOWLEDGED_BATCHES, DEFAULT_MAX_STREAM_BYTES, DEFAULT_GLOBAL_BYTES,
         DEFAULT_FLUSH_THREADS);
+  }
+
+  /** The config given by {@link #SETTINGS} in {@code source}. */
+  public static IngestConfig from(ConfigSource source) {
+    return new IngestConfig(source.get(FLUSH_INTERVAL), source.get(FLUSH_BYTES),
+        source.get(MAX_UNACKNOWLEDGED_BATCHES), source.get(MAX_STREAM_BYTES), source.get(MEMORY_LIMIT),
+        source.get(FLUSH_THREADS));
   }
 
   public IngestConfig withFlushInterval(Duration value) {

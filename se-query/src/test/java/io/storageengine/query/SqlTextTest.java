@@ -3,7 +3,6 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class SqlTextTest {
@@ -27,18 +26,5 @@ class SqlTextTest {
   void unterminatedQuotesAreErrors() {
     assertThatThrownBy(() -> SqlText.statements("SELECT 'abc")).hasMessageContaining("unterminated string");
     assertThatThrownBy(() -> SqlText.statements("SELECT \"abc")).hasMessageContaining("unterminated quoted identifier");
-  }
-
-  @Test
-  void configDefaultsArePinned() {
-    QueryConfig config = QueryConfig.defaults(Path.of("/tmp/q"));
-    assertThat(config.duckdbMemoryLimit()).isEqualTo("1GB");
-    assertThat(config.duckdbThreads()).isEqualTo(2);
-    assertThat(config.cacheMaxBytes()).isEqualTo(1L << 30);
-    assertThat(config.batchRows()).isEqualTo(8192);
-    assertThat(config.maxPreparedStatements()).isEqualTo(10_000);
-    assertThat(config.maxSessions()).isEqualTo(10_000);
-    assertThatThrownBy(() -> config.withMemoryLimit("lots; SET x")).hasMessageContaining("query memory limit `lots; SET x`");
-    assertThatThrownBy(() -> config.withThreads(0)).hasMessageContaining("query threads `0`");
   }
 }

@@ -1,10 +1,14 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.config.ConfigSource;
+import io.storageengine.common.config.Setting;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 
 /**
- * Tunables of a reconcile pass, with defaults in one place.
+ * Tunables of a reconcile pass, with defaults in one place. {@link #SETTINGS} declare the flag,
+ * variable and default of each field but the clock; {@link #from} reads them.
  *
  * @param maxBytesPerCommit WAL bytes (Arrow IPC payload) read into one commit; at least one
  *     segment is always taken so a large segment never stalls the table
@@ -31,6 +35,22 @@ public record ReconcileOptions(
   public static final int DEFAULT_MAX_COMMIT_ATTEMPTS = 5;
   public static final Duration DEFAULT_TOMBSTONE_RETENTION = Duration.ofDays(7);
 
+  public static final Setting<Long> MAX_BYTES_PER_COMMIT = Setting.size("reconcile.max-bytes-per-commit", "256MiB",
+      "WAL bytes read into one commit (at least one segment is always taken)");
+  public static final Setting<Long> TARGET_FILE_SIZE = Setting.size("reconcile.target-file-size", "128MiB",
+      "target size of each Parquet data file a reconcile writes");
+  public static final Setting<Integer> ROW_GROUP_ROWS = Setting.integer("reconcile.row-group-rows", "122880", 1,
+      "Parquet row group size in rows; files are split only at row group boundaries");
+  public static final Setting<Integer> COMMIT_ATTEMPTS = Setting.integer("reconcile.commit-attempts", "5", 1,
+      "passes restarted after a commit conflict before a reconcile gives up");
+  public static final Setting<Integer> DUCKDB_THREADS = Setting.integer("reconcile.duckdb-threads", "", 1,
+      "DuckDB worker threads per reconcile pass (default: one per available processor)");
+  public static final Setting<Duration> TOMBSTONE_RETENTION = Setting.duration("reconcile.tombstone-retention",
+      "168h", "how long deletes of entity tables are remembered when a table has no se.tombstone-retention");
+  /** Every setting of a reconcile pass. */
+  public static final List<Setting<?>> SETTINGS = List.of(MAX_BYTES_PER_COMMIT, TARGET_FILE_SIZE, ROW_GROUP_ROWS,
+      COMMIT_ATTEMPTS, DUCKDB_THREADS, TOMBSTONE_RETENTION);
+
   public ReconcileOptions {
     if (maxBytesPerCommit <= 0 || targetFileSizeBytes <= 0 || rowGroupRows <= 0
         || maxCommitAttempts <= 0 || duckdbThreads <= 0) {
@@ -43,6 +63,14 @@ public record ReconcileOptions(
         DEFAULT_ROW_GROUP_ROWS, DEFAULT_MAX_COMMIT_ATTEMPTS,
         Math.max(1, Runtime.getRuntime().availableProcessors()),
         DEFAULT_TOMBSTONE_RETENTION, Clock.systemUTC());
+  }
+
+  /** The options given by {@link #SETTINGS} in {@code source}, on the system clock. */
+  public static ReconcileOptions from(ConfigSource source) {
+    return new ReconcileOptions(source.get(MAX_BYTES_PER_COMMIT), source.get(TARGET_FILE_SIZE),
+        source.get(ROW_GROUP_ROWS), source.get(COMMIT_ATTEMPTS),
+        source.find(DUCKDB_THREADS).orElseGet(() -> Math.max(1, Runtime.getRuntime().availableProcessors())),
+        source.get(TOMBSTONE_RETENTION), Clock.systemUTC());
   }
 
   public ReconcileOptions withMaxBytesPerCommit(long bytes) {

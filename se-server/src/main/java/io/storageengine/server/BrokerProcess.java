@@ -5,7 +5,6 @@ import com.linecorp.armeria.common.HttpStatus;
 import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.server.Server;
 import io.storageengine.broker.Broker;
-import io.storageengine.broker.BrokerConfig;
 import io.storageengine.broker.BrokerHttpService;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -27,7 +26,7 @@ public final class BrokerProcess implements AutoCloseable {
   private BrokerProcess(ServerConfig config) {
     this.storage = ClusterStorage.open(config, null);
     InetSocketAddress address = config.serverAddress();
-    this.broker = new Broker(storage.store(), BrokerConfig.defaults(), Clock.systemUTC());
+    this.broker = new Broker(storage.store(), config.broker(), Clock.systemUTC());
     this.server = Server.builder()
         .http(new InetSocketAddress(address.getHostString(), address.getPort()))
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))

@@ -1,70 +1,81 @@
 package io.storageengine.server;
 
-import java.util.Locale;
+import io.storageengine.common.config.Setting;
+import io.storageengine.ingest.IngestConfig;
+import java.util.List;
 
 /**
- * Every configuration option, in one place: its flag ({@code --server.address}), its environment
- * variable ({@code SE_SERVER_ADDRESS}), its default and what it means. A flag wins over the
- * environment, the environment over the default.
+ * The settings the server itself declares (listener, cluster storage, secret store, loop
+ * intervals, roles), plus the ingestion settings the composition root and tests name directly.
+ * The settings of the other modules live next to their config records ({@link
+ * ServerConfig#SETTINGS} lists them all). A flag wins over the environment, the environment over
+ * the default.
  */
 public enum ConfigKey {
-  SERVER_ADDRESS("server.address", "127.0.0.1:7777", "host:port of the one listener (HTTP and gRPC)"),
-  DATA_DIR("data-dir", ".se", "directory of the fs object store when --object-store.root is not set"),
-  OBJECT_STORE_TYPE("object-store.type", "fs", "cluster storage backend: fs, s3 or memory"),
-  OBJECT_STORE_ROOT("object-store.root", "", "fs: root directory (default: --data-dir)"),
-  OBJECT_STORE_BUCKET("object-store.bucket", "", "s3: bucket name"),
-  OBJECT_STORE_PREFIX("object-store.prefix", "", "s3: key prefix inside the bucket"),
-  OBJECT_STORE_ENDPOINT("object-store.endpoint", "", "s3: endpoint of an S3-compatible store (AWS_* variables give credentials and region)"),
-  OBJECT_STORE_REGION("object-store.region", "", "s3: region (default: AWS_REGION, else us-east-1)"),
-  SECRET_STORE_TYPE("secret-store.type", "file", "where catalog configs live: file (encrypted, on cluster storage), memory, aws-sm or vault"),
-  SECRET_STORE_KEY("secret-store.key", "", "file: the encryption key, 64 hex digits or base64 of 32 bytes (prefer the environment variable)"),
-  SECRET_STORE_FILE_KEY_FILE("secret-store.file.key-file", "", "file: a file holding the key (default: <data-dir>/secret-store.key when it exists; se dev generates it)"),
-  SECRET_STORE_AWS_SM_REGION("secret-store.aws-sm.region", "", "aws-sm: region (default: the AWS SDK chain, AWS_REGION)"),
-  SECRET_STORE_AWS_SM_ENDPOINT("secret-store.aws-sm.endpoint", "", "aws-sm: endpoint override (VPC endpoint, tests)"),
-  SECRET_STORE_AWS_SM_PREFIX("secret-store.aws-sm.prefix", "storage-engine/", "aws-sm: name prefix of the engine's secrets"),
-  SECRET_STORE_VAULT_ADDRESS("secret-store.vault.address", "", "vault: server URL, e.g. https://vault.example:8200"),
-  SECRET_STORE_VAULT_TOKEN("secret-store.vault.token", "", "vault: token (prefer the environment variable)"),
-  SECRET_STORE_VAULT_NAMESPACE("secret-store.vault.namespace", "", "vault: namespace (Vault Enterprise / HCP)"),
-  SECRET_STORE_VAULT_MOUNT("secret-store.vault.mount", "secret", "vault: mount path of the KV v2 engine"),
-  SECRET_STORE_VAULT_PREFIX("secret-store.vault.prefix", "storage-engine/", "vault: path prefix of the engine's secrets"),
-  INGEST_FLUSH_INTERVAL("ingest.flush-interval", "1s", "group-commit window per table (e.g. 200ms, 1s)"),
-  INGEST_FLUSH_BYTES("ingest.flush-bytes", "64MiB", "group-commit size threshold per table"),
-  INGEST_MEMORY_LIMIT("ingest.memory-limit", "1GiB", "global budget of unacknowledged ingest bytes"),
-  RECONCILE_INTERVAL("reconcile.interval", "1s", "how often se dev looks for WAL to publish"),
-  MAINTENANCE_INTERVAL("maintenance.interval", "30s", "how often se dev maintains every table"),
-  DEFAULT_CATALOG("dev.catalog", "warehouse", "se dev: the embedded catalog created on first start");
+  SERVER_ADDRESS(Setting.hostPort("server.address", "127.0.0.1:7777", "host:port of the one listener (HTTP and gRPC)")),
+  DATA_DIR(Setting.string("data-dir", ".se", "DIR", "directory of the fs object store when --object-store.root is not set")),
+  OBJECT_STORE_TYPE(Setting.oneOf("object-store.type", "fs", List.of("fs", "s3", "memory"), "cluster storage backend: fs, s3 or memory")),
+  OBJECT_STORE_ROOT(Setting.string("object-store.root", "", "DIR", "fs: root directory (default: --data-dir)")),
+  OBJECT_STORE_BUCKET(Setting.string("object-store.bucket", "", "BUCKET", "s3: bucket name")),
+  OBJECT_STORE_PREFIX(Setting.string("object-store.prefix", "", "PREFIX", "s3: key prefix inside the bucket")),
+  OBJECT_STORE_ENDPOINT(Setting.string("object-store.endpoint", "", "URL", "s3: endpoint of an S3-compatible store (AWS_* variables give credentials and region)")),
+  OBJECT_STORE_REGION(Setting.string("object-store.region", "", "REGION", "s3: region (default: AWS_REGION, else us-east-1)")),
+  SECRET_STORE_TYPE(Setting.oneOf("secret-store.type", "file", List.of("file", "memory", "aws-sm", "vault"), "where catalog configs live: file (encrypted, on cluster storage), memory, aws-sm or vault")),
+  SECRET_STORE_KEY(Setting.string("secret-store.key", "", "KEY", "file: the encryption key, 64 hex digits or base64 of 32 bytes (prefer the environment variable)")),
+  SECRET_STORE_FILE_KEY_FILE(Setting.string("secret-store.file.key-file", "", "FILE", "file: a file holding the key (default: <data-dir>/secret-store.key when it exists; se dev generates it)")),
+  SECRET_STORE_AWS_SM_REGION(Setting.string("secret-store.aws-sm.region", "", "REGION", "aws-sm: region (default: the AWS SDK chain, AWS_REGION)")),
+  SECRET_STORE_AWS_SM_ENDPOINT(Setting.string("secret-store.aws-sm.endpoint", "", "URL", "aws-sm: endpoint override (VPC endpoint, tests)")),
+  SECRET_STORE_AWS_SM_PREFIX(Setting.string("secret-store.aws-sm.prefix", "storage-engine/", "PREFIX", "aws-sm: name prefix of the engine's secrets")),
+  SECRET_STORE_VAULT_ADDRESS(Setting.string("secret-store.vault.address", "", "URL", "vault: server URL, e.g. https://vault.example:8200")),
+  SECRET_STORE_VAULT_TOKEN(Setting.string("secret-store.vault.token", "", "TOKEN", "vault: token (prefer the environment variable)")),
+  SECRET_STORE_VAULT_NAMESPACE(Setting.string("secret-store.vault.namespace", "", "NS", "vault: namespace (Vault Enterprise / HCP)")),
+  SECRET_STORE_VAULT_MOUNT(Setting.string("secret-store.vault.mount", "secret", "MOUNT", "vault: mount path of the KV v2 engine")),
+  SECRET_STORE_VAULT_PREFIX(Setting.string("secret-store.vault.prefix", "storage-engine/", "PREFIX", "vault: path prefix of the engine's secrets")),
+  INGEST_FLUSH_INTERVAL(IngestConfig.FLUSH_INTERVAL),
+  INGEST_FLUSH_BYTES(IngestConfig.FLUSH_BYTES),
+  INGEST_MEMORY_LIMIT(IngestConfig.MEMORY_LIMIT),
+  RECONCILE_INTERVAL(Setting.duration("reconcile.interval", "1s", "how often se dev and se reconcile --watch look for WAL to publish")),
+  MAINTENANCE_INTERVAL(Setting.duration("maintenance.interval", "30s", "how often se dev maintains every table; a worker schedules a table's maintenance at most this often")),
+  DEFAULT_CATALOG(Setting.string("dev.catalog", "warehouse", "ID", "se dev: the embedded catalog created on first start")),
+  /** Only {@code se start lb} has the flag ({@code --probe-interval}, as before, or the derived one). */
+  LB_PROBE_INTERVAL(Setting.duration("lb.probe-interval", "500ms", "se start lb: how often each server's /health is probed")
+      .withAliases("--probe-interval")),
+  /** Only {@code se start worker} has the flag ({@code --concurrency}, as before, or the derived one). */
+  WORKER_CONCURRENCY(Setting.integer("worker.concurrency", "2", 1, "se start worker: tasks run at once")
+      .withAliases("--concurrency"));
 
-  private final String flag;
-  private final String defaultValue;
-  private final String description;
+  private final Setting<?> setting;
 
-  ConfigKey(String flag, String defaultValue, String description) {
-    this.flag = flag;
-    this.defaultValue = defaultValue;
-    this.description = description;
+  ConfigKey(Setting<?> setting) {
+    this.setting = setting;
+  }
+
+  /** The typed setting behind this key. */
+  public Setting<?> setting() {
+    return setting;
   }
 
   /** The flag name without dashes, e.g. {@code server.address}. */
   public String flag() {
-    return flag;
+    return setting.key();
   }
 
   /** {@code SE_} + the flag upper-cased with dots and dashes as underscores. */
   public String environmentVariable() {
-    return "SE_" + flag.toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_');
+    return setting.environmentVariable();
   }
 
   public String defaultValue() {
-    return defaultValue;
+    return setting.defaultValue();
   }
 
   public String description() {
-    return description;
+    return setting.description();
   }
 
   public static ConfigKey fromFlag(String flag) {
     for (ConfigKey k : values()) {
-      if (k.flag.equals(flag)) {
+      if (k.flag().equals(flag)) {
         return k;
       }
     }

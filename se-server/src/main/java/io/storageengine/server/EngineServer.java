@@ -9,16 +9,13 @@ import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.ContextPropagatingExecutorService;
-import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileLoop;
-import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.maintenance.MaintenanceHooks;
 import io.storageengine.reconcile.maintenance.MaintenanceLoop;
-import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.lb.ServerRegistration;
@@ -77,19 +74,16 @@ public final class EngineServer implements AutoCloseable {
       ObjectStoreWal wal = new ObjectStoreWal(store, writerId());
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
-        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, ReconcileOptions.defaults());
+        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, config.reconcile());
         loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
             EngineServer::logResult).withStatusStore(new ReconcileStatusStore(store)).start());
-        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, ReconcileOptions.defaults(),
-            MaintenancePolicy.defaults(), MaintenanceHooks.NONE, loop);
+        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, config.reconcile(),
+            config.maintenance(), MaintenanceHooks.NONE, loop);
         own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
             EngineServer::logMaintenance).start());
       }
       this.reconcileLoop = loop;
-      IngestConfig ingestConfig = IngestConfig.defaults()
-          .withFlushInterval(config.duration(ConfigKey.INGEST_FLUSH_INTERVAL))
-          .withFlushBytes(config.bytes(ConfigKey.INGEST_FLUSH_BYTES))
-          .withGlobalBytes(config.bytes(ConfigKey.INGEST_MEMORY_LIMIT));
+      IngestConfig ingestConfig = config.ingest();
       ReconcileLoop triggerTarget = loop;
       ReconcileScheduler scheduler = role == Role.SERVER ? own(new ReconcileScheduler(store)) : null;
       this.ingest = own(new IngestService(allocator, registry, wal, ingestConfig,
@@ -102,7 +96,7 @@ public final class EngineServer implements AutoCloseable {
           }));
       ExecutorService flightExecutor = own(namedPool("se-flight"));
       Path queryDir = config.dataDir().resolve("query-cache");
-      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, QueryConfig.defaults(queryDir), ingest));
+      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, config.query(queryDir), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));

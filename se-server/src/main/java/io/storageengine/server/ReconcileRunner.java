@@ -3,11 +3,9 @@ package io.storageengine.server;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
 import io.storageengine.reconcile.ReconcileLoop;
-import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
-import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.observability.ServerObservability;
@@ -40,9 +38,9 @@ public final class ReconcileRunner implements AutoCloseable {
         raw -> observability.traced(raw, "cluster"));
     this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
         + UUID.randomUUID().toString().substring(0, 8));
-    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
-    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults(),
-        MaintenancePolicy.defaults());
+    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, config.reconcile());
+    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, config.reconcile(),
+        config.maintenance());
   }
 
   /** {@code se maintain}: one maintenance pass over every table (of {@code catalogId}), or one table. */

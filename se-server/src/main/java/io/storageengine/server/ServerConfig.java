@@ -1,38 +1,56 @@
 package io.storageengine.server;
 
-import io.storageengine.common.SeException;
+import io.storageengine.broker.BrokerConfig;
+import io.storageengine.common.config.ConfigSource;
+import io.storageengine.common.config.Setting;
+import io.storageengine.ingest.IngestConfig;
+import io.storageengine.query.QueryConfig;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.secretstore.SecretStoreOptions;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.EnumMap;
-import java.util.Locale;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
-/** Resolved configuration: flags over environment over defaults, parsed and validated. */
+/**
+ * Resolved configuration: flags over environment over defaults, parsed and validated. It holds
+ * the settings of every module; {@link #ingest()}, {@link #reconcile()}, {@link #maintenance()},
+ * {@link #query(Path)} and {@link #broker()} build the modules' config records from them.
+ */
 public final class ServerConfig {
-  private static final Pattern DURATION = Pattern.compile("^(\\d+)(ms|s|m|h)$");
-  private static final Pattern SIZE = Pattern.compile("^(\\d+)([KMG]i?B|B)?$", Pattern.CASE_INSENSITIVE);
+  /** Settings only the command of one role has a flag for (their variables work everywhere). */
+  public static final List<Setting<?>> ROLE_SETTINGS = List.of(ConfigKey.LB_PROBE_INTERVAL.setting(),
+      ConfigKey.WORKER_CONCURRENCY.setting());
+  /** The settings every command that runs engine roles has a flag for, grouped by module. */
+  public static final List<Setting<?>> SETTINGS = commonSettings();
+  /** Every setting: {@link #SETTINGS} and {@link #ROLE_SETTINGS}. */
+  public static final List<Setting<?>> ALL_SETTINGS = Stream.concat(SETTINGS.stream(), ROLE_SETTINGS.stream()).toList();
 
-  private final Map<ConfigKey, String> values;
+  private final ConfigSource source;
 
-  private ServerConfig(Map<ConfigKey, String> values) {
-    this.values = values;
+  private ServerConfig(ConfigSource source) {
+    this.source = source;
   }
 
   /** Resolves every key: {@code flags} (by key) first, then {@code environment}, then the default. */
   public static ServerConfig resolve(Map<ConfigKey, String> flags, Map<String, String> environment) {
-    Map<ConfigKey, String> values = new EnumMap<>(ConfigKey.class);
-    for (ConfigKey key : ConfigKey.values()) {
-      String v = flags.get(key);
-      if (v == null) {
-        v = environment.get(key.environmentVariable());
-      }
-      values.put(key, v == null ? key.defaultValue() : v.trim());
-    }
-    ServerConfig config = new ServerConfig(values);
+    Map<String, String> byKey = new HashMap<>();
+    flags.forEach((key, value) -> byKey.put(key.flag(), value));
+    return resolveSettings(byKey, environment);
+  }
+
+  /**
+   * Resolves every setting: {@code flags} by setting key ({@code query.memory-limit}) first, then
+   * {@code environment}, then the default; an invalid value fails naming its flag.
+   */
+  public static ServerConfig resolveSettings(Map<String, String> flags, Map<String, String> environment) {
+    ServerConfig config = new ServerConfig(ConfigSource.of(flags, environment));
     config.validate();
     return config;
   }
@@ -43,34 +61,72 @@ public final class ServerConfig {
 
   /** A copy with one key replaced (tests, and se dev's port 0). */
   public ServerConfig with(ConfigKey key, String value) {
-    Map<ConfigKey, String> copy = new EnumMap<>(values);
-    copy.put(key, value);
-    ServerConfig config = new ServerConfig(copy);
+    return with(key.setting(), value);
+  }
+
+  /** A copy with one setting replaced, as if by its flag. */
+  public ServerConfig with(Setting<?> setting, String value) {
+    ServerConfig config = new ServerConfig(source.with(setting, value));
     config.validate();
     return config;
   }
 
+  /** The key's text (its flag, variable or default). */
   public String get(ConfigKey key) {
-    return values.get(key);
+    return source.text(key.setting());
+  }
+
+  /** The setting's parsed value. */
+  public <T> T value(Setting<T> setting) {
+    return source.get(setting);
+  }
+
+  /** Where every setting's value comes from. */
+  public ConfigSource source() {
+    return source;
   }
 
   private void validate() {
-    serverAddress();
-    duration(ConfigKey.INGEST_FLUSH_INTERVAL);
-    duration(ConfigKey.RECONCILE_INTERVAL);
-    duration(ConfigKey.MAINTENANCE_INTERVAL);
-    bytes(ConfigKey.INGEST_FLUSH_BYTES);
-    bytes(ConfigKey.INGEST_MEMORY_LIMIT);
-    String type = get(ConfigKey.OBJECT_STORE_TYPE);
-    if (!type.equals("fs") && !type.equals("s3") && !type.equals("memory")) {
-      throw SeException.invalid("--object-store.type: expected fs, s3 or memory, got '%s'", type);
+    for (Setting<?> setting : ALL_SETTINGS) {
+      source.find(setting); // blank means "not set" for the settings that allow it; the modules check the rest
     }
+    serverAddress();
+    ingest();
+    reconcile();
+    maintenance();
+    broker();
+    QueryConfig.from(source, dataDir().resolve("query-cache"));
     secretStoreOptions();
+  }
+
+  /** Ingestion's config ({@code ingest.*}). */
+  public IngestConfig ingest() {
+    return IngestConfig.from(source);
+  }
+
+  /** The options of reconcile passes ({@code reconcile.*}). */
+  public ReconcileOptions reconcile() {
+    return ReconcileOptions.from(source);
+  }
+
+  /** The process defaults of table maintenance ({@code maintenance.*}); tables override them by property. */
+  public MaintenancePolicy maintenance() {
+    return MaintenancePolicy.from(source);
+  }
+
+  /** The query engine's config ({@code query.*}), working under {@code localDirectory}. */
+  public QueryConfig query(Path localDirectory) {
+    return QueryConfig.from(source, localDirectory);
+  }
+
+  /** The broker's config ({@code broker.*}). */
+  public BrokerConfig broker() {
+    return BrokerConfig.from(source);
   }
 
   /** The secret store's type and its {@code secret-store.*} options (validates the type). */
   public SecretStoreOptions secretStoreOptions() {
-    Map<String, String> options = new java.util.HashMap<>();
+    Map<String, String> options = new HashMap<>();
     for (ConfigKey key : ConfigKey.values()) {
       if (key.flag().startsWith("secret-store.") && key != ConfigKey.SECRET_STORE_TYPE) {
         options.put(key.flag().substring("secret-store.".length()), get(key));
@@ -85,24 +141,7 @@ public final class ServerConfig {
 
   /** Parses {@code host:port} (port 0 = any free port). */
   public static InetSocketAddress parseAddress(String text, String option) {
-    int colon = text.lastIndexOf(':');
-    if (colon <= 0 || colon == text.length() - 1) {
-      throw SeException.invalid("%s: expected host:port, got '%s'", option, text);
-    }
-    String host = text.substring(0, colon);
-    if (host.startsWith("[") && host.endsWith("]")) {
-      host = host.substring(1, host.length() - 1);
-    }
-    int port;
-    try {
-      port = Integer.parseInt(text.substring(colon + 1));
-    } catch (NumberFormatException e) {
-      throw SeException.invalid("%s: port must be a number, got '%s'", option, text.substring(colon + 1));
-    }
-    if (port < 0 || port > 65535) {
-      throw SeException.invalid("%s: port %d out of range", option, port);
-    }
-    return InetSocketAddress.createUnresolved(host, port);
+    return Setting.parseHostPort(option, text);
   }
 
   public Path dataDir() {
@@ -121,32 +160,36 @@ public final class ServerConfig {
 
   /** Parses {@code 500ms}, {@code 1s}, {@code 5m}, {@code 2h}; the error names {@code option}. */
   public static Duration parseDuration(String option, String text) {
-    Matcher m = DURATION.matcher(text.toLowerCase(Locale.ROOT));
-    if (!m.matches()) {
-      throw SeException.invalid("%s: expected a duration such as 500ms, 1s, 5m, got '%s'", option, text);
+    return Setting.parseDuration(option, text);
+  }
+
+  /** The value of an integer setting such as {@link ConfigKey#WORKER_CONCURRENCY}. */
+  public int integer(ConfigKey key) {
+    Object value = source.get(key.setting());
+    if (!(value instanceof Integer n)) {
+      throw new IllegalArgumentException(key + " is not an integer setting");
     }
-    long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      default -> Duration.ofHours(n);
-    };
+    return n;
   }
 
   public long bytes(ConfigKey key) {
-    Matcher m = SIZE.matcher(get(key));
-    if (!m.matches()) {
-      throw SeException.invalid("--%s: expected a size such as 64MiB, got '%s'", key.flag(), get(key));
+    return Setting.parseSize("--" + key.flag(), get(key));
+  }
+
+  /**
+   * The server's own settings, then each module's, grouped by the key's first word in the order
+   * the groups first appear (so {@code reconcile.interval} sits with the reconcile settings).
+   */
+  private static List<Setting<?>> commonSettings() {
+    Map<String, Setting<?>> byKey = new LinkedHashMap<>();
+    Stream.of(ConfigKey.values()).map(ConfigKey::setting).filter(s -> !ROLE_SETTINGS.contains(s))
+        .forEach(s -> byKey.put(s.key(), s));
+    Stream.of(IngestConfig.SETTINGS, ReconcileOptions.SETTINGS, MaintenancePolicy.SETTINGS, QueryConfig.SETTINGS,
+        BrokerConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
+    Map<String, List<Setting<?>>> groups = new LinkedHashMap<>();
+    for (Setting<?> s : byKey.values()) {
+      groups.computeIfAbsent(s.key().split("\\.")[0], g -> new ArrayList<>()).add(s);
     }
-    long n = Long.parseLong(m.group(1));
-    String unit = m.group(2) == null ? "B" : m.group(2).toUpperCase(Locale.ROOT);
-    long mult = switch (unit.charAt(0)) {
-      case 'K' -> 1L << 10;
-      case 'M' -> 1L << 20;
-      case 'G' -> 1L << 30;
-      default -> 1L;
-    };
-    return n * mult;
+    return groups.values().stream().flatMap(List::stream).toList();
   }
 }

@@ -10,7 +10,6 @@ import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
-import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
 import java.time.Duration;
@@ -19,7 +18,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import io.storageengine.reconcile.ReconcileLoop;
-import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatus;
 import io.storageengine.reconcile.ReconcileStatusStore;
@@ -68,9 +66,9 @@ public final class WorkerProcess implements AutoCloseable {
     this.storage = ClusterStorage.open(config, injectedStore);
     ObjectStoreWal wal = new ObjectStoreWal(storage.store(), "se-worker-" + ProcessHandle.current().pid()
         + "-" + UUID.randomUUID().toString().substring(0, 8));
-    Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
+    Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, config.reconcile());
     Maintainer maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator,
-        ReconcileOptions.defaults(), MaintenancePolicy.defaults());
+        config.reconcile(), config.maintenance());
     Duration maintenanceInterval = config.duration(ConfigKey.MAINTENANCE_INTERVAL);
     BrokerClient broker = new BrokerClient(storage.store());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();

@@ -3,13 +3,21 @@ package io.storageengine.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.broker.BrokerConfig;
+import io.storageengine.common.config.Setting;
+import io.storageengine.ingest.IngestConfig;
+import io.storageengine.query.QueryConfig;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** Pins every option: its flag, environment variable and default. */
+/** Pins every option of the server: its flag, environment variable and default; and how all settings resolve. */
 class ServerConfigTest {
   @Test
   void everyKeyAndDefaultIsPinned() {
@@ -40,7 +48,46 @@ class ServerConfigTest {
         Map.entry("ingest.memory-limit SE_INGEST_MEMORY_LIMIT", "1GiB"),
         Map.entry("reconcile.interval SE_RECONCILE_INTERVAL", "1s"),
         Map.entry("maintenance.interval SE_MAINTENANCE_INTERVAL", "30s"),
-        Map.entry("dev.catalog SE_DEV_CATALOG", "warehouse")));
+        Map.entry("dev.catalog SE_DEV_CATALOG", "warehouse"),
+        Map.entry("lb.probe-interval SE_LB_PROBE_INTERVAL", "500ms"),
+        Map.entry("worker.concurrency SE_WORKER_CONCURRENCY", "2")));
+    assertThat(ConfigKey.LB_PROBE_INTERVAL.setting().flags()).containsExactly("--lb.probe-interval", "--probe-interval");
+    assertThat(ConfigKey.WORKER_CONCURRENCY.setting().flags()).containsExactly("--worker.concurrency", "--concurrency");
+  }
+
+  @Test
+  void everyModuleSettingIsResolvedOnceWithAUniqueFlagAndVariable() {
+    List<Setting<?>> all = ServerConfig.ALL_SETTINGS;
+    assertThat(all).containsAll(Arrays.stream(ConfigKey.values()).map(ConfigKey::setting).toList())
+        .containsAll(IngestConfig.SETTINGS).containsAll(ReconcileOptions.SETTINGS)
+        .containsAll(MaintenancePolicy.SETTINGS).containsAll(QueryConfig.SETTINGS).containsAll(BrokerConfig.SETTINGS);
+    assertThat(all.stream().map(Setting::key)).doesNotHaveDuplicates();
+    assertThat(all.stream().flatMap(s -> s.flags().stream())).doesNotHaveDuplicates();
+    assertThat(all.stream().map(Setting::environmentVariable)).doesNotHaveDuplicates();
+    assertThat(ServerConfig.SETTINGS).doesNotContainAnyElementsOf(ServerConfig.ROLE_SETTINGS);
+  }
+
+  @Test
+  void moduleConfigsComeFromTheResolvedSettings() {
+    ServerConfig defaults = ServerConfig.defaults();
+    assertThat(defaults.ingest()).isEqualTo(IngestConfig.defaults());
+    assertThat(defaults.maintenance()).isEqualTo(MaintenancePolicy.defaults());
+    assertThat(defaults.broker()).isEqualTo(BrokerConfig.defaults());
+    assertThat(defaults.query(Path.of("/q"))).isEqualTo(QueryConfig.defaults(Path.of("/q")));
+    assertThat(defaults.reconcile()).isEqualTo(ReconcileOptions.defaults());
+    assertThat(defaults.integer(ConfigKey.WORKER_CONCURRENCY)).isEqualTo(2);
+
+    ServerConfig config = ServerConfig.resolveSettings(
+        Map.of("query.memory-limit", "2GB", "ingest.memory-limit", "512MiB"),
+        Map.of("SE_QUERY_MEMORY_LIMIT", "3GB", "SE_RECONCILE_MAX_BYTES_PER_COMMIT", "8MiB",
+            "SE_BROKER_LEASE_DURATION", "1m", "SE_MAINTENANCE_MIN_SNAPSHOTS", "3"));
+    assertThat(config.query(Path.of("/q")).duckdbMemoryLimit()).isEqualTo("2GB");
+    assertThat(config.ingest().globalBytes()).isEqualTo(512L << 20);
+    assertThat(config.bytes(ConfigKey.INGEST_MEMORY_LIMIT)).isEqualTo(512L << 20);
+    assertThat(config.reconcile().maxBytesPerCommit()).isEqualTo(8L << 20);
+    assertThat(config.broker().leaseDuration()).isEqualTo(Duration.ofMinutes(1));
+    assertThat(config.maintenance().minSnapshots()).isEqualTo(3);
+    assertThat(config.with(QueryConfig.BATCH_ROWS, "100").query(Path.of("/q")).batchRows()).isEqualTo(100);
   }
 
   @Test
@@ -68,5 +115,11 @@ class ServerConfigTest {
         .hasMessage("--secret-store.type: expected file, memory, aws-sm or vault, got 'keychain'");
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(ConfigKey.SERVER_ADDRESS, "127.0.0.1:99999"), Map.of()))
         .hasMessageContaining("out of range");
+    assertThatThrownBy(() -> ServerConfig.resolveSettings(Map.of(), Map.of("SE_QUERY_DUCKDB_THREADS", "none")))
+        .hasMessage("--query.duckdb-threads: expected an integer >= 1, got 'none'");
+    assertThatThrownBy(() -> ServerConfig.resolveSettings(Map.of(), Map.of("SE_LB_PROBE_INTERVAL", "often")))
+        .hasMessage("--lb.probe-interval: expected a duration such as 500ms, 1s, 5m, got 'often'");
+    assertThatThrownBy(() -> ServerConfig.defaults().with(ConfigKey.WORKER_CONCURRENCY, "0"))
+        .hasMessage("--worker.concurrency: expected an integer >= 1, got '0'");
   }
 }

@@ -1,6 +1,8 @@
 package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.common.SeException;
+import io.storageengine.common.config.ConfigSource;
+import io.storageengine.common.config.Setting;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +13,10 @@ import org.apache.iceberg.Table;
  * ({@code se.maintenance.*}); {@link #forTable} reads them, with the process defaults (usually
  * {@link #defaults()}) for the properties a table does not set. Durations are ISO-8601
  * ({@code PT1H}, {@code P1D}) or milliseconds; sizes are bytes.
+ *
+ * <p>The process defaults are settings ({@link #SETTINGS}, read by {@link #from}): each property
+ * without its {@code se.} prefix, e.g. {@code --maintenance.target-file-size}, with the flag
+ * syntax of sizes and durations ({@code 128MiB}, {@code 1h}).
  *
  * @param enabled {@code se.maintenance.enabled}: false skips the table entirely
  * @param targetFileSizeBytes {@code se.maintenance.target-file-size}: size compaction writes;
@@ -63,6 +69,30 @@ public record MaintenancePolicy(
   public static final Duration DEFAULT_ORPHAN_AGE = Duration.ofDays(1);
   public static final Duration DEFAULT_WAL_GC_AGE = Duration.ofMinutes(10);
   public static final int DEFAULT_MAX_MANIFESTS = 50;
+
+  public static final Setting<Boolean> ENABLED_SETTING = Setting.bool(processKey(ENABLED), "true",
+      "tables are maintained unless their se.maintenance.enabled says false");
+  public static final Setting<Long> TARGET_FILE_SIZE_SETTING = Setting.size(processKey(TARGET_FILE_SIZE), "128MiB",
+      "size compaction writes; smaller files are candidates");
+  public static final Setting<Integer> MIN_INPUT_FILES_SETTING = Setting.integer(processKey(MIN_INPUT_FILES), "5", 1,
+      "small files of one partition needed before they are compacted");
+  public static final Setting<Double> DELETE_RATIO_SETTING = Setting.ratio(processKey(DELETE_RATIO), "0.2",
+      "share of deleted rows at which a file is rewritten even alone");
+  public static final Setting<Duration> SNAPSHOT_RETENTION_SETTING = Setting.duration(processKey(SNAPSHOT_RETENTION),
+      "1h", "snapshots younger than this are kept");
+  public static final Setting<Integer> MIN_SNAPSHOTS_SETTING = Setting.integer(processKey(MIN_SNAPSHOTS), "10", 1,
+      "this many recent snapshots are kept whatever their age");
+  public static final Setting<Duration> ORPHAN_AGE_SETTING = Setting.duration(processKey(ORPHAN_AGE), "24h",
+      "an unreferenced file is deleted only once older than this");
+  public static final Setting<Duration> WAL_GC_AGE_SETTING = Setting.duration(processKey(WAL_GC_AGE), "10m",
+      "WAL is collected only up to a snapshot at least this old");
+  public static final Setting<Integer> MAX_MANIFESTS_SETTING = Setting.integer(processKey(MAX_MANIFESTS), "50", 1,
+      "data manifests of the current snapshot above which they are rewritten");
+  /** The process defaults of every table property, as settings. */
+  public static final List<Setting<?>> SETTINGS = List.of(ENABLED_SETTING, TARGET_FILE_SIZE_SETTING,
+      MIN_INPUT_FILES_SETTING, DELETE_RATIO_SETTING, SNAPSHOT_RETENTION_SETTING, MIN_SNAPSHOTS_SETTING,
+      ORPHAN_AGE_SETTING, WAL_GC_AGE_SETTING, MAX_MANIFESTS_SETTING);
+
   /** A data file smaller than this share of the target size is a compaction candidate. */
   public static final double SMALL_FILE_FRACTION = 0.75;
 
@@ -82,6 +112,19 @@ public record MaintenancePolicy(
     return new MaintenancePolicy(true, DEFAULT_TARGET_FILE_SIZE, DEFAULT_MIN_INPUT_FILES, DEFAULT_DELETE_RATIO,
         DEFAULT_SNAPSHOT_RETENTION, DEFAULT_MIN_SNAPSHOTS, DEFAULT_ORPHAN_AGE, DEFAULT_WAL_GC_AGE,
         DEFAULT_MAX_MANIFESTS);
+  }
+
+  /** The process defaults given by {@link #SETTINGS} in {@code source}. */
+  public static MaintenancePolicy from(ConfigSource source) {
+    return new MaintenancePolicy(source.get(ENABLED_SETTING), source.get(TARGET_FILE_SIZE_SETTING),
+        source.get(MIN_INPUT_FILES_SETTING), source.get(DELETE_RATIO_SETTING), source.get(SNAPSHOT_RETENTION_SETTING),
+        source.get(MIN_SNAPSHOTS_SETTING), source.get(ORPHAN_AGE_SETTING), source.get(WAL_GC_AGE_SETTING),
+        source.get(MAX_MANIFESTS_SETTING));
+  }
+
+  /** {@code se.maintenance.x} -> {@code maintenance.x}. */
+  private static String processKey(String property) {
+    return property.substring("se.".length());
   }
 
   /** The table's policy: its {@code se.maintenance.*} properties over {@code defaults}. */
