@@ -48,6 +48,11 @@ class DelegatingObjectStore implements ObjectStore {
   }
 
   @Override
+  public Children listChildren(String prefix) {
+    return delegate.listChildren(prefix);
+  }
+
+  @Override
   public void delete(String key) {
     delegate.delete(key);
   }

@@ -289,6 +289,93 @@ public final class FsObjectStore implements ObjectStore {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Reads the one directory the prefix ends in. A subdirectory is a directory of the answer
+   * only when a blob lies somewhere below it (found by a walk that stops at the first one):
+   * deletes leave empty directories behind, and those hold no key.
+   */
+  @Override
+  public Children listChildren(String prefix) {
+    Keys.checkPrefix(prefix);
+    Optional<Path> start = listStart(prefix);
+    if (start.isEmpty()) {
+      return Children.EMPTY;
+    }
+    Path dir = start.get();
+    List<String> objectKeys = new ArrayList<>();
+    List<String> directories = new ArrayList<>();
+    try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+      for (Path entry : entries) {
+        String name = entry.getFileName().toString();
+        if (dir.equals(root) && (name.equals(TEMP_DIR) || name.equals(LOCK_DIR))) {
+          continue;
+        }
+        String key = keyOf(entry);
+        if (!key.startsWith(prefix) || !isValidKey(key)) {
+          continue;
+        }
+        Optional<BasicFileAttributes> attrs = attributes(entry);
+        if (attrs.isPresent() && attrs.get().isRegularFile()) {
+          objectKeys.add(key);
+        } else if (attrs.isPresent() && attrs.get().isDirectory() && holdsABlob(entry)) {
+          directories.add(key + "/");
+        }
+      }
+      objectKeys.sort(Comparator.naturalOrder());
+      directories.sort(Comparator.naturalOrder());
+      List<ObjectInfo> objects = new ArrayList<>(objectKeys.size());
+      for (String key : objectKeys) {
+        etags.info(root.resolve(key))
+            .ifPresent(info -> objects.add(new ObjectInfo(key, info.size(), info.etag())));
+      }
+      return new Children(objects, directories);
+    } catch (IOException e) {
+      if (isMissing(e)) {
+        return Children.EMPTY; // the directory was removed while we looked
+      }
+      throw new SeException(ErrorCode.UNAVAILABLE,
+          String.format("fs object store: cannot list prefix '%s' (%s)", prefix, reason(e)), e);
+    }
+  }
+
+  /** The entry's own attributes (a link is not followed), or empty when it is gone. */
+  private static Optional<BasicFileAttributes> attributes(Path entry) throws IOException {
+    try {
+      return Optional.of(Files.readAttributes(entry, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS));
+    } catch (IOException e) {
+      if (isMissing(e)) {
+        return Optional.empty();
+      }
+      throw e;
+    }
+  }
+
+  /** True when a blob (a regular file with a valid key) lies somewhere below {@code dir}. */
+  private boolean holdsABlob(Path dir) throws IOException {
+    boolean[] found = {false};
+    Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+      @Override
+      public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
+        if (attrs.isRegularFile() && isValidKey(keyOf(file))) {
+          found[0] = true;
+          return FileVisitResult.TERMINATE;
+        }
+        return FileVisitResult.CONTINUE;
+      }
+
+      @Override
+      public FileVisitResult visitFileFailed(Path file, IOException e) throws IOException {
+        if (isMissing(e)) {
+          return FileVisitResult.CONTINUE; // deleted while we walked
+        }
+        throw e;
+      }
+    });
+    return found[0];
+  }
+
   @Override
   public void delete(String key) {
     Path target = pathOf(key);

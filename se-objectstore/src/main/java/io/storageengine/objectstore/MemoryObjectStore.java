@@ -78,6 +78,27 @@ public final class MemoryObjectStore implements ObjectStore {
   }
 
   @Override
+  public Children listChildren(String prefix) {
+    Keys.checkPrefix(prefix);
+    List<ObjectInfo> objects = new ArrayList<>();
+    List<String> directories = new ArrayList<>();
+    Map.Entry<String, Blob> e = blobs.ceilingEntry(prefix);
+    while (e != null && e.getKey().startsWith(prefix)) {
+      String key = e.getKey();
+      int slash = key.indexOf('/', prefix.length());
+      if (slash < 0) {
+        objects.add(new ObjectInfo(key, e.getValue().data().length, e.getValue().etag()));
+        e = blobs.higherEntry(key);
+      } else {
+        directories.add(key.substring(0, slash + 1));
+        // Every key below "d/" sorts before "d0" ('0' follows '/'): skip the whole directory.
+        e = blobs.ceilingEntry(key.substring(0, slash) + '0');
+      }
+    }
+    return new Children(objects, directories);
+  }
+
+  @Override
   public void delete(String key) {
     blobs.remove(Keys.check(key));
   }

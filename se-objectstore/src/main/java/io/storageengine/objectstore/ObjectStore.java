@@ -43,6 +43,18 @@ public interface ObjectStore extends AutoCloseable {
   /** Every key starting with {@code prefix}, in lexicographic order, with size and etag. */
   List<ObjectInfo> list(String prefix);
 
+  /**
+   * One level of the key hierarchy below {@code prefix}: a listing with delimiter {@code /}.
+   * Of the keys starting with {@code prefix}, those without a {@code /} after the prefix are
+   * returned as objects (with size and etag, as {@link #list} gives them); the others are
+   * returned as their directory {@code prefix + segment + "/"}, once however many keys lie below
+   * it. A directory is returned only while at least one key lies below it. Both lists are in
+   * lexicographic order. The answer holds the entries of that one level, not the keys below the
+   * directories, so it stays small where {@link #list} of the same prefix would return a whole
+   * subtree ({@code listChildren("tenants/")} names each tenant once).
+   */
+  Children listChildren(String prefix);
+
   /** Deletes the key; deleting a missing key succeeds. */
   void delete(String key);
 
@@ -57,4 +69,17 @@ public interface ObjectStore extends AutoCloseable {
 
   /** A key's size in bytes and etag. */
   record ObjectInfo(String key, long size, String etag) {}
+
+  /**
+   * The answer of {@link #listChildren}: the keys directly at the level, and the directories
+   * below it, each ending in {@code /}.
+   */
+  record Children(List<ObjectInfo> objects, List<String> directories) {
+    public static final Children EMPTY = new Children(List.of(), List.of());
+
+    public Children {
+      objects = List.copyOf(objects);
+      directories = List.copyOf(directories);
+    }
+  }
 }

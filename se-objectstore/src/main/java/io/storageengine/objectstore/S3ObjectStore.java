@@ -23,8 +23,10 @@ import software.amazon.awssdk.http.apache5.Apache5HttpClient;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.S3ClientBuilder;
+import software.amazon.awssdk.services.s3.model.CommonPrefix;
 import software.amazon.awssdk.services.s3.model.GetObjectResponse;
 import software.amazon.awssdk.services.s3.model.HeadObjectResponse;
+import software.amazon.awssdk.services.s3.model.ListObjectsV2Response;
 import software.amazon.awssdk.services.s3.model.PutObjectRequest;
 import software.amazon.awssdk.services.s3.model.S3Exception;
 import software.amazon.awssdk.services.s3.model.S3Object;
@@ -239,6 +241,39 @@ public final class S3ObjectStore implements ObjectStore {
     // differ only for characters outside the Basic Multilingual Plane.
     out.sort(Comparator.comparing(ObjectInfo::key));
     return out;
+  }
+
+  /** {@inheritDoc} This is {@code ListObjectsV2} with delimiter {@code /}. */
+  @Override
+  public Children listChildren(String prefix) {
+    Keys.checkPrefix(prefix);
+    List<ObjectInfo> objects = new ArrayList<>();
+    List<String> directories = new ArrayList<>();
+    try {
+      for (ListObjectsV2Response page : client.listObjectsV2Paginator(
+          r -> r.bucket(bucket).prefix(keyPrefix + prefix).delimiter("/"))) {
+        for (S3Object object : page.contents()) {
+          String key = object.key().substring(keyPrefix.length());
+          if (isValidKey(key)) {
+            objects.add(new ObjectInfo(key, object.size(), unquote(object.eTag())));
+          }
+        }
+        for (CommonPrefix common : page.commonPrefixes()) {
+          String directory = common.prefix().substring(keyPrefix.length());
+          if (isValidKey(directory.substring(0, directory.length() - 1))) {
+            directories.add(directory);
+          }
+        }
+      }
+    } catch (SdkException e) {
+      throw new SeException(ErrorCode.UNAVAILABLE, String.format(
+          "s3 object store: cannot list prefix '%s' in bucket '%s' (%s)",
+          prefix, bucket, describeFailure(e)), e);
+    }
+    // Sorted like every other backend (Java string order), as in list.
+    objects.sort(Comparator.comparing(ObjectInfo::key));
+    directories.sort(Comparator.naturalOrder());
+    return new Children(objects, directories);
   }
 
   @Override

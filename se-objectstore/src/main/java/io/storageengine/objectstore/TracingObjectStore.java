@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * An {@link ObjectStore} that reports every call as a {@code storage.operation} span and in the
  * object-store metrics, then delegates. Spans carry the operation ({@code get}, {@code
  * get_range}, {@code head}, {@code put}, {@code put_if_absent}, {@code put_if_match}, {@code
- * list}, {@code delete}), the bucket and root of the store, the key or prefix, sizes, the retry
- * count and the kind of the last retried failure; never the bytes.
+ * list}, {@code list_children}, {@code delete}), the bucket and root of the store, the key or
+ * prefix, sizes, the retry count and the kind of the last retried failure; never the bytes.
  *
  * <p>Retries are counted across the whole logical call: when a retry loop above this store
  * opened a {@link RetryScope} (the WAL does), every attempt of that loop belongs to one span,
@@ -97,6 +97,13 @@ public final class TracingObjectStore implements ObjectStore {
   public List<ObjectInfo> list(String prefix) {
     return traced("list", prefix, () -> delegate.list(prefix),
         (span, infos) -> span.setAttribute(SpanFields.IO_RESULT_COUNT, (long) infos.size()));
+  }
+
+  @Override
+  public Children listChildren(String prefix) {
+    return traced("list_children", prefix, () -> delegate.listChildren(prefix),
+        (span, children) -> span.setAttribute(SpanFields.IO_RESULT_COUNT,
+            (long) children.objects().size() + children.directories().size()));
   }
 
   @Override

@@ -51,6 +51,9 @@ public abstract class ObjectStoreContractTest {
     assertThat(store.getRange("missing/key", 0, 10)).isEmpty();
     assertThat(store.head("missing/key")).isEmpty();
     assertThat(store.list("missing/")).isEmpty();
+    assertThat(store.listChildren("missing/")).isEqualTo(ObjectStore.Children.EMPTY);
+    // An empty store has no children at its root either (backends' own files are not keys).
+    assertThat(store.listChildren("")).isEqualTo(ObjectStore.Children.EMPTY);
   }
 
   @Test
@@ -227,6 +230,67 @@ public abstract class ObjectStoreContractTest {
   }
 
   @Test
+  void listChildrenReturnsOneLevelBelowThePrefix() {
+    for (String key : List.of("p/x2", "p/y/z", "q", "p/x10", "pa", "p/y-1", "p/x1", "o/p",
+        "p/y/w/v", "p/y/w/u")) {
+      store.put(key, bytes(key));
+    }
+
+    assertChildren("", List.of("pa", "q"), List.of("o/", "p/"));
+    assertChildren("p", List.of("pa"), List.of("p/"));
+    assertChildren("p/", List.of("p/x1", "p/x10", "p/x2", "p/y-1"), List.of("p/y/"));
+    assertChildren("p/x1", List.of("p/x1", "p/x10"), List.of());
+    // '-' sorts before '/': a key beside a directory of the same stem is an object of its own.
+    assertChildren("p/y", List.of("p/y-1"), List.of("p/y/"));
+    assertChildren("p/y/", List.of("p/y/z"), List.of("p/y/w/"));
+    assertChildren("p/y/w/", List.of("p/y/w/u", "p/y/w/v"), List.of());
+    assertChildren("p/y/z", List.of("p/y/z"), List.of());
+    assertChildren("p/z", List.of(), List.of());
+    assertChildren("zzz/", List.of(), List.of());
+    assertChildren("../", List.of(), List.of());
+  }
+
+  @Test
+  void listChildrenReportsSizesAndEtagsOfObjects() {
+    String etag = store.put("c/k", bytes("12345"));
+    store.put("c/d/k", bytes("x"));
+
+    assertThat(store.listChildren("c/")).isEqualTo(new ObjectStore.Children(
+        List.of(new ObjectStore.ObjectInfo("c/k", 5, etag)), List.of("c/d/")));
+  }
+
+  @Test
+  void aDirectoryIsListedOnlyWhileAKeyLiesBelowIt() {
+    store.put("t/a/b/c", bytes("1"));
+    store.put("t/a/d", bytes("2"));
+    store.put("t/e/f", bytes("3"));
+
+    store.delete("t/a/b/c");
+    assertChildren("t/", List.of(), List.of("t/a/", "t/e/"));
+    assertChildren("t/a/", List.of("t/a/d"), List.of());
+
+    store.delete("t/a/d");
+    store.delete("t/e/f");
+    assertChildren("t/", List.of(), List.of());
+    assertChildren("", List.of(), List.of());
+
+    store.put("t/e/g", bytes("4"));
+    assertChildren("t/", List.of(), List.of("t/e/"));
+  }
+
+  @Test
+  void listChildrenNamesEachDirectoryOnceHoweverManyKeysLieBelowIt() {
+    for (int i = 0; i < 30; i++) {
+      store.put(String.format("m/dir/%02d/seg", i), bytes("x"));
+    }
+    store.put("m/other", bytes("y"));
+
+    assertChildren("m/", List.of("m/other"), List.of("m/dir/"));
+    assertThat(store.listChildren("m/dir/").directories()).hasSize(30)
+        .startsWith("m/dir/00/", "m/dir/01/").endsWith("m/dir/29/");
+  }
+
+  @Test
   void deleteRemovesTheKeyAndToleratesMissingKeys() {
     store.put("d/1", bytes("x"));
     store.put("d/2", bytes("y"));
@@ -262,6 +326,7 @@ public abstract class ObjectStoreContractTest {
     assertInvalid(() -> store.putIfAbsent("k", null), "data of object key 'k' must not be null");
     assertInvalid(() -> store.putIfMatch("k", null, "e"), "data of object key 'k' must not be null");
     assertInvalid(() -> store.list(null), "object key prefix must not be null");
+    assertInvalid(() -> store.listChildren(null), "object key prefix must not be null");
     assertThat(store.get("k")).isEmpty();
   }
 
@@ -357,6 +422,14 @@ public abstract class ObjectStoreContractTest {
 
   protected List<String> keys(String prefix) {
     return store.list(prefix).stream().map(ObjectStore.ObjectInfo::key).toList();
+  }
+
+  private void assertChildren(String prefix, List<String> objects, List<String> directories) {
+    ObjectStore.Children children = store.listChildren(prefix);
+    assertThat(children.objects()).extracting(ObjectStore.ObjectInfo::key)
+        .as("objects below '%s'", prefix).containsExactlyElementsOf(objects);
+    assertThat(children.directories())
+        .as("directories below '%s'", prefix).containsExactlyElementsOf(directories);
   }
 
   private static void assertInvalid(Runnable call, String message) {

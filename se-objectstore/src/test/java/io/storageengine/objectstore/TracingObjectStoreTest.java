@@ -61,11 +61,12 @@ class TracingObjectStoreTest {
     assertThat(store.getRange("a/b", 0, 4)).isPresent();
     assertThat(store.head("a/c")).isPresent();
     assertThat(store.list("a/")).hasSize(2);
+    assertThat(store.listChildren("").directories()).containsExactly("a/");
     store.delete("a/c");
 
     assertThat(spans).extracting(SpanData::getName).containsOnly(SpanFields.STORAGE_OPERATION);
     assertThat(spans).extracting(s -> s.getAttributes().get(SpanFields.IO_OPERATION)).containsExactly(
-        "put_if_absent", "put_if_absent", "put_if_match", "put", "get", "get_range", "head", "list", "delete");
+        "put_if_absent", "put_if_absent", "put_if_match", "put", "get", "get_range", "head", "list", "list_children", "delete");
     SpanData created = spans.get(0);
     assertThat(created.getAttributes().get(SpanFields.IO_PATH)).isEqualTo("a/b");
     assertThat(created.getAttributes().get(SpanFields.IO_ROOT)).isEqualTo("memory");
@@ -75,6 +76,8 @@ class TracingObjectStoreTest {
     assertThat(created.getAttributes().get(SpanFields.ERROR)).isFalse();
     assertThat(spans.get(1).getAttributes().get(SpanFields.IO_CONDITION_MET)).isFalse();
     assertThat(spans.get(7).getAttributes().get(SpanFields.IO_RESULT_COUNT)).isEqualTo(2);
+    assertThat(spans.get(8).getAttributes().get(SpanFields.IO_PATH)).isEqualTo("");
+    assertThat(spans.get(8).getAttributes().get(SpanFields.IO_RESULT_COUNT)).isEqualTo(1);
     // No byte payloads in any field.
     for (SpanData span : spans) {
       assertThat(span.getAttributes().asMap().values()).allSatisfy(
@@ -179,6 +182,11 @@ class TracingObjectStoreTest {
     @Override
     public List<ObjectInfo> list(String prefix) {
       return delegate.list(prefix);
+    }
+
+    @Override
+    public Children listChildren(String prefix) {
+      return delegate.listChildren(prefix);
     }
 
     @Override

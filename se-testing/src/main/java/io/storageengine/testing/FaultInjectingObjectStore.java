@@ -33,7 +33,8 @@ import java.util.function.Supplier;
  *       looks like to a client).</li>
  * </ol>
  *
- * <p>The key seen by predicates and hooks is the object key, or the prefix for {@code list}.
+ * <p>The key seen by predicates and hooks is the object key, or the prefix for {@code list} and
+ * {@code listChildren}.
  * Injected failures are {@code SeException(UNAVAILABLE)} whose message starts with
  * {@code "injected"}. All methods are thread-safe; faults can be programmed while other threads
  * use the store. Typical use:
@@ -50,7 +51,7 @@ import java.util.function.Supplier;
 public final class FaultInjectingObjectStore implements ObjectStore {
 
   /** The operations of {@link ObjectStore}, as targets for faults and counters. */
-  public enum Operation { GET, GET_RANGE, HEAD, PUT, PUT_IF_ABSENT, PUT_IF_MATCH, LIST, DELETE }
+  public enum Operation { GET, GET_RANGE, HEAD, PUT, PUT_IF_ABSENT, PUT_IF_MATCH, LIST, LIST_CHILDREN, DELETE }
 
   /** A callback run around an operation. It may block; an exception it throws fails the call. */
   @FunctionalInterface
@@ -215,6 +216,11 @@ public final class FaultInjectingObjectStore implements ObjectStore {
   @Override
   public List<ObjectInfo> list(String prefix) {
     return call(Operation.LIST, prefix, () -> delegate.list(prefix));
+  }
+
+  @Override
+  public Children listChildren(String prefix) {
+    return call(Operation.LIST_CHILDREN, prefix, () -> delegate.listChildren(prefix));
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.storageengine.testing;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.DELETE;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.GET;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.LIST;
+import static io.storageengine.testing.FaultInjectingObjectStore.Operation.LIST_CHILDREN;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT_IF_ABSENT;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT_IF_MATCH;
@@ -75,10 +76,12 @@ class FaultInjectingObjectStoreTest {
     assertThat(store.inOutage()).isTrue();
     assertUnavailable(() -> store.get("k"), "injected outage: GET 'k'");
     assertUnavailable(() -> store.list(""), "injected outage: LIST ''");
+    assertUnavailable(() -> store.listChildren("a/"), "injected outage: LIST_CHILDREN 'a/'");
     assertUnavailable(() -> store.delete("k"), "injected outage: DELETE 'k'");
     store.endOutage();
     assertThat(store.get("k")).isPresent();
     assertThat(store.calls(LIST)).isEqualTo(1);
+    assertThat(store.calls(LIST_CHILDREN)).isEqualTo(1);
     assertThat(store.calls(DELETE)).isEqualTo(1);
   }
 

@@ -16,11 +16,9 @@ import io.storageengine.objectstore.ObjectStore.ObjectInfo;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,8 +51,6 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
 
   private static final Logger LOG = LoggerFactory.getLogger(ObjectStoreWal.class);
   private static final Pattern SEGMENT_NAME = Pattern.compile("(\\d{20})\\.seg");
-  private static final Pattern TABLE_KEY =
-      Pattern.compile("tenants/([^/]+)/tables/([^/]+)/(state\\.json|wal/\\d{20}\\.seg)");
 
   private final ObjectStore store;
   private final String writerId;
@@ -295,20 +291,58 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
         .map(blob -> parseTableName(key, blob.data()));
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Found level by level with {@link ObjectStore#listChildren}, never by listing a whole
+   * subtree: the tenant directories under {@code tenants/} (only the one asked for when
+   * {@code catalogId} is given), the table directories under each tenant's {@code tables/}, and
+   * per table the entries directly in its directory, where a {@code state.json} or a non-empty
+   * {@code wal/} directory means the table has a WAL. No listing returns a segment, tombstone or
+   * quarantine record, so a call costs about {@code 1 + tenants + 6 x tables} listed entries
+   * (tenant, table, and the handful of entries in each table directory) however much WAL the
+   * tables hold; listing {@code tenants/} whole returned every key of every tenant.
+   */
   @Override
   public List<TableWal> tables(String catalogId) {
-    String prefix = catalogId == null
-        ? "tenants/"
-        : "tenants/" + Ids.requireCatalogId(catalogId) + "/tables/";
-    List<ObjectInfo> objects = retry.call("list " + prefix, () -> store.list(prefix));
-    Set<TableWal> tables = new LinkedHashSet<>();
-    for (ObjectInfo object : objects) {
-      Matcher m = TABLE_KEY.matcher(object.key());
-      if (m.matches() && Ids.isValidCatalogId(m.group(1))) {
-        parseUuid(m.group(2)).ifPresent(uuid -> tables.add(new TableWal(m.group(1), uuid)));
+    List<String> tenants = new ArrayList<>();
+    if (catalogId != null) {
+      tenants.add(Ids.requireCatalogId(catalogId));
+    } else {
+      for (String directory : children("tenants/").directories()) {
+        String tenant = lastSegment(directory);
+        if (Ids.isValidCatalogId(tenant)) {
+          tenants.add(tenant);
+        }
+      }
+    }
+    List<TableWal> tables = new ArrayList<>();
+    for (String tenant : tenants) {
+      for (String directory : children("tenants/" + tenant + "/tables/").directories()) {
+        Optional<UUID> uuid = parseUuid(lastSegment(directory));
+        if (uuid.isPresent() && hasWal(new TableWal(tenant, uuid.get()))) {
+          tables.add(new TableWal(tenant, uuid.get()));
+        }
       }
     }
     return List.copyOf(tables);
+  }
+
+  /** True when the table's directory holds {@code state.json} or a {@code wal/} directory. */
+  private boolean hasWal(TableWal table) {
+    ObjectStore.Children entries = children(table.prefix());
+    return entries.directories().contains(table.walPrefix())
+        || entries.objects().stream().anyMatch(o -> o.key().equals(table.stateKey()));
+  }
+
+  private ObjectStore.Children children(String prefix) {
+    return retry.call("list " + prefix, () -> store.listChildren(prefix));
+  }
+
+  /** {@code b} of a directory {@code a/b/}. */
+  private static String lastSegment(String directory) {
+    String withoutSlash = directory.substring(0, directory.length() - 1);
+    return withoutSlash.substring(withoutSlash.lastIndexOf('/') + 1);
   }
 
   private static Optional<UUID> parseUuid(String text) {

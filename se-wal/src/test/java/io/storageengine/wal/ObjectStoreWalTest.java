@@ -1,5 +1,6 @@
 package io.storageengine.wal;
 
+import static io.storageengine.testing.FaultInjectingObjectStore.Operation.LIST;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT_IF_ABSENT;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT_IF_MATCH;
@@ -224,10 +225,17 @@ class ObjectStoreWalTest {
     wal.registerTableName(nameOnly, new TableName(List.of("n"), "t"));
     wal.append(otherTenant, List.of(frame(1, bytes("y"))));
     memory.put("tenants/acme/tables/not-a-uuid/state.json", bytes("{}"));
+    memory.put(nameOnly.tombstonePrefix() + "000/t.arrow", bytes("t"));
+    memory.put("tenants/Bad Id/tables/" + UUID.randomUUID() + "/state.json", bytes("{}"));
+    store.resetCounters();
 
     assertThat(wal.tables("acme")).containsExactlyInAnyOrder(withSegment, withState);
     assertThat(wal.tables(null)).containsExactlyInAnyOrder(withSegment, withState, otherTenant);
     assertThat(wal.tables("initech")).isEmpty();
+    // Found level by level: no listing of a whole subtree (every segment of every table).
+    assertThat(store.calls(LIST)).isZero();
+    wal.deleteTable(withSegment);
+    assertThat(wal.tables("acme")).containsExactly(withState);
     assertThatThrownBy(() -> wal.tables("Bad Id"))
         .isInstanceOf(SeException.class)
         .hasMessageStartingWith("invalid catalog id 'Bad Id'");

@@ -1,0 +1,123 @@
+package io.storageengine.wal;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.opentelemetry.context.Context;
+import io.opentelemetry.sdk.trace.ReadWriteSpan;
+import io.opentelemetry.sdk.trace.ReadableSpan;
+import io.opentelemetry.sdk.trace.SpanProcessor;
+import io.storageengine.common.telemetry.SpanFields;
+import io.storageengine.common.telemetry.Telemetry;
+import io.storageengine.objectstore.MemoryObjectStore;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.objectstore.TracingObjectStore;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What one reconcile tick lists at 1,000 tables with 50 WAL segments each: the entries returned
+ * by every listing, counted through the spans of a {@link TracingObjectStore}. Printed, not
+ * timed; the assertions pin only the shape of the cost (no listing returns a table's segments).
+ */
+class TableDiscoveryCostTest {
+  private static final int TENANTS = 4;
+  private static final int TABLES_PER_TENANT = 250;
+  private static final int SEGMENTS_PER_TABLE = 50;
+  /** Tables with segments after their published_seq; the others are reconciled up to date. */
+  private static final int PENDING_TABLES = 10;
+
+  private final AtomicLong listed = new AtomicLong();
+  private final AtomicLong listings = new AtomicLong();
+  private final Telemetry telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
+    @Override
+    public void onStart(Context parentContext, ReadWriteSpan span) {}
+
+    @Override
+    public boolean isStartRequired() {
+      return false;
+    }
+
+    @Override
+    public void onEnd(ReadableSpan span) {
+      Long count = span.getAttribute(SpanFields.IO_RESULT_COUNT);
+      if (count != null) {
+        listed.addAndGet(count);
+        listings.incrementAndGet();
+      }
+    }
+
+    @Override
+    public boolean isEndRequired() {
+      return true;
+    }
+  }).build();
+
+  @AfterEach
+  void close() {
+    telemetry.close();
+  }
+
+  @Test
+  void aTickListsTablesNotTheirSegments() {
+    MemoryObjectStore memory = new MemoryObjectStore();
+    List<TableWal> all = new ArrayList<>();
+    for (int c = 0; c < TENANTS; c++) {
+      for (int t = 0; t < TABLES_PER_TENANT; t++) {
+        TableWal table = new TableWal("tenant-" + c, UUID.randomUUID());
+        boolean pending = all.size() < PENDING_TABLES;
+        // A day of WAL kept for retention: published (all but 5 when pending), not yet collected.
+        long published = pending ? SEGMENTS_PER_TABLE - 5 : SEGMENTS_PER_TABLE;
+        for (long seq = 1; seq <= SEGMENTS_PER_TABLE; seq++) {
+          memory.put(table.segmentKey(seq), bytes("segment"));
+        }
+        memory.put(table.stateKey(), WalStateFile.toJson(new WalState(published, 0)));
+        memory.put(table.tableNameKey(), bytes("{\"namespace\":[\"n\"],\"name\":\"t" + t + "\"}"));
+        memory.put(table.tombstonePrefix() + "000/a.arrow", bytes("tombstone"));
+        memory.put(table.tombstonePrefix() + "001/b.arrow", bytes("tombstone"));
+        all.add(table);
+      }
+    }
+    ObjectStore traced = new TracingObjectStore(memory, "cluster", telemetry);
+    ObjectStoreWal wal = new ObjectStoreWal(traced, "cost-test");
+
+    // What tables() listed before it went level by level: the whole tenants/ subtree.
+    long wholeSubtree = memory.list("tenants/").size();
+
+    listed.set(0);
+    listings.set(0);
+    List<TableWal> found = wal.tables(null);
+    long discovery = listed.get();
+    long discoveryListings = listings.get();
+
+    // The rest of a tick (ReconcileLoop, Reconciler.reconcileAll, the worker sweep): per table
+    // its state and the segments after published_seq.
+    listed.set(0);
+    listings.set(0);
+    int pending = 0;
+    for (TableWal table : found) {
+      if (!wal.segmentsAfter(table, wal.state(table).publishedSeq()).isEmpty()) {
+        pending++;
+      }
+    }
+    long perTable = listed.get();
+
+    System.out.printf("table discovery at %d tables x %d segments: before %d listed keys in 1 listing,"
+            + " after %d listed entries in %d listings; pending checks of the tick list %d keys more%n",
+        all.size(), SEGMENTS_PER_TABLE, wholeSubtree, discovery, discoveryListings, perTable);
+    assertThat(found).containsExactlyInAnyOrderElementsOf(all);
+    assertThat(pending).isEqualTo(PENDING_TABLES);
+    // 1 + tenants + (tenant, table, and 4 entries of each table directory): no segment.
+    assertThat(discovery).isEqualTo(TENANTS + (long) all.size() * (1 + 4));
+    assertThat(discoveryListings).isEqualTo(1 + TENANTS + all.size());
+    assertThat(wholeSubtree).isEqualTo((long) all.size() * (SEGMENTS_PER_TABLE + 4));
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(UTF_8);
+  }
+}
