@@ -7,7 +7,6 @@ import io.storageengine.server.WorkerProcess;
 import io.storageengine.server.lb.LoadBalancer;
 import io.storageengine.common.SeException;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Option;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -42,8 +41,8 @@ final class StartCommand {
     public Integer call() throws Exception {
       ServerConfig config = options.resolve();
       BrokerProcess broker = BrokerProcess.start(config);
-      System.out.println("se broker: listening on " + config.serverAddress().getHostString() + ":" + broker.port());
-      return awaitShutdown(broker);
+      return ProcessLifecycle.runUntilStopped(broker,
+          "se broker: listening on " + config.serverAddress().getHostString() + ":" + broker.port());
     }
   }
 
@@ -59,8 +58,7 @@ final class StartCommand {
     @Override
     public Integer call() throws Exception {
       WorkerProcess worker = WorkerProcess.start(options.resolve(), concurrency);
-      System.out.println("se worker: running with concurrency " + concurrency);
-      return awaitShutdown(worker);
+      return ProcessLifecycle.runUntilStopped(worker, "se worker: running with concurrency " + concurrency);
     }
   }
 
@@ -91,23 +89,8 @@ final class StartCommand {
       }
       LoadBalancer lb = LoadBalancer.start(config, servers,
           ServerConfig.parseDuration("--probe-interval", probeInterval));
-      System.out.println("se lb: listening on " + config.serverAddress().getHostString() + ":" + lb.port()
-          + ", live servers " + lb.liveServers());
-      return awaitShutdown(lb);
+      return ProcessLifecycle.runUntilStopped(lb, "se lb: listening on " + config.serverAddress().getHostString()
+          + ":" + lb.port() + ", live servers " + lb.liveServers());
     }
-  }
-
-  static int awaitShutdown(AutoCloseable process) throws InterruptedException {
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        process.close();
-      } catch (Exception e) {
-        System.err.println("se: error while stopping: " + e);
-      }
-      stopped.countDown();
-    }, "se-shutdown"));
-    stopped.await();
-    return 0;
-  }
+   }
 }
