@@ -92,5 +92,5 @@ final class StartCommand {
       return ProcessLifecycle.runUntilStopped(lb, "se lb: listening on " + config.serverAddress().getHostString()
           + ":" + lb.port() + ", live servers " + lb.liveServers());
     }
-   }
+  }
 }
