@@ -6,7 +6,6 @@ import io.storageengine.server.EngineServer;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -30,15 +29,8 @@ final class DevCommand implements Callable<Integer> {
   /** Starts the engine and blocks until the JVM is asked to stop (Ctrl-C, SIGTERM). */
   static int runUntilStopped(ServerConfig config, Role role) throws InterruptedException {
     EngineServer server = EngineServer.start(config, role);
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      server.close();
-      stopped.countDown();
-    }, "se-shutdown"));
-    System.out.println("se " + role.name().toLowerCase(java.util.Locale.ROOT) + ": listening on "
-        + config.serverAddress().getHostString() + ":" + server.port()
+    return ProcessLifecycle.runUntilStopped(server, "se " + role.name().toLowerCase(java.util.Locale.ROOT)
+        + ": listening on " + config.serverAddress().getHostString() + ":" + server.port()
         + " (HTTP and Arrow Flight); data in " + config.objectStoreRoot() + ". Ctrl-C to stop.");
-    stopped.await();
-    return 0;
   }
 }

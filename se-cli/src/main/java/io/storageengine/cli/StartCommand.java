@@ -9,7 +9,6 @@ import io.storageengine.server.WorkerProcess;
 import io.storageengine.server.lb.LoadBalancer;
 import io.storageengine.common.SeException;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Option;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -44,8 +43,8 @@ final class StartCommand {
     public Integer call() throws Exception {
       ServerConfig config = options.resolve();
       BrokerProcess broker = BrokerProcess.start(config);
-      System.out.println("se broker: listening on " + config.serverAddress().getHostString() + ":" + broker.port());
-      return awaitShutdown(broker);
+      return ProcessLifecycle.runUntilStopped(broker,
+          "se broker: listening on " + config.serverAddress().getHostString() + ":" + broker.port());
     }
   }
 
@@ -65,8 +64,7 @@ final class StartCommand {
       ServerConfig config = options.resolve();
       int concurrency = config.integer(ConfigKey.WORKER_CONCURRENCY);
       WorkerProcess worker = WorkerProcess.start(config, concurrency);
-      System.out.println("se worker: running with concurrency " + concurrency);
-      return awaitShutdown(worker);
+      return ProcessLifecycle.runUntilStopped(worker, "se worker: running with concurrency " + concurrency);
     }
   }
 
@@ -88,6 +86,7 @@ final class StartCommand {
         description = "Servers to use besides the registered ones, comma-separated.")
     List<String> servers = List.of();
 
+
     @Override
     public Integer call() throws Exception {
       ServerConfig config = options.resolve();
@@ -97,23 +96,8 @@ final class StartCommand {
         }
       }
       LoadBalancer lb = LoadBalancer.start(config, servers, config.duration(ConfigKey.LB_PROBE_INTERVAL));
-      System.out.println("se lb: listening on " + config.serverAddress().getHostString() + ":" + lb.port()
-          + ", live servers " + lb.liveServers());
-      return awaitShutdown(lb);
+      return ProcessLifecycle.runUntilStopped(lb, "se lb: listening on " + config.serverAddress().getHostString()
+          + ":" + lb.port() + ", live servers " + lb.liveServers());
     }
-  }
-
-  static int awaitShutdown(AutoCloseable process) throws InterruptedException {
-    CountDownLatch stopped = new CountDownLatch(1);
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      try {
-        process.close();
-      } catch (Exception e) {
-        System.err.println("se: error while stopping: " + e);
-      }
-      stopped.countDown();
-    }, "se-shutdown"));
-    stopped.await();
-    return 0;
   }
 }

@@ -35,6 +35,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,12 +77,6 @@ public final class FsObjectStore implements ObjectStore {
   private static final int MAX_POOLED_DIRECT_BUFFERS = 4;
   private static final byte[] ZEROS = new byte[64 * 1024];
   private static final Logger LOG = LoggerFactory.getLogger(FsObjectStore.class);
-  /** Digests large blobs while they are written; shared by every store, idle threads end. */
-  private static final ExecutorService DIGESTS = Executors.newCachedThreadPool(runnable -> {
-    Thread thread = new Thread(runnable, "se-fs-digest");
-    thread.setDaemon(true);
-    return thread;
-  });
 
   private final Path root;
   private final Path tempDir;
@@ -93,6 +88,12 @@ public final class FsObjectStore implements ObjectStore {
   private volatile boolean directWrites;
   /** Mode 0600 for every blob (created so, as its temp file), where the file system has POSIX permissions. */
   private final FileAttribute<?>[] ownerOnly;
+  /** Digests large blobs while they are written; this store's own, idle threads end, shut down by {@link #close}. */
+  private final ExecutorService digests = Executors.newCachedThreadPool(runnable -> {
+    Thread thread = new Thread(runnable, "se-fs-digest");
+    thread.setDaemon(true);
+    return thread;
+  });
 
   /** Opens (creating if needed) the store in directory {@code root}. */
   public FsObjectStore(Path root) {
@@ -472,7 +473,7 @@ public final class FsObjectStore implements ObjectStore {
     if (data.length < LARGE_BLOB_BYTES) {
       return new TempFile(writeBuffered(key, data), Md5.hex(data));
     }
-    CompletableFuture<String> etag = CompletableFuture.supplyAsync(() -> Md5.hex(data), DIGESTS);
+    CompletableFuture<String> etag = digestAside(data);
     Path temp = null;
     if (directWrites) {
       temp = tempDir.resolve(UUID.randomUUID() + ".tmp");
@@ -500,6 +501,21 @@ public final class FsObjectStore implements ObjectStore {
    * True when the file system does not take O_DIRECT: the JDK refuses the option, or the kernel
    * answers EINVAL (tmpfs before Linux 6.6, some FUSE and network file systems).
    */
+  /** The MD5 of {@code data} on a digest thread; on this one once the store is closed. */
+  private CompletableFuture<String> digestAside(byte[] data) {
+    try {
+      return CompletableFuture.supplyAsync(() -> Md5.hex(data), digests);
+    } catch (RejectedExecutionException e) {
+      return CompletableFuture.completedFuture(Md5.hex(data));
+    }
+  }
+
+  /** Stops the digest threads; a write after closing digests on the writing thread. */
+  @Override
+  public void close() {
+    digests.shutdown();
+  }
+
   private static boolean refusesDirectIo(Exception e) {
     String message = e instanceof FileSystemException fse ? fse.getReason() : e.getMessage();
     return e instanceof UnsupportedOperationException

@@ -33,6 +33,7 @@ public final class Reconciler {
   private final TenantCatalogs catalogs;
   private final WalLog wal;
   private final ObjectStore clusterStore;
+  private final TombstoneCache tombstones;
   private final BufferAllocator allocator;
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
@@ -40,18 +41,20 @@ public final class Reconciler {
 
   /**
    * @param clusterStore cluster storage holding the WAL (tombstones are kept next to it)
+   * @param tombstones the engine's parsed tombstones and tombstone I/O threads (not closed here)
    * @param allocator parent allocator; each pass uses (and closes) a child of it
    */
-  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore,
+  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, ReconcileOptions options) {
-    this(catalogs, wal, clusterStore, allocator, options, ReconcileHooks.NONE);
+    this(catalogs, wal, clusterStore, tombstones, allocator, options, ReconcileHooks.NONE);
   }
 
-  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore,
+  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, ReconcileOptions options, ReconcileHooks hooks) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
+    this.tombstones = tombstones;
     this.allocator = allocator;
     this.options = options;
     this.hooks = hooks;
@@ -65,7 +68,7 @@ public final class Reconciler {
    * conflicting. Nothing is published by a pass that throws.
    */
   public ReconcileResult reconcile(TableWal table) {
-    return new TableReconciler(catalogs, wal, clusterStore, allocator, options, hooks, locator).run(table);
+    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, options, hooks, locator).run(table);
   }
 
   /**

@@ -42,16 +42,18 @@ final class TableReconciler {
   private final TenantCatalogs catalogs;
   private final WalLog wal;
   private final ObjectStore clusterStore;
+  private final TombstoneCache tombstones;
   private final BufferAllocator allocator;
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
 
-  TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
-      ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
+  TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
+    this.tombstones = tombstones;
     this.allocator = allocator;
     this.options = options;
     this.hooks = hooks;
@@ -204,7 +206,7 @@ final class TableReconciler {
       times.lap("stage " + walRows + " rows");
       changes = entity
           ? new EntityMaterializer(duck, table, base, highWaterMark, options,
-              new TombstoneStore(clusterStore, tableWal)).materialize(fromSeq, toSeq)
+              new TombstoneStore(clusterStore, tableWal, tombstones)).materialize(fromSeq, toSeq)
           : AppendMaterializer.materialize(duck, table, options);
       times.lap("materialize");
     }

@@ -3,7 +3,6 @@ package io.storageengine.reconcile;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.opentelemetry.context.Context;
 import io.storageengine.common.Json;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
@@ -12,21 +11,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Function;
 
 /**
  * Remembered deletes of an entity table, so that an old upsert arriving after a newer delete
@@ -47,37 +37,24 @@ import java.util.function.Function;
  * ignored, dropped when a bucket with many files is compacted into one, and removed from storage
  * by {@link #expire} (table maintenance).
  *
- * <p>A process keeps the files it read parsed in memory (at most {@value #MAX_CACHED_TOMBSTONES}
- * entries), valid while the etag a listing reports is the one read, so a pass lists the buckets it
- * needs and reads only files that are new or changed. The buckets of a pass are listed, read,
- * compacted and written in parallel.
+ * <p>The engine's {@link TombstoneCache} keeps the files read parsed in memory, valid while the
+ * etag a listing reports is the one read, so a pass lists the buckets it needs and reads only
+ * files that are new or changed. The buckets of a pass are listed, read, compacted and written in
+ * parallel on the cache's I/O threads.
  */
 public final class TombstoneStore {
   static final int BUCKETS = 128;
   private static final int COMPACT_AFTER_FILES = 8;
-  /** Tombstones kept parsed in memory per process (about 150 bytes each). */
-  private static final long MAX_CACHED_TOMBSTONES = 1_000_000;
-  private static final FileCache CACHE = new FileCache(MAX_CACHED_TOMBSTONES);
-  private static final ExecutorService IO = ioThreads();
-
-  private static ExecutorService ioThreads() {
-    AtomicInteger n = new AtomicInteger();
-    ThreadPoolExecutor pool = new ThreadPoolExecutor(16, 16, 30,
-        TimeUnit.SECONDS, new LinkedBlockingQueue<>(), r -> {
-          Thread t = new Thread(r, "se-tombstone-io-" + n.incrementAndGet());
-          t.setDaemon(true);
-          return t;
-        });
-    pool.allowCoreThreadTimeOut(true);
-    return pool;
-  }
 
   private final ObjectStore store;
   private final TableWal table;
+  private final TombstoneCache cache;
 
-  public TombstoneStore(ObjectStore store, TableWal table) {
+  /** The tombstones of {@code table} on {@code store}, read through the engine's {@code cache}. */
+  public TombstoneStore(ObjectStore store, TableWal table, TombstoneCache cache) {
     this.store = store;
     this.table = table;
+    this.cache = cache;
   }
 
   /** One remembered delete. */
@@ -157,7 +134,7 @@ public final class TombstoneStore {
     }
     long oldest = now.minus(retention).toEpochMilli();
     Map<String, Tombstone> result = new HashMap<>();
-    for (Map<String, Tombstone> found : inParallel(byBucket.entrySet(),
+    for (Map<String, Tombstone> found : cache.inParallel(byBucket.entrySet(),
         e -> loadBucket(e.getKey(), e.getValue(), committedSeq, oldest))) {
       result.putAll(found); // buckets hold disjoint keys
     }
@@ -192,7 +169,7 @@ public final class TombstoneStore {
   Map<String, Tombstone> loadAll(long committedSeq, Instant now, Duration retention) {
     long oldest = now.minus(retention).toEpochMilli();
     Map<String, Tombstone> result = new HashMap<>();
-    for (List<Tombstone> entries : inParallel(store.list(table.tombstonePrefix()), this::readFile)) {
+    for (List<Tombstone> entries : cache.inParallel(store.list(table.tombstonePrefix()), this::readFile)) {
       for (Tombstone t : entries) {
         if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest) {
           result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
@@ -208,7 +185,7 @@ public final class TombstoneStore {
     for (Tombstone t : tombstones) {
       byBucket.computeIfAbsent(bucket(t.key()), b -> new ArrayList<>()).add(t);
     }
-    inParallel(byBucket.entrySet(), e -> store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue())));
+    cache.inParallel(byBucket.entrySet(), e -> store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue())));
   }
 
   private String fileKey(int bucket, long toSeq, long fromSeq) {
@@ -256,7 +233,7 @@ public final class TombstoneStore {
 
   /** The entries of a listed file, from the cache while its etag is the listed one. */
   private List<Tombstone> readFile(ObjectStore.ObjectInfo file) {
-    List<Tombstone> cached = CACHE.get(store, file.key(), file.etag());
+    List<Tombstone> cached = cache.get(store, file.key(), file.etag());
     if (cached != null) {
       return cached;
     }
@@ -265,81 +242,8 @@ public final class TombstoneStore {
       return List.of(); // compacted or expired since it was listed
     }
     List<Tombstone> entries = decode(blob.get().data());
-    CACHE.put(store, file.key(), blob.get().etag(), entries);
+    cache.put(store, file.key(), blob.get().etag(), entries);
     return entries;
-  }
-
-  /**
-   * Runs {@code task} on each item, on the shared I/O threads when there are several (on object
-   * storage each call is a round trip, on the fs store each write an fsync), and returns the
-   * results in order once all finished; the first failure is thrown after every task ended, so
-   * nothing of this call is still running when it returns.
-   */
-  private static <T, R> List<R> inParallel(Collection<T> items, Function<T, R> task) {
-    if (items.size() <= 1) {
-      List<R> out = new ArrayList<>();
-      items.forEach(item -> out.add(task.apply(item)));
-      return out;
-    }
-    List<Future<R>> futures = new ArrayList<>();
-    for (T item : items) {
-      futures.add(IO.submit(Context.current().wrap(() -> task.apply(item))));
-    }
-    List<R> out = new ArrayList<>();
-    RuntimeException failure = null;
-    for (Future<R> future : futures) {
-      try {
-        out.add(future.get());
-      } catch (ExecutionException e) {
-        RuntimeException cause = e.getCause() instanceof RuntimeException r ? r
-            : new IllegalStateException("tombstone I/O failed", e.getCause());
-        if (failure == null) {
-          failure = cause;
-        } else {
-          failure.addSuppressed(cause);
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        futures.forEach(f -> f.cancel(true));
-        throw new IllegalStateException("interrupted while reading or writing tombstones", e);
-      }
-    }
-    if (failure != null) {
-      throw failure;
-    }
-    return out;
-  }
-
-  /** Parsed tombstone files of every store, by key and etag, least recently used out. */
-  private static final class FileCache {
-    private record Key(ObjectStore store, String key) {}
-
-    private record Entry(String etag, List<Tombstone> entries) {}
-
-    private final long maxEntries;
-    private long size;
-    private final Map<Key, Entry> files = new LinkedHashMap<>(16, 0.75f, true);
-
-    FileCache(long maxEntries) {
-      this.maxEntries = maxEntries;
-    }
-
-    synchronized List<Tombstone> get(ObjectStore store, String key, String etag) {
-      Entry entry = files.get(new Key(store, key));
-      return entry != null && etag != null && etag.equals(entry.etag()) ? entry.entries() : null;
-    }
-
-    synchronized void put(ObjectStore store, String key, String etag, List<Tombstone> entries) {
-      if (etag == null || entries.size() > maxEntries) {
-        return;
-      }
-      Entry previous = files.put(new Key(store, key), new Entry(etag, List.copyOf(entries)));
-      size += entries.size() - (previous == null ? 0 : previous.entries().size());
-      for (var it = files.entrySet().iterator(); size > maxEntries && it.hasNext(); ) {
-        size -= it.next().getValue().entries().size();
-        it.remove();
-      }
-    }
   }
 
   private static byte[] encode(List<Tombstone> tombstones) {

@@ -29,11 +29,20 @@ import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.expressions.Expressions;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Snapshot expiry, orphan files, WAL and tombstone garbage collection, policies, the loop. */
 class MaintenanceCleanupTest {
+  /** The tombstone cache of the engine these tests play. */
+  private final TombstoneCache cache = TombstoneCache.create();
+
+  @AfterEach
+  void closeCache() {
+    cache.close();
+  }
+
   @TempDir Path dir;
 
   private static MaintenancePolicy policy(Duration retention, int minSnapshots, Duration orphanAge,
@@ -61,7 +70,7 @@ class MaintenanceCleanupTest {
       assertThat(table.currentSnapshot().summary()).doesNotContainKey(TableProperties.SUMMARY_WAL_SEQ);
       assertThat(table.snapshots()).hasSize(8);
 
-      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.allocator,
+      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
           TestEnvironment.options().withClock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofSeconds(5))),
           policy(Duration.ZERO, 1, MaintenancePolicy.DEFAULT_ORPHAN_AGE, MaintenancePolicy.DEFAULT_WAL_GC_AGE))
           .maintain(tw);
@@ -108,7 +117,7 @@ class MaintenanceCleanupTest {
       Path freshOrphan = Files.writeString(tableDir.resolve("data/in-progress.parquet"), "x");
       List<Path> before = regularFiles(dir.resolve("warehouse"));
 
-      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.allocator,
+      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
           TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
 
       assertThat(result.errors()).isEmpty();
@@ -152,7 +161,7 @@ class MaintenanceCleanupTest {
       });
       assertThatThrownBy(() -> crashing.reconcile(tw)).hasMessage("injected crash after commit");
       assertThat(env.wal.state(tw).publishedSeq()).isEqualTo(3);
-      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.allocator, onePerPass,
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, onePerPass,
           policy(MaintenancePolicy.DEFAULT_SNAPSHOT_RETENTION, 10, MaintenancePolicy.DEFAULT_ORPHAN_AGE,
               Duration.ofMinutes(10)));
 
@@ -213,7 +222,7 @@ class MaintenanceCleanupTest {
   void tombstoneExpiryRewritesMixedFilesAndSkipsUncommittedOnes() {
     MemoryObjectStore store = new MemoryObjectStore();
     TableWal tw = new TableWal("tenant1", UUID.randomUUID());
-    TombstoneStore tombstones = new TombstoneStore(store, tw);
+    TombstoneStore tombstones = new TombstoneStore(store, tw, cache);
     String k = "7";
     String sameBucket = "8";
     for (int i = 8; TombstoneStore.bucket(sameBucket) != TombstoneStore.bucket(k); i++) {
@@ -279,7 +288,7 @@ class MaintenanceCleanupTest {
         env.append(frozen, AppendTableTest.frame(env, s * 10, 10));
         reconciler.reconcile(frozen);
       }
-      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.allocator,
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
           TestEnvironment.options(), MaintenancePolicy.defaults());
       List<MaintenanceResult> results = new CopyOnWriteArrayList<>();
       try (MaintenanceLoop loop = new MaintenanceLoop(maintainer, TestEnvironment.CATALOG, Duration.ofHours(1),

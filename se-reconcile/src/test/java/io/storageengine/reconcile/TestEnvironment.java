@@ -39,6 +39,7 @@ final class TestEnvironment implements AutoCloseable {
   final BufferAllocator allocator = new RootAllocator();
   final MemoryObjectStore store = new MemoryObjectStore();
   final ObjectStoreWal wal = new ObjectStoreWal(store, "test-writer");
+  final TombstoneCache tombstones = TombstoneCache.create();
   final JdbcCatalog catalog;
   Catalog servedCatalog;
   final TenantCatalogs catalogs;
@@ -67,11 +68,11 @@ final class TestEnvironment implements AutoCloseable {
   }
 
   Reconciler reconciler(ReconcileOptions options) {
-    return new Reconciler(catalogs, wal, store, allocator, options);
+    return new Reconciler(catalogs, wal, store, tombstones, allocator, options);
   }
 
   Reconciler reconciler(ReconcileOptions options, ReconcileHooks hooks) {
-    return new Reconciler(catalogs, wal, store, allocator, options, hooks);
+    return new Reconciler(catalogs, wal, store, tombstones, allocator, options, hooks);
   }
 
   static ReconcileOptions options() {
@@ -111,6 +112,7 @@ final class TestEnvironment implements AutoCloseable {
   @Override
   public void close() throws Exception {
     catalog.close();
+    tombstones.close();
     allocator.close();
   }
 }

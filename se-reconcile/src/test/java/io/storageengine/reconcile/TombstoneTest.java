@@ -17,11 +17,20 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.data.Record;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Tombstones stop late old upserts until they expire; their files stay few. */
 class TombstoneTest {
+  /** The tombstone cache of the engine these tests play. */
+  private final TombstoneCache cache = TombstoneCache.create();
+
+  @AfterEach
+  void closeCache() {
+    cache.close();
+  }
+
   @TempDir Path dir;
 
   private static EntityModel.Op upsert(long key, long version) {
@@ -80,7 +89,7 @@ class TombstoneTest {
   void bucketsWithManyFilesAreCompactedAndExpiredEntriesDropped() {
     io.storageengine.objectstore.MemoryObjectStore store = new io.storageengine.objectstore.MemoryObjectStore();
     TableWal tw = new TableWal("tenant1", java.util.UUID.randomUUID());
-    TombstoneStore tombstones = new TombstoneStore(store, tw);
+    TombstoneStore tombstones = new TombstoneStore(store, tw, cache);
     String key = "42";
     for (long seq = 1; seq <= 12; seq++) {
       tombstones.write(seq, seq, List.of(new TombstoneStore.Tombstone(key, Long.toString(seq), seq, seq * 1000)));
@@ -103,7 +112,7 @@ class TombstoneTest {
   void aFileRewrittenInPlaceIsReadAgainAndManyBucketsLoadInParallel() throws Exception {
     ObjectStore store = new io.storageengine.objectstore.FsObjectStore(dir.resolve("store"));
     TableWal tw = new TableWal("tenant1", java.util.UUID.randomUUID());
-    TombstoneStore tombstones = new TombstoneStore(store, tw);
+    TombstoneStore tombstones = new TombstoneStore(store, tw, cache);
     Instant now = Instant.ofEpochMilli(10_000);
     List<String> keys = new java.util.ArrayList<>();
     List<TombstoneStore.Tombstone> written = new java.util.ArrayList<>();
@@ -123,7 +132,9 @@ class TombstoneTest {
     for (String key : keys) {
       rewritten.add(new TombstoneStore.Tombstone(key, "2", 1, 2_000));
     }
-    new TombstoneStore(store, tw).write(1, 1, rewritten);
+    try (TombstoneCache otherProcess = TombstoneCache.create()) {
+      new TombstoneStore(store, tw, otherProcess).write(1, 1, rewritten);
+    }
     found = tombstones.load(keys, 1, now, Duration.ofDays(1));
     assertThat(found).hasSize(2_000);
     assertThat(found.values()).allMatch(t -> t.version().equals("2"));

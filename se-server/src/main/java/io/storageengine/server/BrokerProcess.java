@@ -19,20 +19,21 @@ import org.slf4j.LoggerFactory;
 public final class BrokerProcess implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BrokerProcess.class);
 
-  private final ClusterStorage storage;
+  private final EngineContext context;
   private final Broker broker;
   private final Server server;
 
-  private BrokerProcess(ServerConfig config) {
-    this.storage = ClusterStorage.open(config, null);
-    InetSocketAddress address = config.serverAddress();
-    this.broker = new Broker(storage.store(), config.broker(), Clock.systemUTC());
+  private BrokerProcess(EngineContext context) {
+    this.context = context;
+    InetSocketAddress address = context.config().serverAddress();
+    this.broker = context.own(new Broker(context.store(), context.config().broker(), Clock.systemUTC()));
     this.server = Server.builder()
         .http(new InetSocketAddress(address.getHostString(), address.getPort()))
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
         .service("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)))
         .serviceUnder(BrokerHttpService.PATH_PREFIX, new BrokerHttpService(broker))
         .build();
+    context.own((AutoCloseable) () -> server.stop().join());
     server.start().join();
     String advertised = "http://" + address.getHostString() + ":" + server.activeLocalPort();
     broker.start(advertised);
@@ -40,17 +41,26 @@ public final class BrokerProcess implements AutoCloseable {
   }
 
   public static BrokerProcess start(ServerConfig config) {
-    return new BrokerProcess(config);
+    return start(EngineContext.builder(config).writerPrefix("se-broker").build());
+  }
+
+  /** A broker on {@code context}, which it then owns: closing the broker closes the context. */
+  public static BrokerProcess start(EngineContext context) {
+    try {
+      return new BrokerProcess(context);
+    } catch (RuntimeException e) {
+      context.close();
+      throw e;
+    }
   }
 
   public int port() {
     return server.activeLocalPort();
   }
 
+  /** Stops the listener, then the broker, then everything else the context owns. */
   @Override
   public void close() {
-    server.stop().join();
-    broker.close();
-    storage.close();
+    context.close();
   }
 }

@@ -13,11 +13,9 @@ import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatusStore;
-import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.maintenance.MaintenanceHooks;
 import io.storageengine.reconcile.maintenance.MaintenanceLoop;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
-import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.lb.ServerRegistration;
 import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
@@ -26,67 +24,58 @@ import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
-import java.util.UUID;
-import java.util.ArrayDeque;
-import java.util.Deque;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The composition root: builds cluster storage, the secret store, the tenant registry, the WAL,
- * ingestion, queries and (in {@link Role#DEV}) the reconcile loop, starts the one listener, and
- * shuts everything down in reverse order.
+ * The composition root of {@code se dev} and {@code se start server}: on the process's
+ * {@link EngineContext} (cluster storage, the secret store, the tenant registry, the WAL,
+ * allocators, threads) builds ingestion, queries and (in {@link Role#DEV}) the reconcile and
+ * maintenance loops, starts the one listener, and shuts everything down in reverse order.
  */
 public final class EngineServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(EngineServer.class);
 
-  private final Deque<AutoCloseable> resources = new ArrayDeque<>();
+  private final EngineContext context;
   private final ObjectStore store;
   private final TenantCatalogRegistry registry;
   private final Listener listener;
   private final IngestService ingest;
   private final ReconcileLoop reconcileLoop;
 
-  private EngineServer(ServerConfig config, Role role, ObjectStore injectedStore) {
+  private EngineServer(EngineContext context, Role role) {
+    this.context = context;
     boolean ok = false;
     try {
-      ServerObservability observability = own(ServerObservability.start());
-      // se dev generates the file store's key on first start; the other roles need one configured.
-      ClusterStorage storage = own(ClusterStorage.open(role == Role.DEV ? ClusterStorage.withDevKey(config) : config,
-          injectedStore, observability.catalogListener(),
-          raw -> observability.traced(raw, "cluster")));
-      this.store = storage.store();
-      this.registry = storage.registry();
+      ServerConfig config = context.config();
+      ServerObservability observability = context.observability();
+      this.store = context.store();
+      this.registry = context.registry();
       if (role == Role.DEV) {
-        ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), storage.embeddedRoot().isPresent());
+        ensureDevCatalog(config.get(ConfigKey.DEFAULT_CATALOG), context.storage().embeddedRoot().isPresent());
       }
-      BufferAllocator allocator = own(new RootAllocator());
-      observability.watchAllocator("root", allocator);
-      ObjectStoreWal wal = new ObjectStoreWal(store, writerId());
+      ObjectStoreWal wal = context.wal();
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
-        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, config.reconcile());
-        loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
-            EngineServer::logResult).withStatusStore(new ReconcileStatusStore(store)).start());
-        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, config.reconcile(),
-            config.maintenance(), MaintenanceHooks.NONE, loop);
-        own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
-            EngineServer::logMaintenance).start());
+        loop = context.own(new ReconcileLoop(context.reconciler(), wal, null,
+            config.duration(ConfigKey.RECONCILE_INTERVAL), EngineServer::logResult)
+            .withStatusStore(new ReconcileStatusStore(store)).start());
+        context.own(new MaintenanceLoop(context.maintainer(MaintenanceHooks.NONE, loop), null,
+            config.duration(ConfigKey.MAINTENANCE_INTERVAL), EngineServer::logMaintenance).start());
       }
       this.reconcileLoop = loop;
       IngestConfig ingestConfig = config.ingest();
       ReconcileLoop triggerTarget = loop;
-      ReconcileScheduler scheduler = role == Role.SERVER ? own(new ReconcileScheduler(store)) : null;
-      this.ingest = own(new IngestService(allocator, registry, wal, ingestConfig,
+      ReconcileScheduler scheduler = role == Role.SERVER
+          ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"))) : null;
+      BufferAllocator ingestAllocator = context.allocator(EngineContext.Subsystem.INGEST);
+      this.ingest = context.own(new IngestService(ingestAllocator, registry, wal, ingestConfig,
           (table, seq, rows, bytes) -> {
             if (triggerTarget != null) {
               triggerTarget.trigger(table);
@@ -94,9 +83,10 @@ public final class EngineServer implements AutoCloseable {
               scheduler.segmentWritten(table);
             }
           }));
-      ExecutorService flightExecutor = own(namedPool("se-flight"));
+      ExecutorService flightExecutor = context.cachedPool("se-flight");
       Path queryDir = config.dataDir().resolve("query-cache");
-      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, config.query(queryDir), ingest));
+      EngineFlightProducer producer = context.own(new EngineFlightProducer(
+          context.allocator(EngineContext.Subsystem.QUERY), registry, config.query(queryDir), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));
@@ -104,12 +94,14 @@ public final class EngineServer implements AutoCloseable {
       CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
-      this.listener = own(Listener.start(config.serverAddress(), routes, allocator, producer,
+      // Flight's incoming messages are mostly ingestion's, so the listener allocates from its allocator.
+      this.listener = context.own(Listener.start(config.serverAddress(), routes, ingestAllocator, producer,
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
           List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), observability.flightInterceptor())));
       if (role == Role.SERVER) {
         // Last, so a load balancer never discovers a server that is not listening yet.
-        own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC()));
+        context.own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC(),
+            context.scheduler("se-server-registration")));
       }
       ok = true;
     } finally {
@@ -119,14 +111,27 @@ public final class EngineServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Starts a process of {@code role} on {@code context}, which the server then owns: closing the
+   * server closes the context (and the fatal-error path closing the context stops the server).
+   */
+  public static EngineServer start(EngineContext context, Role role) {
+    return new EngineServer(context, role);
+  }
+
   /** Starts a process of the given role. */
   public static EngineServer start(ServerConfig config, Role role) {
-    return new EngineServer(config, role, null);
+    return start(config, role, null);
   }
 
   /** Starts with a given cluster store (tests: memory or fault-injecting stores). */
   public static EngineServer start(ServerConfig config, Role role, ObjectStore store) {
-    return new EngineServer(config, role, store);
+    return start(EngineContext.builder(config).store(store).devKey(role == Role.DEV).build(), role);
+  }
+
+  /** What this server runs on (tests: check what it owns). */
+  public EngineContext context() {
+    return context;
   }
 
   public int port() {
@@ -160,10 +165,6 @@ public final class EngineServer implements AutoCloseable {
       }
     }
     return host + ":" + port;
-  }
-
-  private static String writerId() {
-    return "se-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
   }
 
   private static void logResult(ReconcileResult result) {
@@ -201,33 +202,9 @@ public final class EngineServer implements AutoCloseable {
     }
   }
 
-  static ExecutorService namedPool(String name) {
-    AtomicInteger n = new AtomicInteger();
-    return Executors.newCachedThreadPool(r -> {
-      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    });
-  }
-
-  private <T> T own(T resource) {
-    if (resource instanceof AutoCloseable c) {
-      resources.push(c);
-    } else if (resource instanceof ExecutorService es) {
-      resources.push(es::shutdownNow);
-    }
-    return resource;
-  }
-
+  /** Stops the listener and everything else, in reverse order of starting, by closing the context. */
   @Override
   public void close() {
-    while (!resources.isEmpty()) {
-      AutoCloseable c = resources.pop();
-      try {
-        c.close();
-      } catch (Exception e) {
-        LOG.warn("error while shutting down {}", c, e);
-      }
-    }
+    context.close();
   }
 }

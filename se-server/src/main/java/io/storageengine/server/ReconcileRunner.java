@@ -8,14 +8,10 @@ import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
-import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import java.util.List;
-import java.util.UUID;
 import java.util.function.Consumer;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -25,22 +21,21 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
  * involved, so it pairs with {@code se start server}. One-shot or watching.
  */
 public final class ReconcileRunner implements AutoCloseable {
-  private final ServerObservability observability;
-  private final ClusterStorage storage;
-  private final BufferAllocator allocator = new RootAllocator();
+  private final EngineContext context;
   private final ObjectStoreWal wal;
   private final Reconciler reconciler;
   private final Maintainer maintainer;
 
   public ReconcileRunner(ServerConfig config) {
-    this.observability = ServerObservability.start();
-    this.storage = ClusterStorage.open(config, null, observability.catalogListener(),
-        raw -> observability.traced(raw, "cluster"));
-    this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
-        + UUID.randomUUID().toString().substring(0, 8));
-    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, config.reconcile());
-    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, config.reconcile(),
-        config.maintenance());
+    this(EngineContext.builder(config).writerPrefix("se-reconcile").build());
+  }
+
+  /** A runner on {@code context}, which it then owns: closing the runner closes the context. */
+  public ReconcileRunner(EngineContext context) {
+    this.context = context;
+    this.wal = context.wal();
+    this.reconciler = context.reconciler();
+    this.maintainer = context.maintainer();
   }
 
   /** {@code se maintain}: one maintenance pass over every table (of {@code catalogId}), or one table. */
@@ -72,7 +67,7 @@ public final class ReconcileRunner implements AutoCloseable {
   public void watch(String catalogId, java.time.Duration interval, Consumer<ReconcileResult> results)
       throws InterruptedException {
     try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results)
-        .withStatusStore(new ReconcileStatusStore(storage.store())).start()) {
+        .withStatusStore(new ReconcileStatusStore(context.store())).start()) {
       Thread.currentThread().join();
     }
   }
@@ -80,7 +75,7 @@ public final class ReconcileRunner implements AutoCloseable {
   private TableWal tableWal(String catalogId, String table) {
     TableIdentifier ident = Tables.parseIdentifier(table);
     try {
-      Table loaded = storage.registry().catalog(catalogId).loadTable(ident);
+      Table loaded = context.registry().catalog(catalogId).loadTable(ident);
       return new TableWal(catalogId, loaded.uuid());
     } catch (NoSuchTableException e) {
       throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
@@ -89,8 +84,6 @@ public final class ReconcileRunner implements AutoCloseable {
 
   @Override
   public void close() {
-    storage.close();
-    allocator.close();
-    observability.close();
+    context.close();
   }
 }

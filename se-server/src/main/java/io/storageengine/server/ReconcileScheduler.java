@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -33,13 +32,10 @@ final class ReconcileScheduler implements AutoCloseable {
   /** Tables with a segment whose reconcile task is not yet known to the broker. */
   private final Set<TableWal> due = ConcurrentHashMap.newKeySet();
 
-  ReconcileScheduler(ObjectStore store) {
+  /** @param executor the one background thread (shut down by {@link #close}) */
+  ReconcileScheduler(ObjectStore store, ScheduledExecutorService executor) {
     this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100));
-    this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "se-reconcile-scheduler");
-      t.setDaemon(true);
-      return t;
-    });
+    this.executor = executor;
     executor.scheduleWithFixedDelay(this::scheduleDue, RETRY.toMillis(), RETRY.toMillis(), TimeUnit.MILLISECONDS);
   }
 

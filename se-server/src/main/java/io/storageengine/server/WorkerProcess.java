@@ -14,8 +14,6 @@ import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.reconcile.maintenance.Maintainer;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileResult;
@@ -31,8 +29,6 @@ import java.util.Optional;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -46,38 +42,43 @@ import org.slf4j.LoggerFactory;
 public final class WorkerProcess implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WorkerProcess.class);
 
-  private final ClusterStorage storage;
-  private final BufferAllocator allocator = new RootAllocator();
+  private final EngineContext context;
   private final Worker worker;
   /**
    * How often the worker looks for tables with unpublished WAL and no task: the safety net for
    * a server that died between writing a segment and scheduling its reconcile task.
    */
   static final Duration SWEEP = Duration.ofSeconds(15);
-  private final ScheduledExecutorService sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-    Thread t = new Thread(r, "se-worker-sweep");
-    t.setDaemon(true);
-    return t;
-  });
   /** Table -> when this worker last scheduled its maintenance (nanoTime). */
   private final Map<TableWal, Long> maintenanceScheduled = new ConcurrentHashMap<>();
 
-  private WorkerProcess(ServerConfig config, int concurrency, ObjectStore injectedStore) {
-    this.storage = ClusterStorage.open(config, injectedStore);
-    ObjectStoreWal wal = new ObjectStoreWal(storage.store(), "se-worker-" + ProcessHandle.current().pid()
-        + "-" + UUID.randomUUID().toString().substring(0, 8));
-    Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, config.reconcile());
-    Maintainer maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator,
-        config.reconcile(), config.maintenance());
-    Duration maintenanceInterval = config.duration(ConfigKey.MAINTENANCE_INTERVAL);
-    BrokerClient broker = new BrokerClient(storage.store());
+  private WorkerProcess(EngineContext context, int concurrency) {
+    this.context = context;
+    boolean ok = false;
+    try {
+      this.worker = startWorker(context, concurrency);
+      ok = true;
+    } finally {
+      if (!ok) {
+        context.close();
+      }
+    }
+  }
+
+  private Worker startWorker(EngineContext context, int concurrency) {
+    ObjectStore store = context.store();
+    ObjectStoreWal wal = context.wal();
+    Reconciler reconciler = context.reconciler();
+    Maintainer maintainer = context.maintainer();
+    Duration maintenanceInterval = context.config().duration(ConfigKey.MAINTENANCE_INTERVAL);
+    BrokerClient broker = new BrokerClient(store);
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
-    ReconcileStatusStore statuses = new ReconcileStatusStore(storage.store());
+    ReconcileStatusStore statuses = new ReconcileStatusStore(store);
     handlers.put(TaskKeys.RECONCILE, task -> {
       TableWal table = tableOf(task);
       ReconcileResult result;
       try {
-        result = droppedSince(storage.store(), table)
+        result = droppedSince(store, table)
             .filter(since -> Duration.between(since, Instant.now()).compareTo(DROPPED_WAL_RETENTION) >= 0)
             .isPresent() ? reconciler.deleteWalIfDropped(table) : reconciler.reconcile(table);
       } catch (RuntimeException e) {
@@ -89,7 +90,7 @@ public final class WorkerProcess implements AutoCloseable {
         throw new SeException(ErrorCode.UNAVAILABLE, result.message());
       }
       if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
-        markDropped(storage.store(), table);
+        markDropped(store, table);
         LOG.debug("task {}: {}", task.key(), result.message());
         return;
       }
@@ -106,19 +107,27 @@ public final class WorkerProcess implements AutoCloseable {
         throw new SeException(ErrorCode.UNAVAILABLE, String.join("; ", result.errors()));
       }
     });
-    this.worker = new Worker(broker, handlers, concurrency, Clock.systemUTC());
+    Worker worker = context.own(new Worker(broker, handlers, concurrency, Clock.systemUTC()));
     worker.start();
-    sweeper.scheduleWithFixedDelay(() -> sweep(wal, broker), SWEEP.toMillis(), SWEEP.toMillis(), TimeUnit.MILLISECONDS);
+    // Registered after the worker, so closing stops the sweep first.
+    context.scheduler("se-worker-sweep").scheduleWithFixedDelay(() -> sweep(wal, broker), SWEEP.toMillis(),
+        SWEEP.toMillis(), TimeUnit.MILLISECONDS);
     LOG.info("worker {} started with concurrency {}", worker.id(), concurrency);
+    return worker;
   }
 
   public static WorkerProcess start(ServerConfig config, int concurrency) {
-    return new WorkerProcess(config, concurrency, null);
+    return start(config, concurrency, null);
   }
 
   /** As {@link #start(ServerConfig, int)} on a given cluster store (tests). */
   public static WorkerProcess start(ServerConfig config, int concurrency, ObjectStore store) {
-    return new WorkerProcess(config, concurrency, store);
+    return start(EngineContext.builder(config).store(store).writerPrefix("se-worker").build(), concurrency);
+  }
+
+  /** A worker on {@code context}, which it then owns: closing the worker closes the context. */
+  public static WorkerProcess start(EngineContext context, int concurrency) {
+    return new WorkerProcess(context, concurrency);
   }
 
   private static TableWal tableOf(Task task) {
@@ -229,11 +238,9 @@ public final class WorkerProcess implements AutoCloseable {
     }
   }
 
+  /** Stops the sweep and the worker, then everything else the context owns. */
   @Override
   public void close() {
-    sweeper.shutdownNow();
-    worker.close();
-    storage.close();
-    allocator.close();
+    context.close();
   }
 }

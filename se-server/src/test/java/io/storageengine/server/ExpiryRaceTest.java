@@ -122,7 +122,7 @@ class ExpiryRaceTest {
     engineAllocator = new RootAllocator();
     clientAllocator = new RootAllocator();
     reconciler = new Reconciler(server.registry(), new ObjectStoreWal(server.store(), "expiry-race-test"),
-        server.store(), engineAllocator, options());
+        server.store(), server.context().tombstones(), engineAllocator, options());
     Location location = Location.forGrpcInsecure("127.0.0.1", server.port());
     sql = new FlightSqlClient(FlightClient.builder(clientAllocator, location).build());
     ingest = IngestClient.connect(location, clientAllocator);
@@ -351,7 +351,7 @@ class ExpiryRaceTest {
 
   private Maintainer maintainer(MaintenancePolicy policy) {
     return new Maintainer(server.registry(), new ObjectStoreWal(server.store(), "expiry-race-maintainer"),
-        server.store(), engineAllocator, options(), policy);
+        server.store(), server.context().tombstones(), engineAllocator, options(), policy);
   }
 
   /** The shipped defaults, but orphan cleanup deletes any unreferenced file at once. */

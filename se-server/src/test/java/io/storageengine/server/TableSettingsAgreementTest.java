@@ -102,7 +102,7 @@ class TableSettingsAgreementTest {
     engineAllocator = new RootAllocator();
     clientAllocator = new RootAllocator();
     reconciler = new Reconciler(server.registry(), new ObjectStoreWal(server.store(), "settings-test"),
-        server.store(), engineAllocator, options());
+        server.store(), server.context().tombstones(), engineAllocator, options());
     ingest = IngestClient.connect(location(), clientAllocator);
   }
 
@@ -176,7 +176,7 @@ class TableSettingsAgreementTest {
     MaintenancePolicy compactEverything = new MaintenancePolicy(true, d.targetFileSizeBytes(), 2, d.deleteRatio(),
         d.snapshotRetention(), d.minSnapshots(), d.orphanAge(), d.walGcAge(), d.maxManifests());
     MaintenanceResult result = new Maintainer(server.registry(), new ObjectStoreWal(server.store(), "settings-maint"),
-        server.store(), engineAllocator, options(), compactEverything).maintain(CATALOG_ID, id);
+        server.store(), server.context().tombstones(), engineAllocator, options(), compactEverything).maintain(CATALOG_ID, id);
     assertThat(result.errors()).isEmpty();
     assertThat(result.compaction().dataFilesRemoved()).as("compaction ran").isGreaterThanOrEqualTo(2);
     assertThat(rows(id)).as("compacted as an entity table: still one row per key").isEqualTo(expected);

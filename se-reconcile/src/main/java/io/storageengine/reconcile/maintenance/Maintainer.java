@@ -6,6 +6,7 @@ import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.TableLocator;
+import io.storageengine.reconcile.TombstoneCache;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
 import java.util.ArrayList;
@@ -40,31 +41,33 @@ public final class Maintainer {
 
   /**
    * @param clusterStore cluster storage holding the WAL and the tombstones
+   * @param tombstones the engine's parsed tombstones and tombstone I/O threads (not closed here)
    * @param allocator parent allocator; each compaction uses (and closes) a child of it
    * @param options DuckDB threads, Parquet row group size and clock (shared with reconcile)
    * @param defaults the policy of tables that do not set {@code se.maintenance.*} properties
    */
-  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
-      ReconcileOptions options, MaintenancePolicy defaults) {
-    this(catalogs, wal, clusterStore, allocator, options, defaults, MaintenanceHooks.NONE);
+  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, options, defaults, MaintenanceHooks.NONE);
   }
 
-  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
-      ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks) {
-    this(catalogs, wal, clusterStore, allocator, options, defaults, hooks, TableGate.NONE);
+  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, options, defaults, hooks, TableGate.NONE);
   }
 
   /**
    * @param gate compactions run through it, so that the reconcile passes of this process never
    *     commit to the table while it is compacted (see {@link TableGate})
    */
-  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
-      ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks, TableGate gate) {
+  public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks,
+      TableGate gate) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.defaults = defaults;
     this.locator = new TableLocator(wal);
-    this.tables = new TableMaintainer(wal, clusterStore, allocator, options, hooks, gate);
+    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, options, hooks, gate);
   }
 
   /**

@@ -4,6 +4,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.TableGate;
+import io.storageengine.reconcile.TombstoneCache;
 import io.storageengine.reconcile.TombstoneStore;
 import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.wal.TableWal;
@@ -27,14 +28,16 @@ final class TableMaintainer {
 
   private final WalLog wal;
   private final ObjectStore clusterStore;
+  private final TombstoneCache tombstoneCache;
   private final ReconcileOptions options;
   private final Compactor compactor;
   private final TableGate gate;
 
-  TableMaintainer(WalLog wal, ObjectStore clusterStore, BufferAllocator allocator, ReconcileOptions options,
-      MaintenanceHooks hooks, TableGate gate) {
+  TableMaintainer(WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones, BufferAllocator allocator,
+      ReconcileOptions options, MaintenanceHooks hooks, TableGate gate) {
     this.wal = wal;
     this.clusterStore = clusterStore;
+    this.tombstoneCache = tombstones;
     this.options = options;
     this.compactor = new Compactor(allocator, options, hooks);
     this.gate = gate;
@@ -68,7 +71,7 @@ final class TableMaintainer {
         () -> WalGarbageCollector.collect(wal, tableWal, table, policy, options.clock().millis()));
     long gcSeq = step(errors, "wal state", 0L, () -> wal.state(tableWal).gcSeq());
     MaintenanceResult.Tombstones tombstones = step(errors, "tombstones", MaintenanceResult.Tombstones.NONE, () -> {
-      TombstoneStore.Expiry e = new TombstoneStore(clusterStore, tableWal).expire(options.clock().instant(),
+      TombstoneStore.Expiry e = new TombstoneStore(clusterStore, tableWal, tombstoneCache).expire(options.clock().instant(),
           TombstoneStore.retention(table, options.defaultTombstoneRetention()), WalHighWaterMark.of(table));
       return new MaintenanceResult.Tombstones(e.entriesExpired(), e.filesDeleted(), e.filesRewritten());
     });

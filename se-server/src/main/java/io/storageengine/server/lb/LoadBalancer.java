@@ -16,7 +16,7 @@ import com.linecorp.armeria.server.grpc.GrpcService;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.objectstore.ObjectStore;
-import io.storageengine.server.ClusterStorage;
+import io.storageengine.server.EngineContext;
 import io.storageengine.server.ServerConfig;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -25,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,10 +45,12 @@ public final class LoadBalancer implements AutoCloseable {
   private final FlightProxy flight;
   private final Map<String, WebClient> httpClients = new ConcurrentHashMap<>();
   private final Server server;
-  private AutoCloseable owned;
+  private final AutoCloseable owned;
 
-  private LoadBalancer(InetSocketAddress address, List<String> servers, ObjectStore store, Duration probeInterval) {
-    this.directory = new ServerDirectory(servers, store, Clock.systemUTC(), probeInterval).start();
+  private LoadBalancer(InetSocketAddress address, List<String> servers, ObjectStore store, Duration probeInterval,
+      ScheduledExecutorService timer, AutoCloseable owned) {
+    this.owned = owned;
+    this.directory = new ServerDirectory(servers, store, Clock.systemUTC(), probeInterval, timer).start();
     this.flight = new FlightProxy(directory);
     GrpcService grpc = GrpcService.builder()
         .addService(flight.definition())
@@ -84,7 +88,17 @@ public final class LoadBalancer implements AutoCloseable {
    */
   public static LoadBalancer start(InetSocketAddress address, List<String> servers, ObjectStore store,
       Duration probeInterval) {
-    return new LoadBalancer(address, servers, store, probeInterval);
+    ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "se-lb-probe");
+      t.setDaemon(true);
+      return t;
+    });
+    try {
+      return new LoadBalancer(address, servers, store, probeInterval, timer, timer::shutdownNow);
+    } catch (RuntimeException e) {
+      timer.shutdownNow();
+      throw e;
+    }
   }
 
   /**
@@ -92,13 +106,19 @@ public final class LoadBalancer implements AutoCloseable {
    * in the configured cluster storage and adds the {@code servers} given.
    */
   public static LoadBalancer start(ServerConfig config, List<String> servers, Duration probeInterval) {
-    ClusterStorage storage = ClusterStorage.open(config, null);
+    return start(EngineContext.builder(config).writerPrefix("se-lb").build(), servers, probeInterval);
+  }
+
+  /**
+   * As {@link #start(ServerConfig, List, Duration)} on {@code context}, which the balancer then
+   * owns: closing it closes the context.
+   */
+  public static LoadBalancer start(EngineContext context, List<String> servers, Duration probeInterval) {
     try {
-      LoadBalancer lb = new LoadBalancer(config.serverAddress(), servers, storage.store(), probeInterval);
-      lb.owned = storage;
-      return lb;
+      return new LoadBalancer(context.config().serverAddress(), servers, context.store(), probeInterval,
+          context.scheduler("se-lb-probe"), context);
     } catch (RuntimeException e) {
-      storage.close();
+      context.close();
       throw e;
     }
   }
@@ -166,12 +186,10 @@ public final class LoadBalancer implements AutoCloseable {
     server.stop().join();
     flight.close();
     directory.close();
-    if (owned != null) {
-      try {
-        owned.close();
-      } catch (Exception e) {
-        LOG.warn("error while closing cluster storage", e);
-      }
+    try {
+      owned.close();
+    } catch (Exception e) {
+      LOG.warn("error while closing the balancer's context", e);
     }
   }
 }

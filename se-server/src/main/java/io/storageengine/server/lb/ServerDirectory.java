@@ -15,7 +15,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -52,8 +51,10 @@ final class ServerDirectory implements AutoCloseable {
   /**
    * @param configured {@code host:port} of servers to use whether or not they registered
    * @param store cluster storage to discover registered servers in, or null for none
+   * @param timer runs discovery and probes (shut down by {@link #close})
    */
-  ServerDirectory(List<String> configured, ObjectStore store, Clock clock, Duration probeInterval) {
+  ServerDirectory(List<String> configured, ObjectStore store, Clock clock, Duration probeInterval,
+      ScheduledExecutorService timer) {
     this.configured = List.copyOf(configured);
     this.store = store;
     this.clock = clock;
@@ -61,11 +62,7 @@ final class ServerDirectory implements AutoCloseable {
     this.probeTimeout = probeInterval.multipliedBy(2).compareTo(Duration.ofSeconds(1)) < 0
         ? Duration.ofSeconds(1) : probeInterval.multipliedBy(2);
     this.http = HttpClient.newBuilder().connectTimeout(probeTimeout).build();
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "se-lb-probe");
-      t.setDaemon(true);
-      return t;
-    });
+    this.timer = timer;
   }
 
   /** Runs one discovery and probe round now (so the first calls have a view), then periodically. */

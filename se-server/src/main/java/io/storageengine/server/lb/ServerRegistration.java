@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -39,21 +38,21 @@ public final class ServerRegistration implements AutoCloseable {
   private final Clock clock;
   private final ScheduledExecutorService timer;
 
-  private ServerRegistration(ObjectStore store, String address, Clock clock) {
+  private ServerRegistration(ObjectStore store, String address, Clock clock, ScheduledExecutorService timer) {
     this.store = store;
     this.address = address;
     this.key = keyOf(address);
     this.clock = clock;
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "se-server-registration");
-      t.setDaemon(true);
-      return t;
-    });
+    this.timer = timer;
   }
 
-  /** Registers {@code address} ({@code host:port}) now and keeps the record fresh until closed. */
-  public static ServerRegistration start(ObjectStore store, String address, Clock clock) {
-    ServerRegistration registration = new ServerRegistration(store, address, clock);
+  /**
+   * Registers {@code address} ({@code host:port}) now and keeps the record fresh on {@code timer}
+   * (shut down by {@link #close}) until closed.
+   */
+  public static ServerRegistration start(ObjectStore store, String address, Clock clock,
+      ScheduledExecutorService timer) {
+    ServerRegistration registration = new ServerRegistration(store, address, clock, timer);
     registration.beat();
     registration.timer.scheduleWithFixedDelay(registration::beat, HEARTBEAT.toMillis(), HEARTBEAT.toMillis(),
         TimeUnit.MILLISECONDS);

@@ -9,6 +9,7 @@ import io.storageengine.objectstore.MemoryObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
+import io.storageengine.reconcile.TombstoneCache;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableName;
 import io.storageengine.wal.TableWal;
@@ -71,6 +72,7 @@ public final class ReconcileBenchmark {
   private static final int FRAME_ROWS = 100_000;
 
   private final BufferAllocator allocator = new RootAllocator();
+  private final TombstoneCache tombstones = TombstoneCache.create();
   private final MemoryObjectStore store = new MemoryObjectStore();
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
   private final JdbcCatalog catalog = new JdbcCatalog();
@@ -84,7 +86,7 @@ public final class ReconcileBenchmark {
     props.put("jdbc.schema-version", "V1");
     catalog.initialize("bench", props);
     catalog.createNamespace(Namespace.of("bench"));
-    reconciler = new Reconciler(id -> catalog, wal, store, allocator,
+    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator,
         ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
   }
 
@@ -116,6 +118,7 @@ public final class ReconcileBenchmark {
       }
     } finally {
       bench.catalog.close();
+      bench.tombstones.close();
       bench.allocator.close();
       deleteRecursively(dir);
     }

@@ -1,0 +1,144 @@
+package io.storageengine.reconcile;
+
+import io.opentelemetry.context.Context;
+import io.storageengine.objectstore.ObjectStore;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+
+/**
+ * What the {@link TombstoneStore}s of one engine share: the tombstone files they read, kept
+ * parsed (at most {@code maxEntries} entries, least recently used out, valid while a listing
+ * reports the etag read), and the I/O threads that list, read and write buckets in parallel.
+ * One per engine, owned by whoever built it (the process's context) and closed with it, so two
+ * engines in one JVM share neither. Thread-safe.
+ */
+public final class TombstoneCache implements AutoCloseable {
+  /** Tombstones kept parsed in memory per engine (about 150 bytes each). */
+  public static final long DEFAULT_MAX_ENTRIES = 1_000_000;
+  /** Parallel list/read/write calls: on object storage each is a round trip, on the fs store each write an fsync. */
+  static final int IO_THREADS = 16;
+
+  private final Files files;
+  private final ThreadPoolExecutor io;
+
+  /** A cache of {@code maxEntries} tombstones whose I/O threads come from {@code threads}. */
+  public TombstoneCache(long maxEntries, ThreadFactory threads) {
+    this.files = new Files(maxEntries);
+    this.io = new ThreadPoolExecutor(IO_THREADS, IO_THREADS, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(), threads);
+    io.allowCoreThreadTimeOut(true);
+  }
+
+  /** A default-sized cache with daemon I/O threads named {@code se-tombstone-io-<n>} (tests, benchmarks). */
+  public static TombstoneCache create() {
+    AtomicInteger n = new AtomicInteger();
+    return new TombstoneCache(DEFAULT_MAX_ENTRIES, r -> {
+      Thread t = new Thread(r, "se-tombstone-io-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+  }
+
+  List<TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+    return files.get(store, key, etag);
+  }
+
+  void put(ObjectStore store, String key, String etag, List<TombstoneStore.Tombstone> entries) {
+    files.put(store, key, etag, entries);
+  }
+
+  /**
+   * Runs {@code task} on each item, on the I/O threads when there are several, and returns the
+   * results in order once all finished; the first failure is thrown after every task ended, so
+   * nothing of this call is still running when it returns.
+   */
+  <T, R> List<R> inParallel(Collection<T> items, Function<T, R> task) {
+    if (items.size() <= 1) {
+      List<R> out = new ArrayList<>();
+      items.forEach(item -> out.add(task.apply(item)));
+      return out;
+    }
+    List<Future<R>> futures = new ArrayList<>();
+    for (T item : items) {
+      futures.add(io.submit(Context.current().wrap(() -> task.apply(item))));
+    }
+    List<R> out = new ArrayList<>();
+    RuntimeException failure = null;
+    for (Future<R> future : futures) {
+      try {
+        out.add(future.get());
+      } catch (ExecutionException e) {
+        RuntimeException cause = e.getCause() instanceof RuntimeException r ? r
+            : new IllegalStateException("tombstone I/O failed", e.getCause());
+        if (failure == null) {
+          failure = cause;
+        } else {
+          failure.addSuppressed(cause);
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        futures.forEach(f -> f.cancel(true));
+        throw new IllegalStateException("interrupted while reading or writing tombstones", e);
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+    return out;
+  }
+
+  /** Stops the I/O threads (interrupting calls in flight) and forgets the parsed files. */
+  @Override
+  public void close() {
+    io.shutdownNow();
+    files.clear();
+  }
+
+  /** Parsed tombstone files of every store, by key and etag, least recently used out. */
+  private static final class Files {
+    private record Key(ObjectStore store, String key) {}
+
+    private record Entry(String etag, List<TombstoneStore.Tombstone> entries) {}
+
+    private final long maxEntries;
+    private long size;
+    private final Map<Key, Entry> files = new LinkedHashMap<>(16, 0.75f, true);
+
+    Files(long maxEntries) {
+      this.maxEntries = maxEntries;
+    }
+
+    synchronized List<TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+      Entry entry = files.get(new Key(store, key));
+      return entry != null && etag != null && etag.equals(entry.etag()) ? entry.entries() : null;
+    }
+
+    synchronized void put(ObjectStore store, String key, String etag, List<TombstoneStore.Tombstone> entries) {
+      if (etag == null || entries.size() > maxEntries) {
+        return;
+      }
+      Entry previous = files.put(new Key(store, key), new Entry(etag, List.copyOf(entries)));
+      size += entries.size() - (previous == null ? 0 : previous.entries().size());
+      for (var it = files.entrySet().iterator(); size > maxEntries && it.hasNext(); ) {
+        size -= it.next().getValue().entries().size();
+        it.remove();
+      }
+    }
+
+    synchronized void clear() {
+      files.clear();
+      size = 0;
+    }
+  }
+}
