@@ -3,6 +3,7 @@ package io.storageengine.query;
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileCache;
 import java.io.IOException;
 import java.net.URI;
 import java.util.ArrayList;

@@ -3,7 +3,6 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 class SqlTextTest {
@@ -31,10 +30,9 @@ class SqlTextTest {
 
   @Test
   void configDefaultsArePinned() {
-    QueryConfig config = QueryConfig.defaults(Path.of("/tmp/q"));
+    QueryConfig config = QueryConfig.defaults();
     assertThat(config.duckdbMemoryLimit()).isEqualTo("1GB");
     assertThat(config.duckdbThreads()).isEqualTo(2);
-    assertThat(config.cacheMaxBytes()).isEqualTo(1L << 30);
     assertThat(config.batchRows()).isEqualTo(8192);
     assertThat(config.maxPreparedStatements()).isEqualTo(10_000);
     assertThat(config.maxSessions()).isEqualTo(10_000);

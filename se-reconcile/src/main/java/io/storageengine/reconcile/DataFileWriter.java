@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -107,7 +108,7 @@ public final class DataFileWriter {
   private static String selectList(List<Types.NestedField> columns) {
     List<String> names = new ArrayList<>();
     for (Types.NestedField c : columns) {
-      names.add(DuckSql.quote(c.name()));
+      names.add(SqlQuoting.identifier(c.name()));
     }
     return String.join(", ", names);
   }
@@ -130,7 +131,7 @@ public final class DataFileWriter {
   private List<DataFile> copy(String query, List<Types.NestedField> columns, PartitionSpec spec,
       StructLike partition) {
     Path dir = duck.newDirectory("data");
-    duck.execute("COPY (" + query + ") TO " + DuckSql.literal(dir.toString())
+    duck.execute("COPY (" + query + ") TO " + SqlQuoting.literal(dir.toString())
         + " (FORMAT parquet, FIELD_IDS " + DuckSql.fieldIds(columns)
         + ", FILE_SIZE_BYTES " + options.targetFileSizeBytes()
         + ", ROW_GROUP_SIZE " + options.rowGroupRows()
@@ -193,27 +194,6 @@ public final class DataFileWriter {
     } catch (IOException e) {
       throw SeException.unavailable("cannot write data file " + location + ": " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * A local path DuckDB can read for the table's data file at {@code location}: the file itself
-   * when the warehouse is local, else a download into a fresh scratch directory of {@code duck}
-   * (named {@code scratchPrefix}). The location must lie under the tenant's storage root: DuckDB
-   * reads local files past the FileIO that would refuse it.
-   */
-  public static String readableCopy(DuckSession duck, Table table, String location, String scratchPrefix) {
-    LocationConfinement.of(table).check(location, "data file");
-    Path local = localPath(location);
-    if (local != null) {
-      return local.toString();
-    }
-    Path target = duck.newDirectory(scratchPrefix).resolve("data.parquet");
-    try (InputStream in = table.io().newInputFile(location).newStream()) {
-      Files.copy(in, target);
-    } catch (IOException e) {
-      throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
-    }
-    return target.toString();
   }
 
   /**

@@ -6,6 +6,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.ReconcileTrace;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
@@ -43,16 +44,18 @@ final class TableReconciler {
   private final WalLog wal;
   private final ObjectStore clusterStore;
   private final BufferAllocator allocator;
+  private final DuckRuntime duckdb;
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, BufferAllocator allocator,
-      ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
+      DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.allocator = allocator;
+    this.duckdb = duckdb;
     this.options = options;
     this.hooks = hooks;
     this.locator = locator;
@@ -193,7 +196,7 @@ final class TableReconciler {
     try (ReconcileTrace.Step step = trace.materializing();
         BufferAllocator passAllocator = allocator.newChildAllocator(
             "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
+        DuckSession duck = new DuckSession(duckdb, passAllocator, options.duckdbThreads(), tableWal.catalogId())) {
       times.lap("open DuckDB");
       try {
         walRows = WalStaging.load(duck, table.schema(), segments);

@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.MemoryObjectStore;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableName;
@@ -37,6 +38,7 @@ final class TestEnvironment implements AutoCloseable {
   static final String CATALOG = "tenant1";
 
   final BufferAllocator allocator = new RootAllocator();
+  final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   final MemoryObjectStore store = new MemoryObjectStore();
   final ObjectStoreWal wal = new ObjectStoreWal(store, "test-writer");
   final JdbcCatalog catalog;
@@ -67,11 +69,11 @@ final class TestEnvironment implements AutoCloseable {
   }
 
   Reconciler reconciler(ReconcileOptions options) {
-    return new Reconciler(catalogs, wal, store, allocator, options);
+    return new Reconciler(catalogs, wal, store, allocator, duckdb, options);
   }
 
   Reconciler reconciler(ReconcileOptions options, ReconcileHooks hooks) {
-    return new Reconciler(catalogs, wal, store, allocator, options, hooks);
+    return new Reconciler(catalogs, wal, store, allocator, duckdb, options, hooks);
   }
 
   static ReconcileOptions options() {
@@ -111,6 +113,7 @@ final class TestEnvironment implements AutoCloseable {
   @Override
   public void close() throws Exception {
     catalog.close();
+    duckdb.close();
     allocator.close();
   }
 }

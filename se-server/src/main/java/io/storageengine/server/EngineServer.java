@@ -5,6 +5,7 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.ingest.IngestService;
@@ -27,7 +28,6 @@ import io.storageengine.wal.ObjectStoreWal;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.util.UUID;
 import java.util.ArrayDeque;
@@ -74,13 +74,16 @@ public final class EngineServer implements AutoCloseable {
       }
       BufferAllocator allocator = own(new RootAllocator());
       observability.watchAllocator("root", allocator);
+      // One DuckDB runtime for reconcile and queries; its data file copies stay where queries kept them.
+      DuckRuntime duckdb = own(DuckRuntime.open(config.dataDir().resolve("query-cache"),
+          DuckRuntime.DEFAULT_FILE_CACHE_BYTES));
       ObjectStoreWal wal = new ObjectStoreWal(store, writerId());
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
-        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, ReconcileOptions.defaults());
+        Reconciler reconciler = new Reconciler(registry, wal, store, allocator, duckdb, ReconcileOptions.defaults());
         loop = own(new ReconcileLoop(reconciler, wal, null, config.duration(ConfigKey.RECONCILE_INTERVAL),
             EngineServer::logResult).withStatusStore(new ReconcileStatusStore(store)).start());
-        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, ReconcileOptions.defaults(),
+        Maintainer maintainer = new Maintainer(registry, wal, store, allocator, duckdb, ReconcileOptions.defaults(),
             MaintenancePolicy.defaults(), MaintenanceHooks.NONE, loop);
         own(new MaintenanceLoop(maintainer, null, config.duration(ConfigKey.MAINTENANCE_INTERVAL),
             EngineServer::logMaintenance).start());
@@ -101,8 +104,7 @@ public final class EngineServer implements AutoCloseable {
             }
           }));
       ExecutorService flightExecutor = own(namedPool("se-flight"));
-      Path queryDir = config.dataDir().resolve("query-cache");
-      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, QueryConfig.defaults(queryDir), ingest));
+      EngineFlightProducer producer = own(new EngineFlightProducer(allocator, registry, duckdb, QueryConfig.defaults(), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));

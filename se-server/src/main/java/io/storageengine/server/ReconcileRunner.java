@@ -2,6 +2,7 @@ package io.storageengine.server;
 
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
@@ -30,6 +31,7 @@ public final class ReconcileRunner implements AutoCloseable {
   private final ServerObservability observability;
   private final ClusterStorage storage;
   private final BufferAllocator allocator = new RootAllocator();
+  private final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   private final ObjectStoreWal wal;
   private final Reconciler reconciler;
   private final Maintainer maintainer;
@@ -40,8 +42,8 @@ public final class ReconcileRunner implements AutoCloseable {
         raw -> observability.traced(raw, "cluster"));
     this.wal = new ObjectStoreWal(storage.store(), "se-reconcile-" + ProcessHandle.current().pid() + "-"
         + UUID.randomUUID().toString().substring(0, 8));
-    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
-    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults(),
+    this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, duckdb, ReconcileOptions.defaults());
+    this.maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, duckdb, ReconcileOptions.defaults(),
         MaintenancePolicy.defaults());
   }
 
@@ -92,6 +94,7 @@ public final class ReconcileRunner implements AutoCloseable {
   @Override
   public void close() {
     storage.close();
+    duckdb.close();
     allocator.close();
     observability.close();
   }

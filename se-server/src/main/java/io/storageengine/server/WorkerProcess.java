@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
@@ -50,6 +51,7 @@ public final class WorkerProcess implements AutoCloseable {
 
   private final ClusterStorage storage;
   private final BufferAllocator allocator = new RootAllocator();
+  private final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   private final Worker worker;
   /**
    * How often the worker looks for tables with unpublished WAL and no task: the safety net for
@@ -68,8 +70,8 @@ public final class WorkerProcess implements AutoCloseable {
     this.storage = ClusterStorage.open(config, injectedStore);
     ObjectStoreWal wal = new ObjectStoreWal(storage.store(), "se-worker-" + ProcessHandle.current().pid()
         + "-" + UUID.randomUUID().toString().substring(0, 8));
-    Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, ReconcileOptions.defaults());
-    Maintainer maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator,
+    Reconciler reconciler = new Reconciler(storage.registry(), wal, storage.store(), allocator, duckdb, ReconcileOptions.defaults());
+    Maintainer maintainer = new Maintainer(storage.registry(), wal, storage.store(), allocator, duckdb,
         ReconcileOptions.defaults(), MaintenancePolicy.defaults());
     Duration maintenanceInterval = config.duration(ConfigKey.MAINTENANCE_INTERVAL);
     BrokerClient broker = new BrokerClient(storage.store());
@@ -236,6 +238,7 @@ public final class WorkerProcess implements AutoCloseable {
     sweeper.shutdownNow();
     worker.close();
     storage.close();
+    duckdb.close();
     allocator.close();
   }
 }
