@@ -56,6 +56,19 @@ public final class DataFileCache {
     void close();
   }
 
+  /** A lease on a file that is not the cache's (a local data file read in place); closing it does nothing. */
+  public static Lease inPlace(Path path) {
+    return new Lease() {
+      @Override
+      public Path path() {
+        return path;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
   /** A cache below {@code directory} (emptied now) holding at most about {@code maxBytes}. */
   public DataFileCache(Path directory, long maxBytes) {
     this.directory = directory;

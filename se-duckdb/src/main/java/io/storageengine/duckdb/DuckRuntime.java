@@ -1,5 +1,6 @@
 package io.storageengine.duckdb;
 
+import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -14,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.apache.iceberg.Table;
 import org.duckdb.DuckDBConnection;
 
 /**
@@ -68,6 +70,19 @@ public final class DuckRuntime implements AutoCloseable {
   /** Local copies of remote data files, by tenant and location. */
   public DataFileCache files() {
     return files;
+  }
+
+  /**
+   * A local path DuckDB can read for a data file of {@code table} at {@code location}, held until
+   * the lease is closed: the file itself when the warehouse is local (see
+   * {@link DataFileLocations#localPath}), else a copy from {@link #files()} for the tenant
+   * {@code scope}, downloaded through the table's FileIO when absent. The location must lie under
+   * the tenant's storage root: DuckDB reads local files past the FileIO that would refuse it.
+   */
+  public DataFileCache.Lease localCopy(String scope, Table table, String location) {
+    LocationConfinement.of(table).check(location, "data file");
+    Path local = DataFileLocations.localPath(location);
+    return local != null ? DataFileCache.inPlace(local) : files.acquire(scope, table.io(), location);
   }
 
   /** Schemas (with field ids) of data files, by location. */

@@ -64,7 +64,6 @@ final class QueryEngine implements AutoCloseable {
   static final int MAX_ANALYZED_LENGTH = 16_384;
 
   private final TenantCatalogs catalogs;
-  private final DataFileCache cache;
   private final SnapshotPlanCache plans = new SnapshotPlanCache();
   private final TableSnapshotPlanner planner;
   private final QueryDatabasePool pool;
@@ -82,8 +81,7 @@ final class QueryEngine implements AutoCloseable {
    */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
     this.catalogs = catalogs;
-    this.cache = duckdb.files();
-    this.planner = new TableSnapshotPlanner(cache, plans);
+    this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
     this.footers = duckdb.footers();
     this.parser = openParser();

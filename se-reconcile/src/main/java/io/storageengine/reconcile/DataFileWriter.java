@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileLocations;
 import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.InputStream;
@@ -181,7 +182,7 @@ public final class DataFileWriter {
     // Local warehouses are written here directly, not through the FileIO that would refuse it.
     LocationConfinement.of(io).check(location, "data file");
     try {
-      Path target = localPath(location);
+      Path target = DataFileLocations.localPath(location);
       if (target != null) {
         Files.createDirectories(target.getParent());
         Files.copy(local, target, StandardCopyOption.REPLACE_EXISTING);
@@ -194,23 +195,5 @@ public final class DataFileWriter {
     } catch (IOException e) {
       throw SeException.unavailable("cannot write data file " + location + ": " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * The local path of a {@code file:} or plain-path location, or null for remote storage.
-   * The path is taken literally, not URI-decoded: Hadoop's local FileIO stores a partition
-   * directory such as {@code s=a%C3%A9} under exactly that name.
-   */
-  public static Path localPath(String location) {
-    if (location.startsWith("file://")) {
-      return Path.of(location.substring("file://".length()));
-    }
-    if (location.startsWith("file:")) {
-      return Path.of(location.substring("file:".length()));
-    }
-    if (location.startsWith("/")) {
-      return Path.of(location);
-    }
-    return null;
   }
 }

@@ -1,6 +1,5 @@
 package io.storageengine.reconcile;
 
-import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
@@ -154,20 +153,13 @@ public final class DuckSession implements AutoCloseable {
   }
 
   /**
-   * A local path DuckDB can read for the table's data file at {@code location}: the file itself
-   * when the warehouse is local, else a copy from the runtime's cache (downloaded when absent),
-   * kept until the session closes. The location must lie under the tenant's storage root:
-   * DuckDB reads local files past the FileIO that would refuse it.
+   * A local path DuckDB can read for the table's data file at {@code location}, kept until the
+   * session closes (see {@link DuckRuntime#localCopy}).
    */
   public String readable(Table table, String location) {
-    LocationConfinement.of(table).check(location, "data file");
-    Path local = DataFileWriter.localPath(location);
-    if (local != null) {
-      return local.toString();
-    }
     DataFileCache.Lease lease;
     try {
-      lease = runtime.files().acquire(scope, table.io(), location);
+      lease = runtime.localCopy(scope, table, location);
     } catch (SeException e) {
       if (e.code() != ErrorCode.UNAVAILABLE) {
         throw e;

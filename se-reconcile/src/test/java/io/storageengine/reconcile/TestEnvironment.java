@@ -46,6 +46,17 @@ final class TestEnvironment implements AutoCloseable {
   final TenantCatalogs catalogs;
 
   TestEnvironment(Path dir) {
+    this(dir, Map.of(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString()));
+  }
+
+  /** An environment whose warehouse is remote: Iceberg's in-memory FileIO, never a local path. */
+  static TestEnvironment remote(Path dir) {
+    return new TestEnvironment(dir, Map.of(
+        CatalogProperties.WAREHOUSE_LOCATION, "mem://remote-" + java.util.UUID.randomUUID() + "/warehouse",
+        CatalogProperties.FILE_IO_IMPL, "org.apache.iceberg.inmemory.InMemoryFileIO"));
+  }
+
+  private TestEnvironment(Path dir, Map<String, String> warehouse) {
     try {
       java.nio.file.Files.createDirectories(dir);
     } catch (java.io.IOException e) {
@@ -55,7 +66,7 @@ final class TestEnvironment implements AutoCloseable {
     catalog.setConf(new org.apache.hadoop.conf.Configuration());
     Map<String, String> props = new HashMap<>();
     props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
+    props.putAll(warehouse);
     props.put("jdbc.schema-version", "V1");
     catalog.initialize(CATALOG, props);
     catalog.createNamespace(Namespace.of("db"));
