@@ -45,6 +45,7 @@ import org.duckdb.DuckDBConnection;
  * use), so the next query does not wait for it. At most
  * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
  * for at most {@link #IDLE_TTL_NANOS}; databases in use are not limited (as many as queries run).
+ * Pools are made and closed by {@link DuckRuntime#queryDatabases}.
  */
 public final class QueryDatabasePool implements AutoCloseable {
   /** The in-memory catalog a query's views live in; detached when the query ends. */

@@ -50,8 +50,8 @@ import org.duckdb.DuckDBConnection;
  * Plans SQL over a tenant's Iceberg tables: parses it with DuckDB, checks the AST, resolves and
  * pins every referenced table, plans its files (reusing the plan of a snapshot planned before),
  * and sets up, on a connection to a locked DuckDB database of the tenant (see
- * {@link QueryDatabasePool}),
- * a view per table over its Parquet files (deleted positions removed). The database reads only
+ * {@link QueryDatabasePool}), a view per table over its Parquet files (deleted positions
+ * removed). The database reads only
  * below the tenant's data directories, changes no setting and loads no extension; each query
  * gets a fresh in-memory catalog {@code default} for its views, detached when it ends.
  */

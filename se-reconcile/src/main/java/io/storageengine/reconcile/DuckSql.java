@@ -14,9 +14,10 @@ import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
- * SQL text for DuckDB derived from Iceberg schemas: the {@code FIELD_IDS} clause
- * of {@code COPY ... (FORMAT parquet)}, the field-id schema map of {@code read_parquet}, and the
- * expressions that conform a WAL frame's columns (matched by field id) to the current schema.
+ * SQL text for DuckDB derived from Iceberg schemas: column types (the shared mapping, with
+ * reconcile's error), the {@code FIELD_IDS} clause of {@code COPY ... (FORMAT parquet)}, and the
+ * expressions that conform a WAL frame's or an older data file's columns (matched by field id)
+ * to the current schema.
  *
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
