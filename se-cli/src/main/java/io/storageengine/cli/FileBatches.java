@@ -1,6 +1,7 @@
 package io.storageengine.cli;
 
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -139,7 +140,7 @@ final class FileBatches implements AutoCloseable {
         // Rows for one key must reach the server in file order.
         st.execute("SET preserve_insertion_order = true");
       }
-      String path = sqlString(file.toAbsolutePath().toString());
+      String path = SqlQuoting.literal(file.toAbsolutePath().toString());
       String source = switch (format) {
         // Unquoted empty cells read as SQL NULL (= absent); quoted "" stays the empty string.
         case CSV -> "read_csv(" + path + ", header = true, all_varchar = true, allow_quoted_nulls = false)";
@@ -155,16 +156,16 @@ final class FileBatches implements AutoCloseable {
           inferred.add(rs.getString(2));
         }
       }
-      String nullLiteral = nullString == null ? null : sqlString(nullString);
+      String nullLiteral = nullString == null ? null : SqlQuoting.literal(nullString);
       List<String> values = new ArrayList<>();
       List<String> present = new ArrayList<>();
       for (int i = 0; i < columns.size(); i++) {
         String c = columns.get(i);
-        String quoted = "\"" + c.replace("\"", "\"\"") + "\"";
+        String quoted = SqlQuoting.identifier(c);
         Types.NestedField field = table == null ? null : table.caseInsensitiveFindField(c);
         String duckType = field == null || format == Format.PARQUET ? null : duckType(field.type());
         if (format == Format.JSON) {
-          String jsonPath = sqlString("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
+          String jsonPath = SqlQuoting.literal("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
           String type = duckType != null ? duckType : inferred.get(i);
           String value = isNested(type) ? "json -> " + jsonPath : "json ->> " + jsonPath;
           values.add((type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")") + " AS " + quoted);
@@ -210,10 +211,6 @@ final class FileBatches implements AutoCloseable {
         || upper.startsWith("UNION");
   }
 
-  private static String sqlString(String s) {
-    return "'" + s.replace("'", "''") + "'";
-  }
-
   /**
    * The DuckDB type a CSV or JSON value of an Iceberg column is read as: the column's own type
    * where DuckDB has it, else one {@link TableCast} turns into it: {@code int} as BIGINT (so an
@@ -237,7 +234,7 @@ final class FileBatches implements AutoCloseable {
       case STRUCT -> {
         List<String> fields = new ArrayList<>();
         for (Types.NestedField f : type.asStructType().fields()) {
-          fields.add("\"" + f.name().replace("\"", "\"\"") + "\" " + duckType(f.type()));
+          fields.add(SqlQuoting.identifier(f.name()) + " " + duckType(f.type()));
         }
         yield "STRUCT(" + String.join(", ", fields) + ")";
       }

@@ -37,7 +37,7 @@ class ServerOptionsTest {
         "--ingest.flush-threads", "3", "--server.address", "127.0.0.1:0");
     ServerConfig config = lb.options.resolve();
     assertThat(config.duration(ConfigKey.LB_PROBE_INTERVAL)).isEqualTo(Duration.ofSeconds(2));
-    assertThat(config.query(Path.of("/q")).duckdbMemoryLimit()).isEqualTo("2GB");
+    assertThat(config.query().duckdbMemoryLimit()).isEqualTo("2GB");
     assertThat(config.ingest().flushThreads()).isEqualTo(3);
     assertThat(config.serverAddress().getPort()).isZero();
 

@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.duckdb.SqlQuoting;
 import java.util.StringJoiner;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
@@ -11,11 +12,11 @@ import org.apache.iceberg.types.Types;
  *
  * <p>DuckDB resolves only top-level columns by field id; inside a struct it matches fields by
  * name. So when a column holds structs (directly, or as list elements or map values), the file's
- * own layout is used: the column is read with the struct field names the file has (found by
- * field id in its footer) and rebuilt with {@code struct_pack} under the table's names, fields
- * the file lacks taking their default (NULL), fields the table dropped left out. Files of the same
- * layout share one shape, so a table reads with as many {@code read_parquet} calls as it has
- * distinct file layouts.
+ * own schema is used (read from its footer, see {@link io.storageengine.duckdb.ParquetFooters}):
+ * the column is read with the struct field names the file has (found by field id) and rebuilt
+ * with {@code struct_pack} under the table's names, fields the file lacks taking their default
+ * (NULL), fields the table dropped left out. Files of the same schema share one shape, so a table
+ * reads with as many {@code read_parquet} calls as it has distinct file schemas.
  *
  * @param fieldMap the {@code schema} argument, or null to read by column name
  * @param selectList the view's columns, named and typed as the table schema says
@@ -31,12 +32,12 @@ record FieldIdProjection(String fieldMap, String selectList) {
   static FieldIdProjection byName(Schema schema) {
     StringJoiner columns = new StringJoiner(", ");
     for (Types.NestedField field : schema.columns()) {
-      columns.add(SqlText.quote(field.name()));
+      columns.add(SqlQuoting.identifier(field.name()));
     }
     return new FieldIdProjection(null, columns.toString());
   }
 
-  /** Whether reading by field id needs each file's layout: some column holds structs. */
+  /** Whether reading by field id needs each file's schema: some column holds structs. */
   static boolean needsFileLayout(Schema schema) {
     for (Types.NestedField field : schema.columns()) {
       if (holdsStruct(field.type())) {
@@ -47,15 +48,17 @@ record FieldIdProjection(String fieldMap, String selectList) {
   }
 
   /**
-   * Reads top-level columns by field id; with {@code file} (the layout of the files read) also
-   * the fields of nested structs. {@code file} may be null when no column holds structs.
+   * Reads top-level columns by field id; with {@code file} (the schema the files read were
+   * written with) also the fields of nested structs. {@code file} may be null when no column
+   * holds structs.
    */
-  static FieldIdProjection byFieldId(Schema schema, ParquetFileLayout file) {
+  static FieldIdProjection byFieldId(Schema schema, Schema file) {
     StringJoiner columns = new StringJoiner(", ");
     StringJoiner fieldMap = new StringJoiner(", ", "MAP {", "}");
     for (Types.NestedField field : schema.columns()) {
-      ParquetFileLayout column = file == null ? null : file.child(field.fieldId());
-      String name = SqlText.quote(field.name());
+      Types.NestedField inFile = file == null ? null : child(file.asStruct(), field.fieldId());
+      Type column = inFile == null ? null : inFile.type();
+      String name = SqlQuoting.identifier(field.name());
       String readType;
       if (column != null && holdsStruct(field.type())) {
         readType = fileType(field.name(), field.type(), column);
@@ -64,8 +67,8 @@ record FieldIdProjection(String fieldMap, String selectList) {
         readType = IcebergTypes.duckdbType(field.name(), field.type());
         columns.add(name);
       }
-      fieldMap.add(field.fieldId() + ": {name: " + SqlText.literal(field.name()) + ", type: "
-          + SqlText.literal(readType) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
+      fieldMap.add(field.fieldId() + ": {name: " + SqlQuoting.literal(field.name()) + ", type: "
+          + SqlQuoting.literal(readType) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
     }
     return new FieldIdProjection(fieldMap.toString(), columns.toString());
   }
@@ -80,7 +83,7 @@ record FieldIdProjection(String fieldMap, String selectList) {
   }
 
   /** The DuckDB type to read {@code file} with: the file's struct field names, the table's field types. */
-  private static String fileType(String column, Type type, ParquetFileLayout file) {
+  private static String fileType(String column, Type type, Type file) {
     if (!holdsStruct(type)) {
       return IcebergTypes.duckdbType(column, type);
     }
@@ -88,9 +91,10 @@ record FieldIdProjection(String fieldMap, String selectList) {
       case STRUCT: {
         StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
         for (Types.NestedField field : type.asStructType().fields()) {
-          ParquetFileLayout inFile = file.child(field.fieldId());
+          Types.NestedField inFile = fileField(file, field.fieldId());
           if (inFile != null) {
-            fields.add(SqlText.quote(inFile.name()) + " " + fileType(column + "." + field.name(), field.type(), inFile));
+            fields.add(SqlQuoting.identifier(inFile.name()) + " "
+                + fileType(column + "." + field.name(), field.type(), inFile.type()));
           }
         }
         // A struct none of whose fields the file has: read by the table's names only to keep the
@@ -99,18 +103,16 @@ record FieldIdProjection(String fieldMap, String selectList) {
       }
       case LIST:
         return fileType(column, type.asListType().elementType(), listElement(file)) + "[]";
-      case MAP: {
-        ParquetFileLayout entries = file.children().get(0);
-        return "MAP(" + fileType(column, type.asMapType().keyType(), entries.children().get(0)) + ", "
-            + fileType(column, type.asMapType().valueType(), entries.children().get(1)) + ")";
-      }
+      case MAP:
+        return "MAP(" + fileType(column, type.asMapType().keyType(), mapKey(file)) + ", "
+            + fileType(column, type.asMapType().valueType(), mapValue(file)) + ")";
       default:
         return IcebergTypes.duckdbType(column, type);
     }
   }
 
   /** {@code expression} (read with {@link #fileType}) as a value of the table's {@code type}. */
-  private static String rebuild(String column, Type type, ParquetFileLayout file, String expression, int depth) {
+  private static String rebuild(String column, Type type, Type file, String expression, int depth) {
     if (!holdsStruct(type)) {
       return expression;
     }
@@ -119,13 +121,13 @@ record FieldIdProjection(String fieldMap, String selectList) {
         StringJoiner fields = new StringJoiner(", ");
         boolean anyInFile = hasAnyField(type, file);
         for (Types.NestedField field : type.asStructType().fields()) {
-          ParquetFileLayout inFile = anyInFile ? file.child(field.fieldId()) : null;
+          Types.NestedField inFile = anyInFile ? fileField(file, field.fieldId()) : null;
           String value = inFile == null
               ? "CAST(" + IcebergTypes.defaultLiteral(field) + " AS "
                   + IcebergTypes.duckdbType(column + "." + field.name(), field.type()) + ")"
-              : rebuild(column + "." + field.name(), field.type(), inFile,
-                  "struct_extract(" + expression + ", " + SqlText.literal(inFile.name()) + ")", depth);
-          fields.add(SqlText.quote(field.name()) + " := " + value);
+              : rebuild(column + "." + field.name(), field.type(), inFile.type(),
+                  "struct_extract(" + expression + ", " + SqlQuoting.literal(inFile.name()) + ")", depth);
+          fields.add(SqlQuoting.identifier(field.name()) + " := " + value);
         }
         return "CASE WHEN " + expression + " IS NULL THEN NULL ELSE struct_pack(" + fields + ") END";
       }
@@ -136,11 +138,10 @@ record FieldIdProjection(String fieldMap, String selectList) {
       }
       case MAP: {
         String entry = "__se_e" + depth;
-        ParquetFileLayout entries = file.children().get(0);
         Types.MapType map = type.asMapType();
         return "map_from_entries(list_transform(map_entries(" + expression + "), lambda " + entry + ": struct_pack("
-            + "\"key\" := " + rebuild(column, map.keyType(), entries.children().get(0), "struct_extract(" + entry + ", 'key')", depth + 1)
-            + ", \"value\" := " + rebuild(column, map.valueType(), entries.children().get(1),
+            + "\"key\" := " + rebuild(column, map.keyType(), mapKey(file), "struct_extract(" + entry + ", 'key')", depth + 1)
+            + ", \"value\" := " + rebuild(column, map.valueType(), mapValue(file),
                 "struct_extract(" + entry + ", 'value')", depth + 1)
             + ")))";
       }
@@ -149,18 +150,39 @@ record FieldIdProjection(String fieldMap, String selectList) {
     }
   }
 
-  private static boolean hasAnyField(Type struct, ParquetFileLayout file) {
+  private static boolean hasAnyField(Type struct, Type file) {
     for (Types.NestedField field : struct.asStructType().fields()) {
-      if (file.child(field.fieldId()) != null) {
+      if (fileField(file, field.fieldId()) != null) {
         return true;
       }
     }
     return false;
   }
 
-  /** The element of a Parquet list: three-level ({@code list.element}) or legacy two-level. */
-  private static ParquetFileLayout listElement(ParquetFileLayout list) {
-    ParquetFileLayout repeated = list.children().get(0);
-    return repeated.children().size() == 1 && repeated.fieldId() == null ? repeated.children().get(0) : repeated;
+  /** The field with Iceberg field id {@code id} of the file's struct {@code file}, or null. */
+  private static Types.NestedField fileField(Type file, int id) {
+    return file != null && file.isStructType() ? child(file.asStructType(), id) : null;
+  }
+
+  private static Types.NestedField child(Types.StructType struct, int id) {
+    for (Types.NestedField field : struct.fields()) {
+      if (field.fieldId() == id) {
+        return field;
+      }
+    }
+    return null;
+  }
+
+  /** The element type of the file's list {@code file}, or null. */
+  private static Type listElement(Type file) {
+    return file != null && file.isListType() ? file.asListType().elementType() : null;
+  }
+
+  private static Type mapKey(Type file) {
+    return file != null && file.isMapType() ? file.asMapType().keyType() : null;
+  }
+
+  private static Type mapValue(Type file) {
+    return file != null && file.isMapType() ? file.asMapType().valueType() : null;
   }
 }

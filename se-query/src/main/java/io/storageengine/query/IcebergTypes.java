@@ -2,9 +2,10 @@ package io.storageengine.query;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckTypes;
+import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.StringJoiner;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.TimeUnit;
@@ -15,52 +16,17 @@ import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
- * Maps Iceberg types to DuckDB types (for reading Parquet) and to the Arrow types DuckDB
- * produces for them (for metadata answers that are built without running a query).
+ * Maps Iceberg types to DuckDB types (for reading Parquet, phrasing the query side's error for
+ * types DuckDB cannot hold) and to the Arrow types DuckDB produces for them (for metadata answers
+ * that are built without running a query).
  */
 final class IcebergTypes {
   private IcebergTypes() {}
 
-  /** The DuckDB type a column of Iceberg type {@code type} is read as. */
+  /** The DuckDB type a column of Iceberg type {@code type} is read as (see {@link DuckTypes}). */
   static String duckdbType(String column, Type type) {
-    switch (type.typeId()) {
-      case BOOLEAN: return "BOOLEAN";
-      case INTEGER: return "INTEGER";
-      case LONG: return "BIGINT";
-      case FLOAT: return "FLOAT";
-      case DOUBLE: return "DOUBLE";
-      case DECIMAL: {
-        Types.DecimalType decimal = (Types.DecimalType) type;
-        return "DECIMAL(" + decimal.precision() + "," + decimal.scale() + ")";
-      }
-      case DATE: return "DATE";
-      case TIME: return "TIME";
-      case TIMESTAMP:
-        return ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
-      case TIMESTAMP_NANO:
-        // DuckDB has no nanosecond TIMESTAMPTZ; the zoned variant is read at microseconds.
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
-      case STRING: return "VARCHAR";
-      case UUID: return "UUID";
-      case FIXED:
-      case BINARY: return "BLOB";
-      case STRUCT: {
-        StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
-        for (Types.NestedField field : type.asStructType().fields()) {
-          fields.add(SqlText.quote(field.name()) + " " + duckdbType(column + "." + field.name(), field.type()));
-        }
-        return fields.toString();
-      }
-      case LIST:
-        return duckdbType(column, type.asListType().elementType()) + "[]";
-      case MAP: {
-        Types.MapType map = type.asMapType();
-        return "MAP(" + duckdbType(column, map.keyType()) + ", " + duckdbType(column, map.valueType()) + ")";
-      }
-      default:
-        throw new SeException(ErrorCode.UNSUPPORTED,
-            String.format("column `%s`: Iceberg type %s cannot be queried", column, type));
-    }
+    return DuckTypes.of(column, type, (path, unsupported) -> new SeException(ErrorCode.UNSUPPORTED,
+        String.format("column `%s`: Iceberg type %s cannot be queried", path, unsupported)));
   }
 
   /**
@@ -177,9 +143,9 @@ final class IcebergTypes {
       case LONG:
       case FLOAT:
       case DOUBLE:
-        return "CAST(" + SqlText.literal(value.toString()) + " AS " + duckdbType(field.name(), field.type()) + ")";
+        return "CAST(" + SqlQuoting.literal(value.toString()) + " AS " + duckdbType(field.name(), field.type()) + ")";
       case STRING:
-        return SqlText.literal(value.toString());
+        return SqlQuoting.literal(value.toString());
       default:
         // Other defaults are rare; reading them as NULL is documented as a limitation.
         return "NULL";

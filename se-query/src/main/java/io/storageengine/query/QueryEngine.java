@@ -5,6 +5,11 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.Json;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileCache;
+import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.duckdb.ParquetFooters;
+import io.storageengine.duckdb.QueryDatabasePool;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.Comparison;
 import io.storageengine.query.StatementAnalyzer.Span;
@@ -44,13 +49,14 @@ import org.duckdb.DuckDBConnection;
 /**
  * Plans SQL over a tenant's Iceberg tables: parses it with DuckDB, checks the AST, resolves and
  * pins every referenced table, plans its files (reusing the plan of a snapshot planned before),
- * and sets up, on a connection to a locked DuckDB database of the tenant's {@link DuckDbPool},
- * a view per table over its Parquet files (deleted positions removed). The database reads only
+ * and sets up, on a connection to a locked DuckDB database of the tenant (see
+ * {@link QueryDatabasePool}), a view per table over its Parquet files (deleted positions
+ * removed). The database reads only
  * below the tenant's data directories, changes no setting and loads no extension; each query
  * gets a fresh in-memory catalog {@code default} for its views, detached when it ends.
  */
 final class QueryEngine implements AutoCloseable {
-  private static final String META_SCHEMA = DuckDbPool.META_SCHEMA;
+  private static final String META_SCHEMA = QueryDatabasePool.META_SCHEMA;
   private static final String INFO_SCHEMA = "__se_information_schema";
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
@@ -58,10 +64,10 @@ final class QueryEngine implements AutoCloseable {
   static final int MAX_ANALYZED_LENGTH = 16_384;
 
   private final TenantCatalogs catalogs;
-  private final DataFileCache cache;
   private final SnapshotPlanCache plans = new SnapshotPlanCache();
   private final TableSnapshotPlanner planner;
-  private final DuckDbPool pool;
+  private final QueryDatabasePool pool;
+  private final ParquetFooters footers;
   private final DuckDBConnection parser;
   private final TableStateCache tables = new TableStateCache();
   private final Map<String, Analyzed> analyses = new LruMap<>(MAX_ANALYSES);
@@ -69,11 +75,15 @@ final class QueryEngine implements AutoCloseable {
   /** A statement's analysis and its select list (see {@link ResultColumns#select}). */
   private record Analyzed(Analysis analysis, ResultColumns.Select select) {}
 
-  QueryEngine(TenantCatalogs catalogs, QueryConfig config) {
+  /**
+   * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
+   *     footers are its (closing the engine leaves them to it)
+   */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
     this.catalogs = catalogs;
-    this.cache = new DataFileCache(config.localDirectory().resolve("data-files"), config.cacheMaxBytes());
-    this.planner = new TableSnapshotPlanner(cache, plans);
-    this.pool = new DuckDbPool(config);
+    this.planner = new TableSnapshotPlanner(duckdb, plans);
+    this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
+    this.footers = duckdb.footers();
     this.parser = openParser();
   }
 
@@ -118,7 +128,7 @@ final class QueryEngine implements AutoCloseable {
     Catalog catalog = catalogs.catalog(catalogId);
     List<AutoCloseable> resources = new ArrayList<>();
     List<DataFileCache.Lease> leases = new ArrayList<>();
-    DuckDbPool.Lease database = null;
+    QueryDatabasePool.Lease database = null;
     List<PreparedQuery.TableRead> reads = new ArrayList<>();
     try {
       Analyzed analyzed = analyze(statement);
@@ -203,7 +213,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   /** The pool of DuckDB databases (for tests). */
-  DuckDbPool pool() {
+  QueryDatabasePool pool() {
     return pool;
   }
 
@@ -393,8 +403,8 @@ final class QueryEngine implements AutoCloseable {
 
   private void createView(Connection connection, TableName name, PlannedTable table, int number) throws SQLException {
     Schema schema = table.schema();
-    String schemaName = SqlText.quote(name.schema());
-    String viewName = schemaName + "." + SqlText.quote(name.table());
+    String schemaName = SqlQuoting.identifier(name.schema());
+    String viewName = schemaName + "." + SqlQuoting.identifier(name.table());
     execute(connection, "CREATE SCHEMA IF NOT EXISTS " + schemaName);
     List<PlannedFile> clean = new ArrayList<>();
     List<PlannedFile> withDeletes = new ArrayList<>();
@@ -445,30 +455,24 @@ final class QueryEngine implements AutoCloseable {
     } else {
       Map<PlannedFile, FieldIdProjection> projections = new java.util.IdentityHashMap<>();
       for (PlannedFile file : table.files()) {
-        projections.put(file, FieldIdProjection.byFieldId(schema, layout(connection, table, plan, file)));
+        projections.put(file, FieldIdProjection.byFieldId(schema, fileSchema(table, file)));
       }
       projection = projections::get;
     }
     execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, projection));
   }
 
-  /** The Parquet layout of {@code file}, read from its footer once per plan. */
-  private static ParquetFileLayout layout(Connection connection, PlannedTable table, SnapshotPlanCache.Plan plan,
-      PlannedFile file) throws SQLException {
-    ParquetFileLayout known = plan.layouts.get(file.location());
-    if (known != null) {
-      return known;
-    }
+  /** The schema {@code file} was written with, read from its footer once per location. */
+  private Schema fileSchema(PlannedTable table, PlannedFile file) {
     try {
-      ParquetFileLayout layout = ParquetFileLayout.read(connection, file.localPath());
-      plan.layouts.put(file.location(), layout);
-      return layout;
-    } catch (SQLException e) {
+      return footers.schema(file.location(), Path.of(file.localPath()));
+    } catch (SeException e) {
       if (!java.nio.file.Files.exists(Path.of(file.localPath()))) {
         // Expiry deleted the pinned snapshot's file after it was planned.
         throw SnapshotExpiredException.missingFiles(table.displayName(), table.table(), table.snapshotId(), e);
       }
-      throw e;
+      // The footer reader's message names server paths; the client learns which table failed.
+      throw SeException.unavailable("table " + table.displayName() + ": cannot read the footer of a data file", e);
     }
   }
 
@@ -496,7 +500,7 @@ final class QueryEngine implements AutoCloseable {
     if (parts.isEmpty()) {
       StringJoiner empty = new StringJoiner(", ");
       for (Types.NestedField field : schema.columns()) {
-        empty.add("CAST(NULL AS " + IcebergTypes.duckdbType(field.name(), field.type()) + ") AS " + SqlText.quote(field.name()));
+        empty.add("CAST(NULL AS " + IcebergTypes.duckdbType(field.name(), field.type()) + ") AS " + SqlQuoting.identifier(field.name()));
       }
       parts.add("SELECT " + empty + " WHERE false");
     }
@@ -535,7 +539,7 @@ final class QueryEngine implements AutoCloseable {
 
   private static String fileList(List<PlannedFile> files) {
     StringJoiner list = new StringJoiner(", ", "[", "]");
-    files.forEach(file -> list.add(SqlText.literal(file.localPath())));
+    files.forEach(file -> list.add(SqlQuoting.literal(file.localPath())));
     return list.toString();
   }
 
@@ -658,9 +662,9 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
+  /** Closes the parser; the databases belong to the DuckDB runtime, which closes them. */
   @Override
   public void close() {
-    pool.close();
     try {
       parser.close();
     } catch (SQLException ignored) {

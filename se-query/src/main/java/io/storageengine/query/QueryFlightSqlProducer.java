@@ -7,6 +7,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.SpanFields;
+import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -78,20 +79,23 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final Map<String, PreparedQuery> streaming = new java.util.concurrent.ConcurrentHashMap<>();
 
   /** A producer whose host does not accept Flight SQL bulk ingest. */
-  public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config) {
-    this(allocator, catalogs, config, false);
+  public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config) {
+    this(allocator, catalogs, duckdb, config, false);
   }
 
   /**
+   * @param duckdb the process's DuckDB runtime (databases, data file copies, footers); it
+   *     outlives the producer and is closed by its owner
    * @param bulkIngestion whether the host accepts Flight SQL bulk ingest (overriding
    *     {@code acceptPutStatementBulkIngest}); {@code GetSqlInfo} says so
    */
-  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config,
-      boolean bulkIngestion) {
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, boolean bulkIngestion) {
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
-    this.engine = new QueryEngine(catalogs, config);
+    this.engine = new QueryEngine(catalogs, duckdb, config);
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,

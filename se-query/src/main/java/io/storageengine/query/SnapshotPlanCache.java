@@ -33,11 +33,6 @@ final class SnapshotPlanCache {
      * first query that sets the snapshot up, remembered for the others.
      */
     volatile Boolean readsByName;
-    /**
-     * The Parquet layout of files by location, read when a query needs them (a struct column
-     * of an evolved table): a data file never changes, so its footer is read once per plan.
-     */
-    final Map<String, ParquetFileLayout> layouts = new java.util.concurrent.ConcurrentHashMap<>();
 
     Plan(List<ScanFile> files) {
       this.files = List.copyOf(files);

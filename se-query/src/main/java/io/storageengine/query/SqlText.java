@@ -200,14 +200,4 @@ final class SqlText {
     }
     return tokens.isEmpty() ? "empty statement" : tokens.get(0).text().toUpperCase(Locale.ROOT);
   }
-
-  /** {@code identifier} as a DuckDB quoted identifier. */
-  static String quote(String identifier) {
-    return '"' + identifier.replace("\"", "\"\"") + '"';
-  }
-
-  /** {@code value} as a SQL string literal. */
-  static String literal(String value) {
-    return '\'' + value.replace("'", "''") + '\'';
-  }
 }

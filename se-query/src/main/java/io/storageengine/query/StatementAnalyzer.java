@@ -3,6 +3,7 @@ package io.storageengine.query;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
@@ -233,7 +234,7 @@ final class StatementAnalyzer {
       }
       if (catalog.isEmpty() && DUCKDB_CATALOGS.contains(folded)) {
         throw SeException.invalid("`%s.%s` is ambiguous: %s is also a DuckDB catalog; write default.%s.%s for a "
-            + "table of the selected catalog", schema, table, schema, SqlText.quote(schema), SqlText.quote(table));
+            + "table of the selected catalog", schema, table, schema, SqlQuoting.identifier(schema), SqlQuoting.identifier(table));
       }
       if (folded.equals(UNQUALIFIED_SCHEMA)) {
         if (unqualified) {

@@ -1,10 +1,10 @@
 package io.storageengine.query;
 
-import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileCache;
+import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
-import java.net.URI;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.iceberg.DataFile;
@@ -24,15 +24,16 @@ import org.apache.iceberg.io.CloseableIterable;
 /**
  * Plans the data files of one pinned table snapshot with Iceberg: pruning by the pushed filter,
  * deletion vectors and position deletes resolved to row positions per data file, remote files
- * made local through the cache. Plans are kept in a {@link SnapshotPlanCache}: a query on a
+ * made local through the DuckDB runtime's cache. Plans are kept in a {@link SnapshotPlanCache}: a query on a
  * snapshot that was planned before with the same filter reads no manifest or delete file.
  */
 final class TableSnapshotPlanner {
-  private final DataFileCache cache;
+  private final DuckRuntime duckdb;
   private final SnapshotPlanCache plans;
 
-  TableSnapshotPlanner(DataFileCache cache, SnapshotPlanCache plans) {
-    this.cache = cache;
+  /** @param duckdb makes data files local (see {@link DuckRuntime#localCopy}) */
+  TableSnapshotPlanner(DuckRuntime duckdb, SnapshotPlanCache plans) {
+    this.duckdb = duckdb;
     this.plans = plans;
   }
 
@@ -143,21 +144,7 @@ final class TableSnapshotPlanner {
   }
 
   private String localPath(String catalogId, Table table, String location, List<DataFileCache.Lease> leases) {
-    // DuckDB reads local files itself, past the FileIO that would refuse a path outside the root.
-    LocationConfinement.of(table).check(location, "data file");
-    URI uri;
-    try {
-      uri = URI.create(location);
-    } catch (IllegalArgumentException e) {
-      uri = null;
-    }
-    if (uri == null || uri.getScheme() == null) {
-      return location;
-    }
-    if (uri.getScheme().equals("file")) {
-      return uri.getPath();
-    }
-    DataFileCache.Lease lease = cache.acquire(catalogId, table.io(), location);
+    DataFileCache.Lease lease = duckdb.localCopy(catalogId, table, location);
     leases.add(lease);
     return lease.path().toString();
   }

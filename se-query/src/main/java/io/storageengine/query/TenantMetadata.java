@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -51,7 +52,7 @@ final class TenantMetadata {
 
   /** How a table is written in SQL, for messages. */
   static String displayName(TableIdentifier id) {
-    return StatementAnalyzer.CATALOG + "." + SqlText.quote(schemaName(id.namespace())) + "." + SqlText.quote(id.name());
+    return StatementAnalyzer.CATALOG + "." + SqlQuoting.identifier(schemaName(id.namespace())) + "." + SqlQuoting.identifier(id.name());
   }
 
   /**

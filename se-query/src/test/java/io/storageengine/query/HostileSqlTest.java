@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.duckdb.QueryDatabasePool;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -413,8 +415,8 @@ class HostileSqlTest {
     try (Connection writer = DriverManager.getConnection("jdbc:duckdb:"); Statement statement = writer.createStatement()) {
       statement.execute("COPY (SELECT 1 AS id) TO '" + mine.resolve("a.parquet") + "' (FORMAT parquet)");
     }
-    try (DuckDbPool pool = new DuckDbPool(QueryConfig.defaults(dir.resolve("wall-local")).withThreads(1).withMemoryLimit("128MB"));
-        DuckDbPool.Lease lease = pool.acquire("atk", Set.of(mine + "/"))) {
+    try (DuckRuntime duckdb = DuckRuntime.open(dir.resolve("wall-local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+        QueryDatabasePool.Lease lease = duckdb.queryDatabases("128MB", 1).acquire("atk", Set.of(mine + "/"))) {
       Connection c = lease.connection();
       assertThat(query(c, "SELECT id FROM read_parquet('" + mine.resolve("a.parquet") + "')")).isEqualTo("1");
       for (String sql : List.of("SELECT * FROM read_parquet('" + victimFile + "')", "SELECT * FROM read_text('/etc/passwd')",

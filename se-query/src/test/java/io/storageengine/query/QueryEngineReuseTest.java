@@ -3,6 +3,7 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.duckdb.DuckRuntime;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,6 +31,7 @@ class QueryEngineReuseTest {
   static BufferAllocator allocator;
   static TestWarehouse warehouse;
   static Catalog alpha;
+  static DuckRuntime duckdb;
   static QueryEngine engine;
 
   @BeforeAll
@@ -43,12 +45,14 @@ class QueryEngineReuseTest {
         List.of(TestWarehouse.record(SCHEMA, 1L, "a1"), TestWarehouse.record(SCHEMA, 2L, "a2")));
     TestWarehouse.append(TestWarehouse.createTable(beta, "ns", "t", SCHEMA, PartitionSpec.unpartitioned()),
         List.of(TestWarehouse.record(SCHEMA, 10L, "b10")));
-    engine = new QueryEngine(warehouse, QueryConfig.defaults(dir.resolve("local")).withThreads(1).withMemoryLimit("256MB"));
+    duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
   }
 
   @AfterAll
   static void tearDown() throws Exception {
     engine.close();
+    duckdb.close();
     allocator.close();
     TestWarehouse.deleteRecursively(dir);
   }

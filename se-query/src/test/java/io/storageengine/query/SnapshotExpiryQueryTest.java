@@ -3,6 +3,7 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.duckdb.DuckRuntime;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -143,7 +144,8 @@ class SnapshotExpiryQueryTest {
 
     List<Long> ids = new ArrayList<>();
     Exception failure = null;
-    try (QueryEngine engine = new QueryEngine(warehouse, QueryConfig.defaults(dir.resolve("engine")).withThreads(1));
+    try (DuckRuntime duckdb = DuckRuntime.open(dir.resolve("engine"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+        QueryEngine engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1));
         PreparedQuery query = engine.prepare("local", "SELECT id FROM default.ns.events", java.util.Map.of());
         BufferAllocator child = allocator.newChildAllocator("stream", 0, Long.MAX_VALUE);
         ArrowReader reader = query.execute(child, 100)) {

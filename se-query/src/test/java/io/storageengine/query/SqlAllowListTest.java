@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -80,7 +81,7 @@ class SqlAllowListTest {
         assertThat(name).isEqualTo("unnest");
         continue;
       }
-      String sql = "SELECT " + SqlText.quote(name) + "(1)";
+      String sql = "SELECT " + SqlQuoting.identifier(name) + "(1)";
       assertThatThrownBy(() -> analyze(sql)).as(sql)
           .isInstanceOf(SeException.class)
           .hasMessageContaining("function `" + name + "` is not allowed")
@@ -103,7 +104,7 @@ class SqlAllowListTest {
       if (SqlAllowList.get().tableFunction(name)) {
         continue;
       }
-      String sql = "SELECT * FROM " + SqlText.quote(name) + "()";
+      String sql = "SELECT * FROM " + SqlQuoting.identifier(name) + "()";
       assertThatThrownBy(() -> analyze(sql)).as(sql)
           .isInstanceOf(SeException.class)
           .hasMessageContaining("table function `" + name + "` is not allowed");

@@ -3,6 +3,7 @@ package io.storageengine.query;
 import io.grpc.Server;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.NettyServerBuilder;
+import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
@@ -14,12 +15,15 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /** Hosts the producer as the server will: Flight service inside a plain gRPC server, with the interceptor. */
 final class TestQueryServer implements AutoCloseable {
+  final DuckRuntime duckdb;
   final QueryFlightSqlProducer producer;
   private final Server server;
   private final ExecutorService executor;
 
   TestQueryServer(BufferAllocator allocator, TestWarehouse warehouse, Path localDirectory) throws IOException {
-    producer = new QueryFlightSqlProducer(allocator, warehouse, QueryConfig.defaults(localDirectory).withThreads(1).withMemoryLimit("256MB"));
+    duckdb = DuckRuntime.open(localDirectory, DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+    producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
+        QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
     executor = Executors.newFixedThreadPool(4);
     server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .addService(ServerInterceptors.intercept(
@@ -39,5 +43,6 @@ final class TestQueryServer implements AutoCloseable {
     server.awaitTermination(10, TimeUnit.SECONDS);
     executor.shutdownNow();
     producer.close();
+    duckdb.close();
   }
 }

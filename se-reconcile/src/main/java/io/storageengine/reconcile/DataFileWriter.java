@@ -2,6 +2,8 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileLocations;
+import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -107,7 +109,7 @@ public final class DataFileWriter {
   private static String selectList(List<Types.NestedField> columns) {
     List<String> names = new ArrayList<>();
     for (Types.NestedField c : columns) {
-      names.add(DuckSql.quote(c.name()));
+      names.add(SqlQuoting.identifier(c.name()));
     }
     return String.join(", ", names);
   }
@@ -130,7 +132,7 @@ public final class DataFileWriter {
   private List<DataFile> copy(String query, List<Types.NestedField> columns, PartitionSpec spec,
       StructLike partition) {
     Path dir = duck.newDirectory("data");
-    duck.execute("COPY (" + query + ") TO " + DuckSql.literal(dir.toString())
+    duck.execute("COPY (" + query + ") TO " + SqlQuoting.literal(dir.toString())
         + " (FORMAT parquet, FIELD_IDS " + DuckSql.fieldIds(columns)
         + ", FILE_SIZE_BYTES " + options.targetFileSizeBytes()
         + ", ROW_GROUP_SIZE " + options.rowGroupRows()
@@ -180,7 +182,7 @@ public final class DataFileWriter {
     // Local warehouses are written here directly, not through the FileIO that would refuse it.
     LocationConfinement.of(io).check(location, "data file");
     try {
-      Path target = localPath(location);
+      Path target = DataFileLocations.localPath(location);
       if (target != null) {
         Files.createDirectories(target.getParent());
         Files.copy(local, target, StandardCopyOption.REPLACE_EXISTING);
@@ -193,44 +195,5 @@ public final class DataFileWriter {
     } catch (IOException e) {
       throw SeException.unavailable("cannot write data file " + location + ": " + e.getMessage(), e);
     }
-  }
-
-  /**
-   * A local path DuckDB can read for the table's data file at {@code location}: the file itself
-   * when the warehouse is local, else a download into a fresh scratch directory of {@code duck}
-   * (named {@code scratchPrefix}). The location must lie under the tenant's storage root: DuckDB
-   * reads local files past the FileIO that would refuse it.
-   */
-  public static String readableCopy(DuckSession duck, Table table, String location, String scratchPrefix) {
-    LocationConfinement.of(table).check(location, "data file");
-    Path local = localPath(location);
-    if (local != null) {
-      return local.toString();
-    }
-    Path target = duck.newDirectory(scratchPrefix).resolve("data.parquet");
-    try (InputStream in = table.io().newInputFile(location).newStream()) {
-      Files.copy(in, target);
-    } catch (IOException e) {
-      throw SeException.unavailable("cannot read data file " + location + ": " + e.getMessage(), e);
-    }
-    return target.toString();
-  }
-
-  /**
-   * The local path of a {@code file:} or plain-path location, or null for remote storage.
-   * The path is taken literally, not URI-decoded: Hadoop's local FileIO stores a partition
-   * directory such as {@code s=a%C3%A9} under exactly that name.
-   */
-  public static Path localPath(String location) {
-    if (location.startsWith("file://")) {
-      return Path.of(location.substring("file://".length()));
-    }
-    if (location.startsWith("file:")) {
-      return Path.of(location.substring("file:".length()));
-    }
-    if (location.startsWith("/")) {
-      return Path.of(location);
-    }
-    return null;
   }
 }

@@ -1,6 +1,9 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DataFileCache;
+import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -8,37 +11,50 @@ import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBResultSet;
 
 /**
- * A private DuckDB connection (to the process's shared in-memory database, see
- * {@link DuckDatabases}) and a private scratch directory for the duration of a pass. Everything
- * a session creates is temporary, so it disappears with the connection.
+ * A private DuckDB connection (to the runtime's shared in-memory database, see
+ * {@link DuckRuntime#connectShared}) and a private scratch directory for the duration of a pass.
+ * Everything a session creates is temporary, so it disappears with the connection; the local
+ * copies of remote data files it reads are leased from the runtime's cache until it closes.
  * DuckDB's JDBC driver closes a statement after an error, so every call uses a fresh one.
  *
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
 public final class DuckSession implements AutoCloseable {
+  private final DuckRuntime runtime;
+  private final String scope;
   private final DuckDBConnection connection;
   private final int threads;
+  private final List<DataFileCache.Lease> leases = new ArrayList<>();
   private final BufferAllocator allocator;
   private final Path scratch;
   private final AtomicInteger names = new AtomicInteger();
 
-  /** @param threads DuckDB worker threads (sessions with the same count share a database) */
-  public DuckSession(BufferAllocator allocator, int threads) {
+  /**
+   * @param threads DuckDB worker threads (sessions with the same count share a database)
+   * @param scope the tenant (catalog id) whose data files the session reads
+   */
+  public DuckSession(DuckRuntime runtime, BufferAllocator allocator, int threads, String scope) {
+    this.runtime = runtime;
+    this.scope = scope;
     this.allocator = allocator;
     this.threads = threads;
     try {
-      this.connection = DuckDatabases.connect(threads);
+      this.connection = runtime.connectShared(threads);
     } catch (SQLException e) {
       throw SeException.internal("cannot start DuckDB: " + e.getMessage(), e);
     }
@@ -89,7 +105,7 @@ public final class DuckSession implements AutoCloseable {
   private SeException failed(String what, SQLException e) {
     String message = String.valueOf(e.getMessage());
     if (message.contains("invalidated")) {
-      DuckDatabases.discard(threads);
+      runtime.discardShared(threads);
     }
     return SeException.internal(what + message, e);
   }
@@ -136,10 +152,39 @@ public final class DuckSession implements AutoCloseable {
     return connection;
   }
 
-  /** Closes the connection (dropping its temporary tables) and deletes the scratch directory. */
+  /**
+   * A local path DuckDB can read for the table's data file at {@code location}, kept until the
+   * session closes (see {@link DuckRuntime#localCopy}).
+   */
+  public String readable(Table table, String location) {
+    DataFileCache.Lease lease;
+    try {
+      lease = runtime.localCopy(scope, table, location);
+    } catch (SeException e) {
+      if (e.code() != ErrorCode.UNAVAILABLE) {
+        throw e;
+      }
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw SeException.unavailable("cannot read data file " + location + ": " + cause.getMessage(), e);
+    }
+    leases.add(lease);
+    return lease.path().toString();
+  }
+
+  /** The schema (with field ids) the data file at {@code location} was written with; {@code local} is a copy. */
+  public Schema fileSchema(String location, String local) {
+    return runtime.footers().schema(location, Path.of(local));
+  }
+
+  /**
+   * Closes the connection (dropping its temporary tables), releases the cached copies it read
+   * and deletes the scratch directory.
+   */
   @Override
   public void close() {
     closeQuietly();
+    leases.forEach(DataFileCache.Lease::close);
+    leases.clear();
     deleteRecursively(scratch);
   }
 

@@ -2,6 +2,8 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckTypes;
+import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -12,61 +14,27 @@ import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
- * SQL text for DuckDB derived from Iceberg schemas: column types, the {@code FIELD_IDS} clause
- * of {@code COPY ... (FORMAT parquet)}, the field-id schema map of {@code read_parquet}, and the
- * expressions that conform a WAL frame's columns (matched by field id) to the current schema.
+ * SQL text for DuckDB derived from Iceberg schemas: column types (the shared mapping, with
+ * reconcile's error), the {@code FIELD_IDS} clause of {@code COPY ... (FORMAT parquet)}, and the
+ * expressions that conform a WAL frame's or an older data file's columns (matched by field id)
+ * to the current schema.
  *
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
 public final class DuckSql {
   private DuckSql() {}
 
-  public static String quote(String identifier) {
-    return '"' + identifier.replace("\"", "\"\"") + '"';
-  }
-
-  public static String literal(String value) {
-    return "'" + value.replace("'", "''") + "'";
-  }
-
-  /** The DuckDB type that holds an Iceberg type without loss. */
+  /** The DuckDB type that holds an Iceberg type without loss (see {@link DuckTypes}). */
   public static String type(Type type) {
-    return switch (type.typeId()) {
-      case BOOLEAN -> "BOOLEAN";
-      case INTEGER -> "INTEGER";
-      case LONG -> "BIGINT";
-      case FLOAT -> "FLOAT";
-      case DOUBLE -> "DOUBLE";
-      case DECIMAL -> {
-        Types.DecimalType d = (Types.DecimalType) type;
-        yield "DECIMAL(" + d.precision() + "," + d.scale() + ")";
-      }
-      case DATE -> "DATE";
-      case TIME -> "TIME";
-      case TIMESTAMP -> ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
-      case TIMESTAMP_NANO -> ((Types.TimestampNanoType) type).shouldAdjustToUTC()
-          ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
-      case STRING -> "VARCHAR";
-      case UUID -> "UUID";
-      case FIXED, BINARY -> "BLOB";
-      case STRUCT -> {
-        List<String> parts = new ArrayList<>();
-        for (Types.NestedField f : type.asStructType().fields()) {
-          parts.add(quote(f.name()) + " " + type(f.type()));
-        }
-        yield "STRUCT(" + String.join(", ", parts) + ")";
-      }
-      case LIST -> type(type.asListType().elementType()) + "[]";
-      case MAP -> "MAP(" + type(type.asMapType().keyType()) + ", " + type(type.asMapType().valueType()) + ")";
-      default -> throw SeException.invalid("Iceberg type %s is not supported by reconciliation", type);
-    };
+    return DuckTypes.of("", type,
+        (column, unsupported) -> SeException.invalid("Iceberg type %s is not supported by reconciliation", unsupported));
   }
 
   /** {@code {"a": 1, "s": {__duckdb_field_id: 2, "x": 3}, ...}} for the given columns. */
   static String fieldIds(List<Types.NestedField> columns) {
     List<String> parts = new ArrayList<>();
     for (Types.NestedField f : columns) {
-      parts.add(quote(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
+      parts.add(SqlQuoting.identifier(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
     }
     return "{" + String.join(", ", parts) + "}";
   }
@@ -80,7 +48,7 @@ public final class DuckSql {
     switch (type.typeId()) {
       case STRUCT -> {
         for (Types.NestedField f : type.asStructType().fields()) {
-          parts.add(quote(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
+          parts.add(SqlQuoting.identifier(f.name()) + ": " + fieldIdValue(f.fieldId(), f.type()));
         }
       }
       case LIST -> {
@@ -121,9 +89,9 @@ public final class DuckSql {
           Field child = byId.get(f.fieldId());
           String value = child == null
               ? "CAST(NULL AS " + type(f.type()) + ")"
-              : conform("struct_extract(" + expr + ", " + literal(child.getName()) + ")", child, f.type(),
+              : conform("struct_extract(" + expr + ", " + SqlQuoting.literal(child.getName()) + ")", child, f.type(),
                   fromParquet);
-          parts.add(quote(f.name()) + " := " + value);
+          parts.add(SqlQuoting.identifier(f.name()) + " := " + value);
         }
         return "CASE WHEN " + expr + " IS NULL THEN NULL ELSE struct_pack(" + String.join(", ", parts) + ") END";
       }
@@ -169,7 +137,7 @@ public final class DuckSql {
     if (inFile == null) {
       return "CAST(NULL AS " + type(c.type()) + ")";
     }
-    String expr = alias + "." + quote(inFile.name());
+    String expr = alias + "." + SqlQuoting.identifier(inFile.name());
     if (c.type().isPrimitiveType()) {
       return inFile.type().equals(c.type()) ? expr : "CAST(" + expr + " AS " + type(c.type()) + ")";
     }
@@ -195,7 +163,7 @@ public final class DuckSql {
     }
     List<String> parts = new ArrayList<>();
     for (String p : name.split("\\.")) {
-      parts.add(quote(p));
+      parts.add(SqlQuoting.identifier(p));
     }
     return String.join(".", parts);
   }

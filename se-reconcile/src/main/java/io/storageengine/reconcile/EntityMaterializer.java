@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
@@ -120,7 +121,7 @@ final class EntityMaterializer {
     long t2 = System.nanoTime();
 
     duck.execute("CREATE OR REPLACE TEMP TABLE new_rows AS SELECT " + columnList()
-        + ", CASE WHEN __ld IS NULL THEN __rid END AS " + DuckSql.quote(MetadataColumns.ROW_ID.name())
+        + ", CASE WHEN __ld IS NULL THEN __rid END AS " + SqlQuoting.identifier(MetadataColumns.ROW_ID.name())
         + " FROM folded WHERE __max_ord > 0 AND __last_op = 1");
     List<DataFile> dataFiles = writer.write("new_rows", true, keyList);
     long rowsWritten = dataFiles.stream().mapToLong(DataFile::recordCount).sum();
@@ -155,7 +156,7 @@ final class EntityMaterializer {
   private String keyList(String alias) {
     List<String> names = new ArrayList<>();
     for (Types.NestedField k : keys) {
-      names.add(alias + DuckSql.quote(k.name()));
+      names.add(alias + SqlQuoting.identifier(k.name()));
     }
     return String.join(", ", names);
   }
@@ -163,7 +164,7 @@ final class EntityMaterializer {
   private String keyJoin(String left, String right) {
     List<String> terms = new ArrayList<>();
     for (Types.NestedField k : keys) {
-      terms.add(left + "." + DuckSql.quote(k.name()) + " = " + right + "." + DuckSql.quote(k.name()));
+      terms.add(left + "." + SqlQuoting.identifier(k.name()) + " = " + right + "." + SqlQuoting.identifier(k.name()));
     }
     return String.join(" AND ", terms);
   }
@@ -172,7 +173,7 @@ final class EntityMaterializer {
   private String keyText(String alias) {
     List<String> parts = new ArrayList<>();
     for (Types.NestedField k : keys) {
-      parts.add("CAST(" + alias + DuckSql.quote(k.name()) + " AS VARCHAR)");
+      parts.add("CAST(" + alias + SqlQuoting.identifier(k.name()) + " AS VARCHAR)");
     }
     return parts.size() == 1 ? parts.get(0) : "concat_ws(" + SEP + ", " + String.join(", ", parts) + ")";
   }
@@ -180,13 +181,13 @@ final class EntityMaterializer {
   private String columnList() {
     List<String> names = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {
-      names.add(DuckSql.quote(c.name()));
+      names.add(SqlQuoting.identifier(c.name()));
     }
     return String.join(", ", names);
   }
 
   private String versionExpr(String alias) {
-    return version == null ? "CAST(0 AS BIGINT)" : alias + DuckSql.quote(version.name());
+    return version == null ? "CAST(0 AS BIGINT)" : alias + SqlQuoting.identifier(version.name());
   }
 
   private String versionType() {
@@ -197,7 +198,7 @@ final class EntityMaterializer {
   private Expression keyRangeFilter() {
     Expression filter = Expressions.alwaysTrue();
     for (Types.NestedField k : keys) {
-      String col = DuckSql.quote(k.name());
+      String col = SqlQuoting.identifier(k.name());
       String sql = switch (k.type().typeId()) {
         case INTEGER, LONG -> "SELECT CAST(min(" + col + ") AS VARCHAR), CAST(max(" + col + ") AS VARCHAR) FROM batch_keys";
         case DATE -> "SELECT CAST(min(" + col + ") - DATE '1970-01-01' AS VARCHAR), CAST(max(" + col
@@ -247,7 +248,7 @@ final class EntityMaterializer {
       try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId())
           .filter(keyFilter).ignoreResiduals().planFiles()) {
         for (FileScanTask task : tasks) {
-          byLocalPath.put(DataFileWriter.readableCopy(duck, table, task.file().location(), "existing"), task);
+          byLocalPath.put(duck.readable(table, task.file().location()), task);
         }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
@@ -255,7 +256,7 @@ final class EntityMaterializer {
     }
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {
-      defs.add(DuckSql.quote(c.name()) + " " + DuckSql.type(c.type()));
+      defs.add(SqlQuoting.identifier(c.name()) + " " + DuckSql.type(c.type()));
     }
     defs.add("__file VARCHAR");
     defs.add("__pos BIGINT");
@@ -281,9 +282,9 @@ final class EntityMaterializer {
     Map<String, List<String>> groups = new LinkedHashMap<>();
     Map<String, Schema> groupSchemas = new HashMap<>();
     for (String path : byLocalPath.keySet()) {
-      Schema fileSchema = ParquetFooters.schema(path);
+      Schema fileSchema = duck.fileSchema(byLocalPath.get(path).file().location(), path);
       String group = fileSchema.asStruct().toString();
-      groups.computeIfAbsent(group, g -> new ArrayList<>()).add(DuckSql.literal(path));
+      groups.computeIfAbsent(group, g -> new ArrayList<>()).add(SqlQuoting.literal(path));
       groupSchemas.put(group, fileSchema);
     }
     // Narrow read: key, version and row id of every current row of the batch's keys. Other
@@ -319,7 +320,7 @@ final class EntityMaterializer {
       List<String> sets = new ArrayList<>();
       for (Types.NestedField c : schema.columns()) {
         if (!narrow.contains(c)) {
-          sets.add(DuckSql.quote(c.name()) + " = x." + DuckSql.quote(c.name()));
+          sets.add(SqlQuoting.identifier(c.name()) + " = x." + SqlQuoting.identifier(c.name()));
         }
       }
       if (!sets.isEmpty()) {
@@ -351,7 +352,7 @@ final class EntityMaterializer {
   private String fileKeyJoin(Schema fileSchema) {
     List<String> terms = new ArrayList<>();
     for (Types.NestedField k : keys) {
-      terms.add(fileColumn(fileSchema, k) + " = b." + DuckSql.quote(k.name()));
+      terms.add(fileColumn(fileSchema, k) + " = b." + SqlQuoting.identifier(k.name()));
     }
     return String.join(" AND ", terms);
   }
@@ -371,7 +372,7 @@ final class EntityMaterializer {
   private String columnList(String alias) {
     List<String> names = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {
-      names.add(alias + DuckSql.quote(c.name()));
+      names.add(alias + SqlQuoting.identifier(c.name()));
     }
     return String.join(", ", names);
   }
@@ -392,7 +393,7 @@ final class EntityMaterializer {
     List<String> withDeletes = new ArrayList<>();
     for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
       if (!e.getValue().deletes().isEmpty()) {
-        withDeletes.add(DuckSql.literal(e.getKey()));
+        withDeletes.add(SqlQuoting.literal(e.getKey()));
       }
     }
     if (withDeletes.isEmpty()) {
@@ -489,7 +490,7 @@ final class EntityMaterializer {
       if (keyIds.contains(c.fieldId())) {
         continue;
       }
-      String col = DuckSql.quote(c.name());
+      String col = SqlQuoting.identifier(c.name());
       single.add("CASE WHEN o." + WalStaging.presentFlag(i) + " THEN o." + col + " ELSE e." + col + " END AS " + col);
     }
     duck.execute("CREATE OR REPLACE TEMP TABLE folded AS SELECT " + keyList("o.")
@@ -523,8 +524,8 @@ final class EntityMaterializer {
       if (keyIds.contains(c.fieldId())) {
         continue;
       }
-      aggregates.add("arg_max_null(" + DuckSql.quote(c.name()) + ", CASE WHEN " + WalStaging.presentFlag(i)
-          + " AND __rk > coalesce(__ld, 0) THEN __rk END) AS " + DuckSql.quote(c.name()));
+      aggregates.add("arg_max_null(" + SqlQuoting.identifier(c.name()) + ", CASE WHEN " + WalStaging.presentFlag(i)
+          + " AND __rk > coalesce(__ld, 0) THEN __rk END) AS " + SqlQuoting.identifier(c.name()));
     }
     duck.execute("INSERT INTO folded "
         + "WITH r AS (SELECT *, row_number() OVER (PARTITION BY " + keyCols

@@ -3,6 +3,8 @@ package io.storageengine.reconcile;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
@@ -35,6 +37,7 @@ public final class Reconciler {
   private final ObjectStore clusterStore;
   private final TombstoneCache tombstones;
   private final BufferAllocator allocator;
+  private final DuckRuntime duckdb;
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
@@ -43,19 +46,21 @@ public final class Reconciler {
    * @param clusterStore cluster storage holding the WAL (tombstones are kept next to it)
    * @param tombstones the engine's parsed tombstones and tombstone I/O threads (not closed here)
    * @param allocator parent allocator; each pass uses (and closes) a child of it
+   * @param duckdb the process's DuckDB runtime (databases, cached data file copies and footers)
    */
   public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options) {
-    this(catalogs, wal, clusterStore, tombstones, allocator, options, ReconcileHooks.NONE);
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, ReconcileHooks.NONE);
   }
 
   public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options, ReconcileHooks hooks) {
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.tombstones = tombstones;
     this.allocator = allocator;
+    this.duckdb = duckdb;
     this.options = options;
     this.hooks = hooks;
     this.locator = new TableLocator(wal);
@@ -68,7 +73,7 @@ public final class Reconciler {
    * conflicting. Nothing is published by a pass that throws.
    */
   public ReconcileResult reconcile(TableWal table) {
-    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, options, hooks, locator).run(table);
+    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator).run(table);
   }
 
   /**
@@ -95,9 +100,9 @@ public final class Reconciler {
   void warmUp() {
     long started = System.nanoTime();
     try (BufferAllocator warmUpAllocator = allocator.newChildAllocator("reconcile-warm-up", 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(warmUpAllocator, options.duckdbThreads())) {
+        DuckSession duck = new DuckSession(duckdb, warmUpAllocator, options.duckdbThreads(), "warm-up")) {
       Path file = duck.newDirectory("warm-up").resolve("warm-up.parquet");
-      duck.execute("COPY (SELECT 1::BIGINT AS id, 'a' AS s) TO " + DuckSql.literal(file.toString())
+      duck.execute("COPY (SELECT 1::BIGINT AS id, 'a' AS s) TO " + SqlQuoting.literal(file.toString())
           + " (FORMAT parquet, FIELD_IDS {id: 1, s: 2}, COMPRESSION zstd)");
       ParquetUtil.fileMetrics(Files.localInput(file.toFile()), MetricsConfig.getDefault());
       LOG.debug("reconcile warm-up took {} ms", (System.nanoTime() - started) / 1_000_000);

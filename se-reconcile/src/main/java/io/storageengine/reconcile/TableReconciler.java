@@ -6,6 +6,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.ReconcileTrace;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
@@ -44,17 +45,19 @@ final class TableReconciler {
   private final ObjectStore clusterStore;
   private final TombstoneCache tombstones;
   private final BufferAllocator allocator;
+  private final DuckRuntime duckdb;
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.tombstones = tombstones;
     this.allocator = allocator;
+    this.duckdb = duckdb;
     this.options = options;
     this.hooks = hooks;
     this.locator = locator;
@@ -195,7 +198,7 @@ final class TableReconciler {
     try (ReconcileTrace.Step step = trace.materializing();
         BufferAllocator passAllocator = allocator.newChildAllocator(
             "reconcile-" + tableWal.tableUuid(), 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(passAllocator, options.duckdbThreads())) {
+        DuckSession duck = new DuckSession(duckdb, passAllocator, options.duckdbThreads(), tableWal.catalogId())) {
       times.lap("open DuckDB");
       try {
         walRows = WalStaging.load(duck, table.schema(), segments);

@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalOperation;
 import io.storageengine.wal.WalSegment;
@@ -42,7 +43,7 @@ final class WalStaging {
     List<Types.NestedField> columns = schema.columns();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : columns) {
-      defs.add(DuckSql.quote(c.name()) + " " + DuckSql.type(c.type()));
+      defs.add(SqlQuoting.identifier(c.name()) + " " + DuckSql.type(c.type()));
     }
     for (int i = 0; i < columns.size(); i++) {
       defs.add(presentFlag(i) + " BOOLEAN");
@@ -96,7 +97,7 @@ final class WalStaging {
         values.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
         flags.add("FALSE");
       } else {
-        values.add(DuckSql.conform(DuckSql.quote(f.getName()), f, c.type()));
+        values.add(DuckSql.conform(SqlQuoting.identifier(f.getName()), f, c.type()));
         flags.add("TRUE");
       }
     }

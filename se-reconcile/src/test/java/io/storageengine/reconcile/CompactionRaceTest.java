@@ -106,7 +106,7 @@ class CompactionRaceTest {
         reconciler.reconcile(tw);
       }
       AtomicBoolean raced = new AtomicBoolean();
-      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb,
           TestEnvironment.options(), MaintenancePolicy.defaults(), new MaintenanceHooks() {
             @Override
             public void beforeRewriteCommit(Table t, List<DataFile> replaced) {

@@ -95,7 +95,7 @@ class CompactionTest {
       Map<Long, Long> rowIds = rowIds(table);
 
       MaintenanceResult result = new io.storageengine.reconcile.maintenance.Maintainer(env.catalogs, env.wal,
-          env.store, env.tombstones, env.allocator, TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
+          env.store, env.tombstones, env.allocator, env.duckdb, TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
 
       assertThat(result.compaction().groups()).isEqualTo(3);
       assertThat(result.compaction().dataFilesRemoved()).isEqualTo(12);
@@ -122,7 +122,7 @@ class CompactionTest {
         reconciler.reconcile(tw);
       }
       MaintenanceResult result = new io.storageengine.reconcile.maintenance.Maintainer(env.catalogs, env.wal,
-          env.store, env.tombstones, env.allocator, TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
+          env.store, env.tombstones, env.allocator, env.duckdb, TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
       assertThat(result.manifestsBefore()).isEqualTo(6);
       assertThat(result.manifestsAfter()).isEqualTo(1);
       assertThat(result.compaction().groups()).isZero();

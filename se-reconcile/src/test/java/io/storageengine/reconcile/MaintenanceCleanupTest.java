@@ -70,7 +70,7 @@ class MaintenanceCleanupTest {
       assertThat(table.currentSnapshot().summary()).doesNotContainKey(TableProperties.SUMMARY_WAL_SEQ);
       assertThat(table.snapshots()).hasSize(8);
 
-      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb,
           TestEnvironment.options().withClock(java.time.Clock.offset(java.time.Clock.systemUTC(), Duration.ofSeconds(5))),
           policy(Duration.ZERO, 1, MaintenancePolicy.DEFAULT_ORPHAN_AGE, MaintenancePolicy.DEFAULT_WAL_GC_AGE))
           .maintain(tw);
@@ -117,7 +117,7 @@ class MaintenanceCleanupTest {
       Path freshOrphan = Files.writeString(tableDir.resolve("data/in-progress.parquet"), "x");
       List<Path> before = regularFiles(dir.resolve("warehouse"));
 
-      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+      MaintenanceResult result = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb,
           TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
 
       assertThat(result.errors()).isEmpty();
@@ -161,7 +161,7 @@ class MaintenanceCleanupTest {
       });
       assertThatThrownBy(() -> crashing.reconcile(tw)).hasMessage("injected crash after commit");
       assertThat(env.wal.state(tw).publishedSeq()).isEqualTo(3);
-      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, onePerPass,
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb, onePerPass,
           policy(MaintenancePolicy.DEFAULT_SNAPSHOT_RETENTION, 10, MaintenancePolicy.DEFAULT_ORPHAN_AGE,
               Duration.ofMinutes(10)));
 
@@ -288,7 +288,7 @@ class MaintenanceCleanupTest {
         env.append(frozen, AppendTableTest.frame(env, s * 10, 10));
         reconciler.reconcile(frozen);
       }
-      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+      Maintainer maintainer = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb,
           TestEnvironment.options(), MaintenancePolicy.defaults());
       List<MaintenanceResult> results = new CopyOnWriteArrayList<>();
       try (MaintenanceLoop loop = new MaintenanceLoop(maintainer, TestEnvironment.CATALOG, Duration.ofHours(1),

@@ -78,7 +78,7 @@ final class MaintenanceFixture {
   }
 
   Maintainer maintainer(MaintenancePolicy policy, MaintenanceHooks hooks) {
-    return new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, options(), policy, hooks);
+    return new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb, options(), policy, hooks);
   }
 
   /** Policy for tests: compaction of two or more small files, other defaults. */

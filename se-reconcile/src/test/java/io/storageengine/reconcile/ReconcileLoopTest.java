@@ -224,7 +224,7 @@ class ReconcileLoopTest {
           SortOrder.unsorted(), Map.of());
       TableWal tw = env.walOf(table, "events");
       CountingWal wal = new CountingWal(env.wal);
-      Reconciler reconciler = new Reconciler(env.catalogs, wal, env.store, env.tombstones, env.allocator, TestEnvironment.options());
+      Reconciler reconciler = new Reconciler(env.catalogs, wal, env.store, env.tombstones, env.allocator, env.duckdb, TestEnvironment.options());
       try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, TestEnvironment.CATALOG, NO_TICK, r -> {})
           .start()) {
         await(() -> wal.listings.get() == 1); // the first tick

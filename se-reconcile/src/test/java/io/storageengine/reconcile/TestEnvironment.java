@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.MemoryObjectStore;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableName;
@@ -37,6 +38,7 @@ final class TestEnvironment implements AutoCloseable {
   static final String CATALOG = "tenant1";
 
   final BufferAllocator allocator = new RootAllocator();
+  final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   final MemoryObjectStore store = new MemoryObjectStore();
   final ObjectStoreWal wal = new ObjectStoreWal(store, "test-writer");
   final TombstoneCache tombstones = TombstoneCache.create();
@@ -45,6 +47,17 @@ final class TestEnvironment implements AutoCloseable {
   final TenantCatalogs catalogs;
 
   TestEnvironment(Path dir) {
+    this(dir, Map.of(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString()));
+  }
+
+  /** An environment whose warehouse is remote: Iceberg's in-memory FileIO, never a local path. */
+  static TestEnvironment remote(Path dir) {
+    return new TestEnvironment(dir, Map.of(
+        CatalogProperties.WAREHOUSE_LOCATION, "mem://remote-" + java.util.UUID.randomUUID() + "/warehouse",
+        CatalogProperties.FILE_IO_IMPL, "org.apache.iceberg.inmemory.InMemoryFileIO"));
+  }
+
+  private TestEnvironment(Path dir, Map<String, String> warehouse) {
     try {
       java.nio.file.Files.createDirectories(dir);
     } catch (java.io.IOException e) {
@@ -54,7 +67,7 @@ final class TestEnvironment implements AutoCloseable {
     catalog.setConf(new org.apache.hadoop.conf.Configuration());
     Map<String, String> props = new HashMap<>();
     props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
+    props.putAll(warehouse);
     props.put("jdbc.schema-version", "V1");
     catalog.initialize(CATALOG, props);
     catalog.createNamespace(Namespace.of("db"));
@@ -68,11 +81,11 @@ final class TestEnvironment implements AutoCloseable {
   }
 
   Reconciler reconciler(ReconcileOptions options) {
-    return new Reconciler(catalogs, wal, store, tombstones, allocator, options);
+    return new Reconciler(catalogs, wal, store, tombstones, allocator, duckdb, options);
   }
 
   Reconciler reconciler(ReconcileOptions options, ReconcileHooks hooks) {
-    return new Reconciler(catalogs, wal, store, tombstones, allocator, options, hooks);
+    return new Reconciler(catalogs, wal, store, tombstones, allocator, duckdb, options, hooks);
   }
 
   static ReconcileOptions options() {
@@ -113,6 +126,7 @@ final class TestEnvironment implements AutoCloseable {
   public void close() throws Exception {
     catalog.close();
     tombstones.close();
+    duckdb.close();
     allocator.close();
   }
 }

@@ -195,7 +195,7 @@ class UnknownCommitOutcomeTest {
   }
 
   private static Maintainer maintainer(TestEnvironment env) {
-    return new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, TestEnvironment.options(),
+    return new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator, env.duckdb, TestEnvironment.options(),
         MaintenanceFixture.compactingPolicy(), MaintenanceHooks.NONE);
   }
 

@@ -60,7 +60,7 @@ class WalStagingTest {
 
       List<long[]> staged = new ArrayList<>();
       try (BufferAllocator pass = env.allocator.newChildAllocator("pass", 0, Long.MAX_VALUE);
-          DuckSession duck = new DuckSession(pass, 2)) {
+          DuckSession duck = new DuckSession(env.duckdb, pass, 2, TestEnvironment.CATALOG)) {
         long rows = WalStaging.load(duck, table.schema(), segments);
         assertThat(rows).isEqualTo(expected.size());
         duck.query("SELECT id, __seq, __op, " + WalStaging.presentFlag(3) + ", v FROM " + WalStaging.TABLE

@@ -2,6 +2,7 @@ package io.storageengine.server;
 
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.TombstoneCache;
@@ -10,6 +11,7 @@ import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.server.observability.ServerObservability;
 import io.storageengine.wal.ObjectStoreWal;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.UUID;
@@ -67,6 +69,7 @@ public final class EngineContext implements AutoCloseable {
   private final BufferAllocator root;
   private final BufferAllocator[] allocators = new BufferAllocator[Subsystem.values().length];
   private final ObjectStoreWal wal;
+  private final DuckRuntime duckdb;
   private final TombstoneCache tombstones;
   private final Reconciler reconciler;
   private boolean closed;
@@ -88,13 +91,17 @@ public final class EngineContext implements AutoCloseable {
         observability.watchAllocator(name, child);
         allocators[subsystem.ordinal()] = child;
       }
-      // The DuckDB runtime of the process (se-duckdb) is opened here: after the allocators and
-      // before the tombstone cache, reconciler and maintainers, which will be given it.
+      // One DuckDB runtime for reconcile, maintenance and queries: they share its databases and
+      // its copies of remote data files.
+      long fileCacheBytes = config.value(DuckRuntime.FILE_CACHE_SIZE);
+      this.duckdb = own(builder.duckdbDirectory == null
+          ? DuckRuntime.temporary(fileCacheBytes)
+          : DuckRuntime.open(builder.duckdbDirectory, fileCacheBytes));
       this.wal = new ObjectStoreWal(storage.store(), builder.writerPrefix + "-" + ProcessHandle.current().pid()
           + "-" + UUID.randomUUID().toString().substring(0, 8));
       this.tombstones = own(new TombstoneCache(TombstoneCache.DEFAULT_MAX_ENTRIES, threads("se-tombstone-io")));
       this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), tombstones,
-          allocator(Subsystem.RECONCILE), config.reconcile());
+          allocator(Subsystem.RECONCILE), duckdb, config.reconcile());
       fatal.stopWith(this::close);
       ok = true;
     } finally {
@@ -140,6 +147,11 @@ public final class EngineContext implements AutoCloseable {
     return wal;
   }
 
+  /** The DuckDB runtime: databases, local copies of remote data files, Parquet footers. */
+  public DuckRuntime duckdb() {
+    return duckdb;
+  }
+
   public TombstoneCache tombstones() {
     return tombstones;
   }
@@ -157,7 +169,7 @@ public final class EngineContext implements AutoCloseable {
   /** A maintainer whose compactions run through {@code gate} (the reconcile loop of {@code se dev}). */
   public Maintainer maintainer(MaintenanceHooks hooks, TableGate gate) {
     return new Maintainer(storage.registry(), wal, storage.store(), tombstones, allocator(Subsystem.MAINTENANCE),
-        config.reconcile(), config.maintenance(), hooks, gate);
+        duckdb, config.reconcile(), config.maintenance(), hooks, gate);
   }
 
   /**
@@ -274,6 +286,7 @@ public final class EngineContext implements AutoCloseable {
     private String writerPrefix = "se";
     private long memoryLimit = defaultMemoryLimit();
     private IntConsumer exit = System::exit;
+    private Path duckdbDirectory;
 
     private Builder(ServerConfig config) {
       this.config = config;
@@ -303,6 +316,16 @@ public final class EngineContext implements AutoCloseable {
         throw new IllegalArgumentException("memory limit must be positive, got " + bytes);
       }
       this.memoryLimit = bytes;
+      return this;
+    }
+
+    /**
+     * Where the DuckDB runtime keeps data file copies and spill files, a directory it has to itself
+     * (servers: under the data dir, so copies survive nothing but stay on a known disk). Default: a
+     * new temporary directory, deleted on close.
+     */
+    public Builder duckdbDirectory(Path directory) {
+      this.duckdbDirectory = directory;
       return this;
     }
 

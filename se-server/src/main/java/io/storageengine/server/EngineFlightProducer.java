@@ -1,6 +1,7 @@
 package io.storageengine.server;
 
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
@@ -19,8 +20,9 @@ import org.apache.arrow.memory.BufferAllocator;
 final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
 
-  EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, QueryConfig config, IngestService ingest) {
-    super(allocator, catalogs, config, true);
+  EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
+      IngestService ingest) {
+    super(allocator, catalogs, duckdb, config, true);
     this.ingest = ingest;
   }
 

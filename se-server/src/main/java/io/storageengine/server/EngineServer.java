@@ -22,7 +22,6 @@ import io.storageengine.wal.ObjectStoreWal;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Path;
 import java.time.Clock;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -84,9 +83,8 @@ public final class EngineServer implements AutoCloseable {
             }
           }));
       ExecutorService flightExecutor = context.cachedPool("se-flight");
-      Path queryDir = config.dataDir().resolve("query-cache");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
-          context.allocator(EngineContext.Subsystem.QUERY), registry, config.query(queryDir), ingest));
+          context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));
@@ -126,7 +124,8 @@ public final class EngineServer implements AutoCloseable {
 
   /** Starts with a given cluster store (tests: memory or fault-injecting stores). */
   public static EngineServer start(ServerConfig config, Role role, ObjectStore store) {
-    return start(EngineContext.builder(config).store(store).devKey(role == Role.DEV).build(), role);
+    return start(EngineContext.builder(config).store(store).devKey(role == Role.DEV)
+        .duckdbDirectory(config.duckdbDirectory()).build(), role);
   }
 
   /** What this server runs on (tests: check what it owns). */

@@ -3,6 +3,7 @@ package io.storageengine.server;
 import io.storageengine.broker.BrokerConfig;
 import io.storageengine.common.config.ConfigSource;
 import io.storageengine.common.config.Setting;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.reconcile.ReconcileOptions;
@@ -95,7 +96,7 @@ public final class ServerConfig {
     reconcile();
     maintenance();
     broker();
-    QueryConfig.from(source, dataDir().resolve("query-cache"));
+    query();
     secretStoreOptions();
   }
 
@@ -114,9 +115,14 @@ public final class ServerConfig {
     return MaintenancePolicy.from(source);
   }
 
-  /** The query engine's config ({@code query.*}), working under {@code localDirectory}. */
-  public QueryConfig query(Path localDirectory) {
-    return QueryConfig.from(source, localDirectory);
+  /** The query engine's config ({@code query.*}). */
+  public QueryConfig query() {
+    return QueryConfig.from(source);
+  }
+
+  /** Where a server's DuckDB runtime keeps data file copies and spill files. */
+  public Path duckdbDirectory() {
+    return dataDir().resolve("query-cache");
   }
 
   /** The broker's config ({@code broker.*}). */
@@ -185,7 +191,7 @@ public final class ServerConfig {
     Stream.of(ConfigKey.values()).map(ConfigKey::setting).filter(s -> !ROLE_SETTINGS.contains(s))
         .forEach(s -> byKey.put(s.key(), s));
     Stream.of(IngestConfig.SETTINGS, ReconcileOptions.SETTINGS, MaintenancePolicy.SETTINGS, QueryConfig.SETTINGS,
-        BrokerConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
+        DuckRuntime.SETTINGS, BrokerConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
     Map<String, List<Setting<?>>> groups = new LinkedHashMap<>();
     for (Setting<?> s : byKey.values()) {
       groups.computeIfAbsent(s.key().split("\\.")[0], g -> new ArrayList<>()).add(s);

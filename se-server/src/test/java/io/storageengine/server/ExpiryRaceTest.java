@@ -7,6 +7,7 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.reconcile.ReconcileOptions;
@@ -97,6 +98,7 @@ class ExpiryRaceTest {
   @TempDir static Path dir;
   private static EngineServer server;
   private static BufferAllocator engineAllocator;
+  private static DuckRuntime engineDuckdb;
   private static BufferAllocator clientAllocator;
   private static Catalog catalog;
   private static Reconciler reconciler;
@@ -120,9 +122,10 @@ class ExpiryRaceTest {
     server.registry().create(CATALOG_ID, CatalogConfig.embedded());
     catalog = server.registry().catalog(CATALOG_ID);
     engineAllocator = new RootAllocator();
+    engineDuckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     clientAllocator = new RootAllocator();
     reconciler = new Reconciler(server.registry(), new ObjectStoreWal(server.store(), "expiry-race-test"),
-        server.store(), server.context().tombstones(), engineAllocator, options());
+        server.store(), server.context().tombstones(), engineAllocator, engineDuckdb, options());
     Location location = Location.forGrpcInsecure("127.0.0.1", server.port());
     sql = new FlightSqlClient(FlightClient.builder(clientAllocator, location).build());
     ingest = IngestClient.connect(location, clientAllocator);
@@ -141,6 +144,9 @@ class ExpiryRaceTest {
         server.close();
       }
     } finally {
+      if (engineDuckdb != null) {
+        engineDuckdb.close();
+      }
       // Allocators last: a leaked Arrow buffer fails the test here.
       if (engineAllocator != null) {
         engineAllocator.close();
@@ -351,7 +357,7 @@ class ExpiryRaceTest {
 
   private Maintainer maintainer(MaintenancePolicy policy) {
     return new Maintainer(server.registry(), new ObjectStoreWal(server.store(), "expiry-race-maintainer"),
-        server.store(), server.context().tombstones(), engineAllocator, options(), policy);
+        server.store(), server.context().tombstones(), engineAllocator, engineDuckdb, options(), policy);
   }
 
   /** The shipped defaults, but orphan cleanup deletes any unreferenced file at once. */

@@ -73,7 +73,7 @@ class ServerConfigTest {
     assertThat(defaults.ingest()).isEqualTo(IngestConfig.defaults());
     assertThat(defaults.maintenance()).isEqualTo(MaintenancePolicy.defaults());
     assertThat(defaults.broker()).isEqualTo(BrokerConfig.defaults());
-    assertThat(defaults.query(Path.of("/q"))).isEqualTo(QueryConfig.defaults(Path.of("/q")));
+    assertThat(defaults.query()).isEqualTo(QueryConfig.defaults());
     assertThat(defaults.reconcile()).isEqualTo(ReconcileOptions.defaults());
     assertThat(defaults.integer(ConfigKey.WORKER_CONCURRENCY)).isEqualTo(2);
 
@@ -81,13 +81,13 @@ class ServerConfigTest {
         Map.of("query.memory-limit", "2GB", "ingest.memory-limit", "512MiB"),
         Map.of("SE_QUERY_MEMORY_LIMIT", "3GB", "SE_RECONCILE_MAX_BYTES_PER_COMMIT", "8MiB",
             "SE_BROKER_LEASE_DURATION", "1m", "SE_MAINTENANCE_MIN_SNAPSHOTS", "3"));
-    assertThat(config.query(Path.of("/q")).duckdbMemoryLimit()).isEqualTo("2GB");
+    assertThat(config.query().duckdbMemoryLimit()).isEqualTo("2GB");
     assertThat(config.ingest().globalBytes()).isEqualTo(512L << 20);
     assertThat(config.bytes(ConfigKey.INGEST_MEMORY_LIMIT)).isEqualTo(512L << 20);
     assertThat(config.reconcile().maxBytesPerCommit()).isEqualTo(8L << 20);
     assertThat(config.broker().leaseDuration()).isEqualTo(Duration.ofMinutes(1));
     assertThat(config.maintenance().minSnapshots()).isEqualTo(3);
-    assertThat(config.with(QueryConfig.BATCH_ROWS, "100").query(Path.of("/q")).batchRows()).isEqualTo(100);
+    assertThat(config.with(QueryConfig.BATCH_ROWS, "100").query().batchRows()).isEqualTo(100);
   }
 
   @Test

@@ -10,6 +10,7 @@ import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.Tables;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.reconcile.ReconcileOptions;
@@ -84,6 +85,7 @@ class TableSettingsAgreementTest {
   @TempDir Path dir;
   private EngineServer server;
   private BufferAllocator engineAllocator;
+  private DuckRuntime engineDuckdb;
   private BufferAllocator clientAllocator;
   private Catalog catalog;
   private Reconciler reconciler;
@@ -100,9 +102,10 @@ class TableSettingsAgreementTest {
     server.registry().create(CATALOG_ID, CatalogConfig.embedded());
     catalog = server.registry().catalog(CATALOG_ID);
     engineAllocator = new RootAllocator();
+    engineDuckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     clientAllocator = new RootAllocator();
     reconciler = new Reconciler(server.registry(), new ObjectStoreWal(server.store(), "settings-test"),
-        server.store(), server.context().tombstones(), engineAllocator, options());
+        server.store(), server.context().tombstones(), engineAllocator, engineDuckdb, options());
     ingest = IngestClient.connect(location(), clientAllocator);
   }
 
@@ -112,6 +115,7 @@ class TableSettingsAgreementTest {
       ingest.close();
       server.close();
     } finally {
+      engineDuckdb.close();
       engineAllocator.close();
       clientAllocator.close();
     }
@@ -176,7 +180,7 @@ class TableSettingsAgreementTest {
     MaintenancePolicy compactEverything = new MaintenancePolicy(true, d.targetFileSizeBytes(), 2, d.deleteRatio(),
         d.snapshotRetention(), d.minSnapshots(), d.orphanAge(), d.walGcAge(), d.maxManifests());
     MaintenanceResult result = new Maintainer(server.registry(), new ObjectStoreWal(server.store(), "settings-maint"),
-        server.store(), server.context().tombstones(), engineAllocator, options(), compactEverything).maintain(CATALOG_ID, id);
+        server.store(), server.context().tombstones(), engineAllocator, engineDuckdb, options(), compactEverything).maintain(CATALOG_ID, id);
     assertThat(result.errors()).isEmpty();
     assertThat(result.compaction().dataFilesRemoved()).as("compaction ran").isGreaterThanOrEqualTo(2);
     assertThat(rows(id)).as("compacted as an entity table: still one row per key").isEqualTo(expected);

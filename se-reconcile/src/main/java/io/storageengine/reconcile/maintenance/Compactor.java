@@ -3,12 +3,13 @@ package io.storageengine.reconcile.maintenance;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.reconcile.Cleanup;
 import io.storageengine.reconcile.CommitOutcome;
 import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
-import io.storageengine.reconcile.ParquetFooters;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.WalHighWaterMark;
 import java.io.IOException;
@@ -69,11 +70,13 @@ final class Compactor {
   private static final String STAGED = "compact_rows";
 
   private final BufferAllocator allocator;
+  private final DuckRuntime duckdb;
   private final ReconcileOptions options;
   private final MaintenanceHooks hooks;
 
-  Compactor(BufferAllocator allocator, ReconcileOptions options, MaintenanceHooks hooks) {
+  Compactor(BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, MaintenanceHooks hooks) {
     this.allocator = allocator;
+    this.duckdb = duckdb;
     this.options = options;
     this.hooks = hooks;
   }
@@ -81,7 +84,8 @@ final class Compactor {
   /** One rewrite: files of one partition planned on one snapshot. */
   private record Group(String partition, List<FileScanTask> tasks) {}
 
-  MaintenanceResult.Compaction compact(Table table, MaintenancePolicy policy) {
+  /** @param catalogId the tenant the table belongs to (whose cached data file copies are used) */
+  MaintenanceResult.Compaction compact(String catalogId, Table table, MaintenancePolicy policy) {
     MaintenanceResult.Compaction total = MaintenanceResult.Compaction.NONE;
     Set<String> replan = null;
     for (int plan = 1; plan <= MAX_PLANS; plan++) {
@@ -92,7 +96,7 @@ final class Compactor {
       }
       Set<String> conflicted = new java.util.HashSet<>();
       for (Group group : plan(table, start, policy, replan)) {
-        MaintenanceResult.Compaction done = rewrite(table, start, group, policy);
+        MaintenanceResult.Compaction done = rewrite(catalogId, table, start, group, policy);
         if (done.conflicts() > 0) {
           conflicted.add(group.partition());
         }
@@ -168,7 +172,8 @@ final class Compactor {
     return task.spec().specId() + ":" + task.spec().partitionToPath(task.file().partition());
   }
 
-  private MaintenanceResult.Compaction rewrite(Table table, Snapshot start, Group group, MaintenancePolicy policy) {
+  private MaintenanceResult.Compaction rewrite(String catalogId, Table table, Snapshot start, Group group,
+      MaintenancePolicy policy) {
     List<DataFile> inputs = new ArrayList<>();
     // Deletion vectors of the inputs go with them. Other position delete files may cover more
     // data files, so they stay (their positions are applied to the rewritten rows all the same).
@@ -188,7 +193,7 @@ final class Compactor {
     List<String> written;
     long rows;
     try (BufferAllocator child = allocator.newChildAllocator("compact-" + table.uuid(), 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(child, options.duckdbThreads())) {
+        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), catalogId)) {
       long staged = stage(duck, table, group.tasks(), lineage);
       if (staged != inputRows) {
         throw SeException.internal("table " + table.name() + ": compaction read " + staged + " rows from "
@@ -281,11 +286,11 @@ final class Compactor {
     if (entity && !schema.identifierFieldIds().isEmpty()) {
       List<String> keys = new ArrayList<>();
       for (Integer id : schema.identifierFieldIds()) {
-        keys.add(DuckSql.quote(schema.findField(id).name()));
+        keys.add(SqlQuoting.identifier(schema.findField(id).name()));
       }
       return String.join(", ", keys); // clustered keys make reconcile's key lookups prune well
     }
-    return lineage ? DuckSql.quote(MetadataColumns.ROW_ID.name()) : null; // arrival order
+    return lineage ? SqlQuoting.identifier(MetadataColumns.ROW_ID.name()) : null; // arrival order
   }
 
   /**
@@ -297,11 +302,11 @@ final class Compactor {
     Schema schema = table.schema();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {
-      defs.add(DuckSql.quote(c.name()) + " " + DuckSql.type(c.type()));
+      defs.add(SqlQuoting.identifier(c.name()) + " " + DuckSql.type(c.type()));
     }
     if (lineage) {
-      defs.add(DuckSql.quote(MetadataColumns.ROW_ID.name()) + " BIGINT");
-      defs.add(DuckSql.quote(MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER.name()) + " BIGINT");
+      defs.add(SqlQuoting.identifier(MetadataColumns.ROW_ID.name()) + " BIGINT");
+      defs.add(SqlQuoting.identifier(MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER.name()) + " BIGINT");
     }
     defs.add("__file VARCHAR");
     defs.add("__pos BIGINT");
@@ -310,7 +315,7 @@ final class Compactor {
 
     Map<String, FileScanTask> byLocalPath = new LinkedHashMap<>();
     for (FileScanTask task : tasks) {
-      byLocalPath.put(DataFileWriter.readableCopy(duck, table, task.file().location(), "input"), task);
+      byLocalPath.put(duck.readable(table, task.file().location()), task);
     }
     Map<String, List<String>> groups = new LinkedHashMap<>();
     Map<String, Schema> groupSchemas = new HashMap<>();
@@ -318,9 +323,9 @@ final class Compactor {
       for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
         DataFile file = e.getValue().file();
         appender.beginRow().append(e.getKey()).append(file.firstRowId()).append(file.dataSequenceNumber()).endRow();
-        Schema fileSchema = ParquetFooters.schema(e.getKey());
+        Schema fileSchema = duck.fileSchema(file.location(), e.getKey());
         String key = fileSchema.asStruct().toString();
-        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(DuckSql.literal(e.getKey()));
+        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(SqlQuoting.literal(e.getKey()));
         groupSchemas.put(key, fileSchema);
       }
     } catch (SQLException e) {

@@ -2,6 +2,7 @@ package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.TableGate;
@@ -43,17 +44,18 @@ public final class Maintainer {
    * @param clusterStore cluster storage holding the WAL and the tombstones
    * @param tombstones the engine's parsed tombstones and tombstone I/O threads (not closed here)
    * @param allocator parent allocator; each compaction uses (and closes) a child of it
+   * @param duckdb the process's DuckDB runtime (databases, cached data file copies and footers)
    * @param options DuckDB threads, Parquet row group size and clock (shared with reconcile)
    * @param defaults the policy of tables that do not set {@code se.maintenance.*} properties
    */
   public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults) {
-    this(catalogs, wal, clusterStore, tombstones, allocator, options, defaults, MaintenanceHooks.NONE);
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, MaintenancePolicy defaults) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, defaults, MaintenanceHooks.NONE);
   }
 
   public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks) {
-    this(catalogs, wal, clusterStore, tombstones, allocator, options, defaults, hooks, TableGate.NONE);
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, defaults, hooks, TableGate.NONE);
   }
 
   /**
@@ -61,13 +63,13 @@ public final class Maintainer {
    *     commit to the table while it is compacted (see {@link TableGate})
    */
   public Maintainer(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks,
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, MaintenancePolicy defaults, MaintenanceHooks hooks,
       TableGate gate) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.defaults = defaults;
     this.locator = new TableLocator(wal);
-    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, options, hooks, gate);
+    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, duckdb, options, hooks, gate);
   }
 
   /**

@@ -2,7 +2,7 @@ package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.catalog.TracingFileIO;
-import io.storageengine.reconcile.DataFileWriter;
+import io.storageengine.duckdb.DataFileLocations;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -71,7 +71,7 @@ final class OrphanFileCleaner {
           table.name(), table.location(), confinement);
       return 0;
     }
-    Path localRoot = DataFileWriter.localPath(root);
+    Path localRoot = DataFileLocations.localPath(root);
     if (localRoot == null && !canList(table.io())) {
       LOG.debug("table {}: FileIO {} cannot list files; orphan cleanup skipped", table.name(),
           table.io().getClass().getSimpleName());

@@ -1,6 +1,7 @@
 package io.storageengine.reconcile.maintenance;
 
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.TableGate;
@@ -33,13 +34,13 @@ final class TableMaintainer {
   private final Compactor compactor;
   private final TableGate gate;
 
-  TableMaintainer(WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones, BufferAllocator allocator,
+  TableMaintainer(WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones, BufferAllocator allocator, DuckRuntime duckdb,
       ReconcileOptions options, MaintenanceHooks hooks, TableGate gate) {
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.tombstoneCache = tombstones;
     this.options = options;
-    this.compactor = new Compactor(allocator, options, hooks);
+    this.compactor = new Compactor(allocator, duckdb, options, hooks);
     this.gate = gate;
   }
 
@@ -60,7 +61,7 @@ final class TableMaintainer {
     MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
         () -> gate.exclusive(tableWal, () -> {
           table.refresh(); // plan on the commit of the pass that just ended
-          return compactor.compact(table, policy);
+          return compactor.compact(tableWal.catalogId(), table, policy);
         }));
     int[] manifests = step(errors, "manifests", new int[] {0, 0}, () -> ManifestRewriter.rewrite(table, policy));
     int expired = step(errors, "snapshot expiry", 0,

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.Json;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.MemoryObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
@@ -88,6 +89,7 @@ public final class MaintenanceSoak {
 
   private final BufferAllocator allocator = new RootAllocator();
   private final TombstoneCache tombstones = TombstoneCache.create();
+  private final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   private final MemoryObjectStore store = new MemoryObjectStore();
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "soak");
   private final JdbcCatalog catalog = new JdbcCatalog();
@@ -112,12 +114,12 @@ public final class MaintenanceSoak {
     catalog.initialize(CATALOG, props);
     catalog.createNamespace(Namespace.of("soak"));
     ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
-    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, options);
+    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb, options);
     // Time-compressed policy: what is an hour or a day in production is seconds here.
     MaintenancePolicy policy = new MaintenancePolicy(true, MaintenancePolicy.DEFAULT_TARGET_FILE_SIZE,
         MaintenancePolicy.DEFAULT_MIN_INPUT_FILES, MaintenancePolicy.DEFAULT_DELETE_RATIO, Duration.ofSeconds(20),
         MaintenancePolicy.DEFAULT_MIN_SNAPSHOTS, Duration.ofSeconds(30), Duration.ofSeconds(5), 20);
-    maintainer = new Maintainer(id -> catalog, wal, store, tombstones, allocator, options, policy);
+    maintainer = new Maintainer(id -> catalog, wal, store, tombstones, allocator, duckdb, options, policy);
   }
 
   public static void main(String[] args) throws Exception {
@@ -152,6 +154,7 @@ public final class MaintenanceSoak {
     } finally {
       soak.catalog.close();
       soak.tombstones.close();
+      soak.duckdb.close();
       soak.allocator.close();
       try (Stream<Path> paths = Files.walk(dir)) {
         paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.Json;
+import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.MemoryObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
@@ -73,6 +74,7 @@ public final class ReconcileBenchmark {
 
   private final BufferAllocator allocator = new RootAllocator();
   private final TombstoneCache tombstones = TombstoneCache.create();
+  private final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   private final MemoryObjectStore store = new MemoryObjectStore();
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
   private final JdbcCatalog catalog = new JdbcCatalog();
@@ -86,7 +88,7 @@ public final class ReconcileBenchmark {
     props.put("jdbc.schema-version", "V1");
     catalog.initialize("bench", props);
     catalog.createNamespace(Namespace.of("bench"));
-    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator,
+    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
         ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
   }
 
@@ -119,6 +121,7 @@ public final class ReconcileBenchmark {
     } finally {
       bench.catalog.close();
       bench.tombstones.close();
+      bench.duckdb.close();
       bench.allocator.close();
       deleteRecursively(dir);
     }

@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.duckdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,15 +15,15 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class DuckDbPoolTest {
+class QueryDatabasePoolTest {
   @TempDir Path dir;
-  DuckDbPool pool;
+  QueryDatabasePool pool;
   String mine;
   String theirs;
 
   @BeforeEach
   void setUp() throws Exception {
-    pool = new DuckDbPool(QueryConfig.defaults(dir.resolve("local")).withThreads(1).withMemoryLimit("128MB"));
+    pool = new QueryDatabasePool("128MB", 1, dir.resolve("local").resolve("spill"));
     Files.createDirectories(dir.resolve("mine"));
     Files.createDirectories(dir.resolve("theirs"));
     mine = dir.resolve("mine") + "/";
@@ -43,17 +43,17 @@ class DuckDbPoolTest {
   @Test
   void aDatabaseIsReusedWithNothingLeftOfTheQueryBefore() throws Exception {
     long before = pool.created();
-    try (DuckDbPool.Lease first = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease first = pool.acquire("t", Set.of(mine))) {
       Connection c = first.connection();
       assertThat(query(c, "SELECT current_database() || '.' || (SELECT count(*) FROM duckdb_schemas() "
-          + "WHERE database_name = 'default' AND schema_name = '" + DuckDbPool.META_SCHEMA + "')")).isEqualTo("default.1");
+          + "WHERE database_name = 'default' AND schema_name = '" + QueryDatabasePool.META_SCHEMA + "')")).isEqualTo("default.1");
       execute(c, "CREATE SCHEMA ns");
-      execute(c, "CREATE TABLE " + DuckDbPool.META_SCHEMA + ".deletes (pos BIGINT)");
+      execute(c, "CREATE TABLE " + QueryDatabasePool.META_SCHEMA + ".deletes (pos BIGINT)");
       execute(c, "CREATE VIEW ns.v AS SELECT * FROM read_parquet(['" + mine + "a.parquet'])");
       execute(c, "CREATE TEMP TABLE scratch AS SELECT 42 AS x");
       assertThat(query(c, "SELECT id FROM ns.v")).isEqualTo("1");
     }
-    try (DuckDbPool.Lease second = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease second = pool.acquire("t", Set.of(mine))) {
       Connection c = second.connection();
       // A fresh, empty query catalog, set up when the first query ended.
       assertThat(query(c, "SELECT string_agg(database_name, ',' ORDER BY database_name) FROM duckdb_databases()"))
@@ -62,7 +62,7 @@ class DuckDbPoolTest {
       assertThat(query(c, "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
       assertThat(query(c, "SELECT count(*) FROM duckdb_views() WHERE NOT internal")).isEqualTo("0");
       assertThat(query(c, "SELECT string_agg(schema_name, ',' ORDER BY schema_name) FROM duckdb_schemas() "
-          + "WHERE database_name = 'default' AND NOT internal")).isEqualTo(DuckDbPool.META_SCHEMA);
+          + "WHERE database_name = 'default' AND NOT internal")).isEqualTo(QueryDatabasePool.META_SCHEMA);
       assertThatThrownBy(() -> query(c, "SELECT * FROM scratch")).hasMessageContaining("scratch does not exist");
     }
     assertThat(pool.created() - before).isEqualTo(1);
@@ -72,13 +72,13 @@ class DuckDbPoolTest {
   @Test
   void tenantsNeverShareADatabase() throws Exception {
     long before = pool.created();
-    try (DuckDbPool.Lease a = pool.acquire("a", Set.of(mine))) {
+    try (QueryDatabasePool.Lease a = pool.acquire("a", Set.of(mine))) {
       execute(a.connection(), "SELECT 1");
     }
-    try (DuckDbPool.Lease b = pool.acquire("b", Set.of(mine))) {
+    try (QueryDatabasePool.Lease b = pool.acquire("b", Set.of(mine))) {
       execute(b.connection(), "SELECT 1");
     }
-    try (DuckDbPool.Lease a = pool.acquire("a", Set.of(mine))) {
+    try (QueryDatabasePool.Lease a = pool.acquire("a", Set.of(mine))) {
       execute(a.connection(), "SELECT 1");
     }
     assertThat(pool.created() - before).isEqualTo(2);
@@ -86,7 +86,7 @@ class DuckDbPoolTest {
 
   @Test
   void filesOutsideTheAllowedDirectoriesAndSettingsAreLocked() throws Exception {
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       Connection c = lease.connection();
       assertThat(query(c, "SELECT id FROM read_parquet(['" + mine + "a.parquet'])")).isEqualTo("1");
       assertThatThrownBy(() -> query(c, "SELECT id FROM read_parquet(['" + theirs + "b.parquet'])"))
@@ -99,16 +99,16 @@ class DuckDbPoolTest {
 
   @Test
   void aQueryNeedingAnotherDirectoryGetsADatabaseAllowingBoth() throws Exception {
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       execute(lease.connection(), "SELECT 1");
     }
     long before = pool.created();
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(theirs))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(theirs))) {
       Connection c = lease.connection();
       assertThat(query(c, "SELECT id FROM read_parquet(['" + theirs + "b.parquet'])")).isEqualTo("2");
       assertThat(query(c, "SELECT id FROM read_parquet(['" + mine + "a.parquet'])")).isEqualTo("1");
     }
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       execute(lease.connection(), "SELECT 1");
     }
     assertThat(pool.created() - before).isEqualTo(1);
@@ -116,11 +116,11 @@ class DuckDbPoolTest {
 
   @Test
   void aDatabaseWithLeftoversIsClosedInsteadOfReused() throws Exception {
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       execute(lease.connection(), "CREATE TABLE memory.main.leftover (a INTEGER)");
     }
     long before = pool.created();
-    try (DuckDbPool.Lease lease = pool.acquire("t", Set.of(mine))) {
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       assertThat(query(lease.connection(), "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
     }
     assertThat(pool.created() - before).isEqualTo(1);
@@ -128,14 +128,14 @@ class DuckDbPoolTest {
 
   @Test
   void idleDatabasesAreBounded() throws Exception {
-    DuckDbPool.Lease[] leases = new DuckDbPool.Lease[DuckDbPool.MAX_IDLE_PER_TENANT + 2];
+    QueryDatabasePool.Lease[] leases = new QueryDatabasePool.Lease[QueryDatabasePool.MAX_IDLE_PER_TENANT + 2];
     for (int i = 0; i < leases.length; i++) {
       leases[i] = pool.acquire("t", Set.of(mine));
     }
-    for (DuckDbPool.Lease lease : leases) {
+    for (QueryDatabasePool.Lease lease : leases) {
       lease.close();
     }
-    assertThat(pool.idleCount()).isEqualTo(DuckDbPool.MAX_IDLE_PER_TENANT);
+    assertThat(pool.idleCount()).isEqualTo(QueryDatabasePool.MAX_IDLE_PER_TENANT);
     pool.close();
     assertThat(pool.idleCount()).isZero();
     assertThatThrownBy(() -> pool.acquire("t", Set.of(mine))).hasMessageContaining("shutting down");

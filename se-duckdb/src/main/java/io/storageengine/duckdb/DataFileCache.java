@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.duckdb;
 
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -23,13 +23,14 @@ import org.apache.iceberg.io.SeekableInputStream;
 /**
  * Local copies of remote data files, least recently used evicted first once the cache holds more
  * than its byte budget. Data files are immutable, so a copy never goes stale. A file in use by a
- * running query is leased and not evicted until the lease is released; the budget may be exceeded
+ * running query or reconcile pass is leased and not evicted until the lease is released; the budget may be exceeded
  * while every file is leased.
  *
  * <p>Copies are kept in one directory per scope (the tenant), so a query's DuckDB database can be
- * allowed to read the copies of its own tenant and no other.
+ * allowed to read the copies of its own tenant and no other. Copies are found by the file's
+ * location within its scope, so reconcile passes and queries of a tenant share them.
  */
-final class DataFileCache {
+public final class DataFileCache {
   private final Path directory;
   private final long maxBytes;
   private final LinkedHashMap<String, Entry> entries = new LinkedHashMap<>(16, 0.75f, true);
@@ -47,14 +48,29 @@ final class DataFileCache {
   }
 
   /** Holds a cached file until closed. */
-  interface Lease extends AutoCloseable {
+  public interface Lease extends AutoCloseable {
+    /** The local copy; valid until the lease is closed. */
     Path path();
 
     @Override
     void close();
   }
 
-  DataFileCache(Path directory, long maxBytes) {
+  /** A lease on a file that is not the cache's (a local data file read in place); closing it does nothing. */
+  public static Lease inPlace(Path path) {
+    return new Lease() {
+      @Override
+      public Path path() {
+        return path;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  /** A cache below {@code directory} (emptied now) holding at most about {@code maxBytes}. */
+  public DataFileCache(Path directory, long maxBytes) {
     this.directory = directory;
     this.maxBytes = maxBytes;
     try {
@@ -68,17 +84,17 @@ final class DataFileCache {
         }
       }
     } catch (IOException e) {
-      throw SeException.internal("cannot prepare the query cache directory", e);
+      throw SeException.internal("cannot prepare the data file cache directory", e);
     }
   }
 
   /** The directory holding the copies of {@code scope} (it may not exist yet). */
-  Path directory(String scope) {
+  public Path directory(String scope) {
     return directory.resolve(key(scope));
   }
 
   /** A leased local copy of {@code location} for {@code scope}, downloaded through {@code io} when absent. */
-  Lease acquire(String scope, FileIO io, String location) {
+  public Lease acquire(String scope, FileIO io, String location) {
     Path scopeDirectory = directory(scope);
     String name = key(location);
     String key = scopeDirectory.getFileName() + "/" + name;
@@ -109,7 +125,7 @@ final class DataFileCache {
         Files.move(temp, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
       } catch (IOException e) {
         deleteQuietly(temp);
-        throw SeException.internal("cannot store a data file in the query cache", e);
+        throw SeException.internal("cannot store a data file in the data file cache", e);
       }
       entry = new Entry(target, bytes);
       entries.put(key, entry);
@@ -120,11 +136,11 @@ final class DataFileCache {
     }
   }
 
-  synchronized long totalBytes() {
+  public synchronized long totalBytes() {
     return totalBytes;
   }
 
-  synchronized int size() {
+  public synchronized int size() {
     return entries.size();
   }
 

@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.duckdb;
 
 import io.storageengine.common.SeException;
 import java.io.IOException;
@@ -45,12 +45,13 @@ import org.duckdb.DuckDBConnection;
  * use), so the next query does not wait for it. At most
  * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
  * for at most {@link #IDLE_TTL_NANOS}; databases in use are not limited (as many as queries run).
+ * Pools are made and closed by {@link DuckRuntime#queryDatabases}.
  */
-final class DuckDbPool implements AutoCloseable {
+public final class QueryDatabasePool implements AutoCloseable {
   /** The in-memory catalog a query's views live in; detached when the query ends. */
-  static final String QUERY_CATALOG = "default";
+  public static final String QUERY_CATALOG = "default";
   /** Schema of the query catalog for the engine's own tables (deleted positions, DESCRIBE rows). */
-  static final String META_SCHEMA = "__se_meta";
+  public static final String META_SCHEMA = "__se_meta";
   static final int MAX_IDLE_PER_TENANT = 2;
   static final int MAX_IDLE = 8;
   static final long IDLE_TTL_NANOS = 300_000_000_000L;
@@ -64,7 +65,8 @@ final class DuckDbPool implements AutoCloseable {
       + "+ (SELECT count(*) FROM duckdb_schemas() WHERE NOT internal) "
       + "+ (SELECT count(*) FROM duckdb_sequences())";
 
-  private final QueryConfig config;
+  private final String memoryLimit;
+  private final int threads;
   private final Path spillRoot;
   private final Map<String, Deque<Database>> idle = new HashMap<>();
   private final Map<String, Set<String>> knownDirectories = new HashMap<>();
@@ -72,9 +74,15 @@ final class DuckDbPool implements AutoCloseable {
   private long created;
   private boolean closed;
 
-  DuckDbPool(QueryConfig config) {
-    this.config = config;
-    this.spillRoot = config.localDirectory().resolve("spill");
+  /**
+   * @param memoryLimit DuckDB {@code memory_limit} of one database, e.g. {@code 1GB}
+   * @param threads DuckDB worker threads of one database
+   * @param spillRoot below it each database gets its own spill directory
+   */
+  QueryDatabasePool(String memoryLimit, int threads, Path spillRoot) {
+    this.memoryLimit = memoryLimit;
+    this.threads = threads;
+    this.spillRoot = spillRoot;
   }
 
   /** A database of one tenant, locked to its allowed directories. */
@@ -112,7 +120,7 @@ final class DuckDbPool implements AutoCloseable {
   }
 
   /** A database lent to one query. Closing it resets the database and returns it to the pool. */
-  final class Lease implements AutoCloseable {
+  public final class Lease implements AutoCloseable {
     private final Database database;
     private final DuckDBConnection connection;
     private boolean released;
@@ -126,7 +134,7 @@ final class DuckDbPool implements AutoCloseable {
      * The query's own connection, with an empty in-memory catalog {@value #QUERY_CATALOG} attached
      * and in use and its schema {@value #META_SCHEMA} created; its temporary objects end with it.
      */
-    DuckDBConnection connection() {
+    public DuckDBConnection connection() {
       return connection;
     }
 
@@ -156,7 +164,7 @@ final class DuckDbPool implements AutoCloseable {
    * A database of {@code tenant} whose reads are allowed below every directory of
    * {@code directories} (absolute paths ending in {@code /}), with a fresh connection on it.
    */
-  Lease acquire(String tenant, Set<String> directories) {
+  public Lease acquire(String tenant, Set<String> directories) {
     Database reused = null;
     List<Database> stale = new ArrayList<>();
     Set<String> allowed;
@@ -206,12 +214,12 @@ final class DuckDbPool implements AutoCloseable {
   }
 
   /** Databases created so far (for tests). */
-  synchronized long created() {
+  public synchronized long created() {
     return created;
   }
 
   /** Databases idle in the pool (for tests). */
-  synchronized int idleCount() {
+  public synchronized int idleCount() {
     return idleCount;
   }
 
@@ -273,17 +281,17 @@ final class DuckDbPool implements AutoCloseable {
     Database database = new Database(tenant, admin, allowed, spill);
     try {
       StringJoiner directories = new StringJoiner(", ", "[", "]");
-      allowed.forEach(directory -> directories.add(SqlText.literal(directory)));
-      directories.add(SqlText.literal(spill + "/"));
+      allowed.forEach(directory -> directories.add(SqlQuoting.literal(directory)));
+      directories.add(SqlQuoting.literal(spill + "/"));
       execute(admin, "SET allowed_directories = " + directories);
-      execute(admin, "SET temp_directory = " + SqlText.literal(spill.toString()));
+      execute(admin, "SET temp_directory = " + SqlQuoting.literal(spill.toString()));
       // Nothing of the server's home: DuckDB defaults these to directories below it.
-      execute(admin, "SET home_directory = " + SqlText.literal(spill.toString()));
-      execute(admin, "SET secret_directory = " + SqlText.literal(spill.resolve("secrets").toString()));
+      execute(admin, "SET home_directory = " + SqlQuoting.literal(spill.toString()));
+      execute(admin, "SET secret_directory = " + SqlQuoting.literal(spill.resolve("secrets").toString()));
       execute(admin, "SET allow_persistent_secrets = false");
       execute(admin, "SET allow_community_extensions = false");
-      execute(admin, "SET memory_limit = " + SqlText.literal(config.duckdbMemoryLimit()));
-      execute(admin, "SET threads = " + config.duckdbThreads());
+      execute(admin, "SET memory_limit = " + SqlQuoting.literal(memoryLimit));
+      execute(admin, "SET threads = " + threads);
       execute(admin, "SET TimeZone = 'UTC'");
       // Iceberg data files never change once written: their Parquet footers are read once per
       // database, not once per bind and scan of every query.

@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.duckdb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

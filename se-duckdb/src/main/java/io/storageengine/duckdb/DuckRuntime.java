@@ -1,0 +1,208 @@
+package io.storageengine.duckdb;
+
+import io.storageengine.catalog.LocationConfinement;
+import io.storageengine.common.SeException;
+import io.storageengine.common.config.Setting;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.apache.iceberg.Table;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * The DuckDB side of one engine process: the databases reconcile and queries run on, the local
+ * copies of remote data files and the Parquet footers read from them. Created once by the
+ * composition root, passed to whatever runs DuckDB, and closed with the process: closing it
+ * closes every database it started. Two runtimes share nothing, so two engines in one JVM stay
+ * apart. Thread-safe.
+ *
+ * <p>Everything lives below one private directory: {@code data-files/} (the copies, see
+ * {@link DataFileCache}), {@code spill/} (the query databases' spill files) and
+ * {@code reconcile-spill/}.
+ */
+public final class DuckRuntime implements AutoCloseable {
+  /** Default upper bound of the local copies of remote data files. */
+  public static final long DEFAULT_FILE_CACHE_BYTES = 1L << 30;
+  /** The bound of the local copies, {@code duckdb.file-cache-size}. */
+  public static final Setting<Long> FILE_CACHE_SIZE = Setting.size("duckdb.file-cache-size", "1GiB",
+      "local copies of remote data files kept for reconcile and queries (LRU by bytes)");
+  /** Every setting of the DuckDB runtime. */
+  public static final List<Setting<?>> SETTINGS = List.of(FILE_CACHE_SIZE);
+
+  private final Path directory;
+  private final boolean ownsDirectory;
+  private final DataFileCache files;
+  private final ParquetFooters footers = new ParquetFooters(ParquetFooters.DEFAULT_MAX_ENTRIES);
+  private final Map<Integer, DuckDBConnection> sharedByThreads = new HashMap<>();
+  private final Map<String, QueryDatabasePool> queryPools = new HashMap<>();
+  private boolean closed;
+
+  private DuckRuntime(Path directory, boolean ownsDirectory, long fileCacheBytes) {
+    if (fileCacheBytes < 0) {
+      throw SeException.invalid("data file cache size %d: must not be negative", fileCacheBytes);
+    }
+    this.directory = directory;
+    this.ownsDirectory = ownsDirectory;
+    this.files = new DataFileCache(directory.resolve("data-files"), fileCacheBytes);
+  }
+
+  /**
+   * A runtime working below {@code directory}, which it must have to itself (copies left there
+   * by an earlier run are deleted).
+   */
+  public static DuckRuntime open(Path directory, long fileCacheBytes) {
+    return new DuckRuntime(directory, false, fileCacheBytes);
+  }
+
+  /** A runtime working below a new temporary directory, deleted when it closes. */
+  public static DuckRuntime temporary(long fileCacheBytes) {
+    try {
+      return new DuckRuntime(Files.createTempDirectory("se-duckdb-"), true, fileCacheBytes);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Local copies of remote data files, by tenant and location. */
+  public DataFileCache files() {
+    return files;
+  }
+
+  /**
+   * A local path DuckDB can read for a data file of {@code table} at {@code location}, held until
+   * the lease is closed: the file itself when the warehouse is local (see
+   * {@link DataFileLocations#localPath}), else a copy from {@link #files()} for the tenant
+   * {@code scope}, downloaded through the table's FileIO when absent. The location must lie under
+   * the tenant's storage root: DuckDB reads local files past the FileIO that would refuse it.
+   */
+  public DataFileCache.Lease localCopy(String scope, Table table, String location) {
+    LocationConfinement.of(table).check(location, "data file");
+    Path local = DataFileLocations.localPath(location);
+    return local != null ? DataFileCache.inPlace(local) : files.acquire(scope, table.io(), location);
+  }
+
+  /** Schemas (with field ids) of data files, by location. */
+  public ParquetFooters footers() {
+    return footers;
+  }
+
+  /**
+   * A new connection to the runtime's shared in-memory database with {@code threads} worker
+   * threads, for work that creates only temporary objects (reconcile and maintenance passes).
+   * Temporary tables, registered Arrow streams and session settings belong to the connection;
+   * sharing the database bounds DuckDB's threads and memory per process instead of per pass, and
+   * a connection costs about a millisecond where starting a database costs tens.
+   */
+  public synchronized DuckDBConnection connectShared(int threads) throws SQLException {
+    checkOpen();
+    DuckDBConnection base = sharedByThreads.get(threads);
+    if (base == null || base.isClosed()) {
+      base = openShared(threads);
+      sharedByThreads.put(threads, base);
+    }
+    return base.duplicate();
+  }
+
+  /**
+   * Forgets the shared database behind {@code threads} after DuckDB reported it unusable (a fatal
+   * error invalidates a database for every connection), so the next connection gets a new one.
+   * Connections still open on the old database keep it alive until they close.
+   */
+  public synchronized void discardShared(int threads) {
+    closeQuietly(sharedByThreads.remove(threads));
+  }
+
+  /**
+   * The pool of locked per-tenant query databases with the given {@code memory_limit} and worker
+   * threads (one pool per distinct pair, created on first use, closed with the runtime).
+   */
+  public synchronized QueryDatabasePool queryDatabases(String memoryLimit, int threads) {
+    checkOpen();
+    return queryPools.computeIfAbsent(memoryLimit + "/" + threads,
+        key -> new QueryDatabasePool(memoryLimit, threads, directory.resolve("spill")));
+  }
+
+  /** Whether {@link #close} was called. */
+  public synchronized boolean isClosed() {
+    return closed;
+  }
+
+  /** Closes every database of the runtime; a temporary runtime also deletes its directory. */
+  @Override
+  public void close() {
+    List<DuckDBConnection> shared;
+    List<QueryDatabasePool> pools;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      shared = new ArrayList<>(sharedByThreads.values());
+      sharedByThreads.clear();
+      pools = new ArrayList<>(queryPools.values());
+      queryPools.clear();
+    }
+    shared.forEach(DuckRuntime::closeQuietly);
+    pools.forEach(QueryDatabasePool::close);
+    if (ownsDirectory) {
+      deleteRecursively(directory);
+    }
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw SeException.unavailable("DuckDB is shut down: the process is stopping", null);
+    }
+  }
+
+  private DuckDBConnection openShared(int threads) throws SQLException {
+    Path spill;
+    try {
+      spill = Files.createDirectories(directory.resolve("reconcile-spill").resolve("threads-" + threads));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    DuckDBConnection base = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
+    try (Statement st = base.createStatement()) {
+      // Global settings: worker threads and where large operators spill.
+      st.execute("SET threads = " + threads);
+      st.execute("SET temp_directory = " + SqlQuoting.literal(spill.toString()));
+    } catch (SQLException e) {
+      base.close();
+      throw e;
+    }
+    return base;
+  }
+
+  private static void closeQuietly(DuckDBConnection connection) {
+    if (connection == null) {
+      return;
+    }
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      // Closing a database that is being dropped; nothing more to do.
+    }
+  }
+
+  private static void deleteRecursively(Path dir) {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (IOException e) {
+      // Best effort: scratch data only.
+    }
+  }
+}

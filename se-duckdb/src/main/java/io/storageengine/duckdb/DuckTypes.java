@@ -1,0 +1,68 @@
+package io.storageengine.duckdb;
+
+import io.storageengine.common.SeException;
+import java.util.StringJoiner;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
+
+/**
+ * The DuckDB type of an Iceberg type: the type DuckDB writes a column of that Iceberg type with
+ * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography, unknown)
+ * are refused with the error each caller phrases for its purpose.
+ */
+public final class DuckTypes {
+  private DuckTypes() {}
+
+  /** The error for a (possibly nested) Iceberg type DuckDB cannot hold. */
+  @FunctionalInterface
+  public interface Unsupported {
+    /**
+     * @param column the column's path: the top-level name, then {@code .field} per struct level
+     *     (list elements and map keys and values keep their column's path)
+     * @param type the Iceberg type that has no DuckDB type (the nested one, not the column's)
+     */
+    SeException error(String column, Type type);
+  }
+
+  /** The DuckDB type that holds values of {@code type} without loss. */
+  public static String of(String column, Type type, Unsupported unsupported) {
+    switch (type.typeId()) {
+      case BOOLEAN: return "BOOLEAN";
+      case INTEGER: return "INTEGER";
+      case LONG: return "BIGINT";
+      case FLOAT: return "FLOAT";
+      case DOUBLE: return "DOUBLE";
+      case DECIMAL: {
+        Types.DecimalType decimal = (Types.DecimalType) type;
+        return "DECIMAL(" + decimal.precision() + "," + decimal.scale() + ")";
+      }
+      case DATE: return "DATE";
+      case TIME: return "TIME";
+      case TIMESTAMP:
+        return ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
+      case TIMESTAMP_NANO:
+        // DuckDB has no nanosecond TIMESTAMPTZ; the zoned variant is held at microseconds.
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
+      case STRING: return "VARCHAR";
+      case UUID: return "UUID";
+      case FIXED:
+      case BINARY: return "BLOB";
+      case STRUCT: {
+        StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
+        for (Types.NestedField field : type.asStructType().fields()) {
+          fields.add(SqlQuoting.identifier(field.name()) + " "
+              + of(column + "." + field.name(), field.type(), unsupported));
+        }
+        return fields.toString();
+      }
+      case LIST:
+        return of(column, type.asListType().elementType(), unsupported) + "[]";
+      case MAP: {
+        Types.MapType map = type.asMapType();
+        return "MAP(" + of(column, map.keyType(), unsupported) + ", " + of(column, map.valueType(), unsupported) + ")";
+      }
+      default:
+        throw unsupported.error(column, type);
+    }
+  }
+}
