@@ -1,6 +1,5 @@
 package io.storageengine.broker;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.linecorp.armeria.common.AggregatedHttpRequest;
 import com.linecorp.armeria.common.HttpMethod;
 import com.linecorp.armeria.common.HttpRequest;
@@ -10,6 +9,7 @@ import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.HttpErrors;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import io.storageengine.broker.BrokerMessages.AckRequest;
@@ -20,8 +20,6 @@ import io.storageengine.broker.BrokerMessages.LeaseRequest;
 import io.storageengine.broker.BrokerMessages.ScheduleRequest;
 import io.storageengine.broker.BrokerMessages.ScheduleResponse;
 import java.util.Set;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The broker's HTTP API, JSON in and out. Mount it with
@@ -34,13 +32,13 @@ import org.slf4j.LoggerFactory;
  *       -> {@code {outcome}}</li>
  *   <li>{@code GET /broker/v1/tasks} -> the queue document</li>
  * </ul>
- * Errors are {@code {"error":{"code":..,"message":..}}} with the code's HTTP status; a fenced or
- * stopped broker answers 503 UNAVAILABLE "not the active broker". Broker calls block until the
+ * Errors are {@code {"error":{"code":..,"message":..}}} with the code's HTTP status
+ * ({@link HttpErrors#engine}; internal failures show only an error id); a fenced or stopped broker
+ * answers 503 UNAVAILABLE "not the active broker". Broker calls block until the
  * queue commit lands, so they run on the blocking executor.
  */
 public final class BrokerHttpService implements HttpService {
   public static final String PATH_PREFIX = "/broker/v1/";
-  private static final Logger LOG = LoggerFactory.getLogger(BrokerHttpService.class);
   private static final int MAX_BODY_BYTES = 1 << 20;
 
   private final Broker broker;
@@ -54,11 +52,8 @@ public final class BrokerHttpService implements HttpService {
     return HttpResponse.of(req.aggregate().thenApplyAsync(agg -> {
       try {
         return route(ctx.path(), agg);
-      } catch (SeException e) {
-        return error(e.code(), e.getMessage());
       } catch (RuntimeException e) {
-        LOG.error("broker request {} failed", ctx.path(), e);
-        return error(ErrorCode.INTERNAL, "internal error; see the broker log");
+        return error(e);
       }
     }, ctx.blockingTaskExecutor()));
   }
@@ -111,11 +106,9 @@ public final class BrokerHttpService implements HttpService {
     return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8, Json.toBytes(body));
   }
 
-  static HttpResponse error(ErrorCode code, String message) {
-    ObjectNode body = Json.object();
-    ObjectNode error = body.putObject("error");
-    error.put("code", code.name());
-    error.put("message", message);
-    return HttpResponse.of(HttpStatus.valueOf(code.httpStatus()), MediaType.JSON_UTF_8, Json.toBytes(body));
+  /** {@code e} in the engine's error model ({@link HttpErrors#engine}). */
+  private static HttpResponse error(RuntimeException e) {
+    HttpErrors.HttpError error = HttpErrors.engine(e);
+    return HttpResponse.of(HttpStatus.valueOf(error.status()), MediaType.JSON_UTF_8, error.body());
   }
 }

@@ -1,8 +1,9 @@
 package io.storageengine.common;
 
 /**
- * The engine's one exception type. The message is safe to show to a client: it names the
- * offending input and never contains a stack trace, backend detail or credential.
+ * The engine's one exception type. The message names the offending input and never contains a
+ * stack trace, backend detail or credential; clients see it unless the code is INTERNAL (see
+ * {@link ClientError}, which logs those under an error id instead).
  */
 public class SeException extends RuntimeException {
   private final ErrorCode code;

@@ -1,5 +1,6 @@
 package io.storageengine.ingest;
 
+import io.storageengine.common.FlightErrors;
 import org.apache.arrow.flight.FlightProducer.StreamListener;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.memory.ArrowBuf;
@@ -57,7 +58,7 @@ final class AckSender {
   synchronized void fail(Throwable error) {
     if (!ended) {
       ended = true;
-      listener.onError(FlightErrors.toFlightException(error));
+      listener.onError(FlightErrors.toException(error));
     }
   }
 }

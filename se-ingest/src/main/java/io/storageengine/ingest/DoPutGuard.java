@@ -6,6 +6,7 @@ import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.grpc.ServerInterceptor;
 import io.grpc.Status;
+import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -115,10 +116,7 @@ public final class DoPutGuard implements ServerInterceptor {
     private void reject(SeException e) {
       rejected = true;
       LOG.debug("DoPut rejected: {}", e.getMessage());
-      Status status = Status.fromCodeValue(
-          io.grpc.Status.Code.valueOf(e.code().grpcStatus()).value()).withDescription(
-          e.getMessage());
-      call.close(status, new Metadata());
+      call.close(FlightErrors.toGrpcStatus(e), new Metadata());
       if (delegate != null) {
         delegate.onCancel();
       }

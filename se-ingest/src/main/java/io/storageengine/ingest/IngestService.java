@@ -23,7 +23,7 @@ import org.apache.arrow.memory.BufferAllocator;
  * the table's types, group-committed into the table's WAL, and acknowledged only once its
  * segment is durable. Nothing acknowledged is lost; nothing rejected is written.
  *
- * <p>Errors end the stream with a Flight status ({@link FlightErrors}): bad header, schema or
+ * <p>Errors end the stream with a Flight status ({@link io.storageengine.common.FlightErrors}): bad header, schema or
  * batch INVALID_ARGUMENT naming the field; unknown catalog or table NOT_FOUND; memory limits
  * RESOURCE_EXHAUSTED; storage failures UNAVAILABLE (retryable; acks already sent stay valid).
  *

@@ -5,16 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
-import io.storageengine.common.ErrorCode;
-import io.storageengine.common.SeException;
 import io.storageengine.wal.WalOperation;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightDescriptor;
-import org.apache.arrow.flight.FlightStatusCode;
-import org.apache.arrow.memory.OutOfMemoryException;
 import org.junit.jupiter.api.Test;
 
 class IngestConfigAndProtocolTest {
@@ -66,32 +61,5 @@ class IngestConfigAndProtocolTest {
           + "\"operation\":\"delete\"}");
       assertThat(IngestProtocol.parseHeader(buf)).isEqualTo(header);
     }
-  }
-
-  @Test
-  void errorsMapToFlightStatusesThroughTheirCode() {
-    assertThat(FlightErrors.toStatus(SeException.invalid("column `x`: bad")))
-        .satisfies(s -> {
-          assertThat(s.code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
-          assertThat(s.description()).isEqualTo("column `x`: bad");
-        });
-    assertThat(FlightErrors.toStatus(SeException.notFound("table `t` not found")).code())
-        .isEqualTo(FlightStatusCode.NOT_FOUND);
-    assertThat(FlightErrors.toStatus(new SeException(ErrorCode.UNAVAILABLE, "down")).code())
-        .isEqualTo(FlightStatusCode.UNAVAILABLE);
-    assertThat(FlightErrors.toStatus(new SeException(ErrorCode.RESOURCE_EXHAUSTED, "full")).code())
-        .isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
-    assertThat(FlightErrors.toStatus(new OutOfMemoryException("limit")))
-        .satisfies(s -> {
-          assertThat(s.code()).isEqualTo(FlightStatusCode.RESOURCE_EXHAUSTED);
-          assertThat(s.description()).startsWith("stream memory limit exceeded");
-        });
-    assertThat(FlightErrors.toStatus(new IllegalStateException("secret detail")))
-        .satisfies(s -> {
-          assertThat(s.code()).isEqualTo(FlightStatusCode.INTERNAL);
-          assertThat(s.description()).isEqualTo("internal error during ingestion");
-        });
-    assertThat(FlightErrors.toStatus(CallStatus.CANCELLED.withDescription("gone").toRuntimeException())
-        .code()).isEqualTo(FlightStatusCode.CANCELLED);
   }
 }

@@ -5,6 +5,8 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
 import io.opentelemetry.api.trace.Span;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.duckdb.DuckRuntime;
@@ -142,7 +144,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       String catalogId = selectedCatalogId();
       return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor);
     } catch (RuntimeException e) {
-      throw FlightErrors.toFlight(e);
+      throw FlightErrors.toException(e);
     }
   }
 
@@ -152,7 +154,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     try (PreparedQuery query = engine.prepare(selectedCatalogId(), command.getQuery(), Map.of())) {
       return new SchemaResult(query.schema(allocator));
     } catch (RuntimeException e) {
-      throw FlightErrors.toFlight(e);
+      throw FlightErrors.toException(e);
     }
   }
 
@@ -174,7 +176,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         }
       }
     } catch (RuntimeException e) {
-      listener.error(FlightErrors.toFlight(e));
+      listener.error(FlightErrors.toException(e));
     }
   }
 
@@ -240,7 +242,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       first = false;
       if (query.isCancelled() && !listener.isCancelled()) {
         // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
-        listener.error(FlightErrors.toFlight(PreparedQuery.cancelledError()));
+        listener.error(FlightErrors.toException(PreparedQuery.cancelledError()));
         return;
       }
       if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
@@ -292,7 +294,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
           : org.apache.arrow.flight.CancelStatus.NOT_CANCELLABLE);
       listener.onCompleted();
     } catch (RuntimeException e) {
-      listener.onError(FlightErrors.toFlight(e));
+      listener.onError(FlightErrors.toException(e));
     }
   }
 
@@ -322,7 +324,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       command = parseAny(ticket.getBytes(), "DoGet ticket");
       checkKnown(command, "DoGet ticket");
     } catch (RuntimeException e) {
-      listener.error(FlightErrors.toFlight(e));
+      listener.error(FlightErrors.toException(e));
       return;
     }
     super.getStream(context, ticket, listener);
@@ -330,13 +332,13 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   private static void checkCommand(FlightDescriptor descriptor, String call) {
     if (!descriptor.isCommand()) {
-      throw CallStatus.INVALID_ARGUMENT.withDescription(call + ": the descriptor is a path (" + descriptor.getPath()
-          + "); Flight SQL takes a command descriptor holding a Flight SQL command").toRuntimeException();
+      throw FlightErrors.toException(SeException.invalid("%s: the descriptor is a path (%s); Flight SQL takes a "
+          + "command descriptor holding a Flight SQL command", call, descriptor.getPath()));
     }
     try {
       checkKnown(parseAny(descriptor.getCommand(), call + " command"), call + " command");
     } catch (RuntimeException e) {
-      throw FlightErrors.toFlight(e);
+      throw FlightErrors.toException(e);
     }
   }
 
@@ -389,7 +391,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       StreamListener<Result> listener) {
     try {
       if (request.hasTransactionId()) {
-        throw SeException.invalid("transactions are not supported: queries are read-only");
+        throw unsupported("transactions are not supported: queries are read-only");
       }
       String catalogId = selectedCatalogId();
       Schema schema;
@@ -410,7 +412,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       listener.onNext(new Result(Any.pack(result).toByteArray()));
       listener.onCompleted();
     } catch (RuntimeException e) {
-      listener.onError(FlightErrors.toFlight(e));
+      listener.onError(FlightErrors.toException(e));
     }
   }
 
@@ -455,7 +457,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         }
         ackStream.onCompleted();
       } catch (RuntimeException e) {
-        ackStream.onError(FlightErrors.toFlight(e));
+        ackStream.onError(FlightErrors.toException(e));
       }
     };
   }
@@ -466,7 +468,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     try {
       return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
     } catch (RuntimeException e) {
-      throw FlightErrors.toFlight(e);
+      throw FlightErrors.toException(e);
     }
   }
 
@@ -482,7 +484,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         return new SchemaResult(query.schema(allocator));
       }
     } catch (RuntimeException e) {
-      throw FlightErrors.toFlight(e);
+      throw FlightErrors.toException(e);
     }
   }
 
@@ -495,7 +497,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         stream(query, listener);
       }
     } catch (RuntimeException e) {
-      listener.error(FlightErrors.toFlight(e));
+      listener.error(FlightErrors.toException(e));
     }
   }
 
@@ -520,9 +522,9 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     return () -> {
       try {
         engine.prepare(selectedCatalogId(), command.getQuery(), Map.of()).close();
-        throw SeException.invalid("updates are not allowed: queries are read-only");
+        throw unsupported("updates are not allowed: queries are read-only");
       } catch (RuntimeException e) {
-        ackStream.onError(FlightErrors.toFlight(e));
+        ackStream.onError(FlightErrors.toException(e));
       }
     };
   }
@@ -534,22 +536,25 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   private static Runnable refuse(StreamListener<PutResult> ackStream, String message) {
-    return () -> ackStream.onError(CallStatus.INVALID_ARGUMENT.withDescription(message).toRuntimeException());
+    return () -> ackStream.onError(FlightErrors.toException(unsupported(message)));
+  }
+
+  /** An operation Flight SQL has that this read-only engine does not offer (UNIMPLEMENTED). */
+  private static SeException unsupported(String message) {
+    return new SeException(ErrorCode.UNSUPPORTED, message);
   }
 
   @Override
   public void beginTransaction(FlightSql.ActionBeginTransactionRequest request, CallContext context,
       StreamListener<FlightSql.ActionBeginTransactionResult> listener) {
-    listener.onError(CallStatus.INVALID_ARGUMENT
-        .withDescription("transactions are not supported: queries are read-only and see one snapshot each")
-        .toRuntimeException());
+    listener.onError(FlightErrors.toException(
+        unsupported("transactions are not supported: queries are read-only and see one snapshot each")));
   }
 
   @Override
   public void beginSavepoint(FlightSql.ActionBeginSavepointRequest request, CallContext context,
       StreamListener<FlightSql.ActionBeginSavepointResult> listener) {
-    listener.onError(CallStatus.INVALID_ARGUMENT
-        .withDescription("savepoints are not supported: queries are read-only").toRuntimeException());
+    listener.onError(FlightErrors.toException(unsupported("savepoints are not supported: queries are read-only")));
   }
 
   // ---------------------------------------------------------------- sessions
@@ -744,7 +749,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     try {
       body.run();
     } catch (RuntimeException e) {
-      listener.error(FlightErrors.toFlight(e));
+      listener.error(FlightErrors.toException(e));
     }
   }
 

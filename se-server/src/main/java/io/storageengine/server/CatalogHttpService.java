@@ -15,6 +15,7 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.catalog.rest.IcebergRestFacade;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.HttpErrors;
 import io.storageengine.common.Ids;
 import io.storageengine.reconcile.ReconcileStatus;
 import io.storageengine.reconcile.ReconcileStatusStore;
@@ -26,17 +27,15 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The tenant catalog API (ARCHITECTURE.md section 4) under {@code /catalogs}, and each tenant's
  * Iceberg REST base URI under {@code /catalogs/{id}/v1/}. Blocking registry work runs on the
- * server's blocking executor. Error bodies are {@code {"error":{"code":..,"message":..}}};
- * backend failures answer 500 with no backend detail (the detail goes to the log).
+ * server's blocking executor. Errors are answered through {@link HttpErrors#engine}: bodies are
+ * {@code {"error":{"code":..,"message":..}}}, a backend outage is 503 UNAVAILABLE, and internal
+ * failures answer 500 with an error id and no detail (the detail goes to the log under that id).
  */
 final class CatalogHttpService implements HttpService {
-  private static final Logger LOG = LoggerFactory.getLogger(CatalogHttpService.class);
   private static final int MAX_BODY_BYTES = 1 << 20;
 
   private final TenantCatalogRegistry registry;
@@ -54,11 +53,8 @@ final class CatalogHttpService implements HttpService {
     return HttpResponse.of(req.aggregate().thenApplyAsync(agg -> {
       try {
         return route(ctx, agg);
-      } catch (SeException e) {
-        return error(e);
       } catch (RuntimeException e) {
-        LOG.error("catalog API request failed", e);
-        return error(new SeException(ErrorCode.INTERNAL, "internal error"));
+        return error(e);
       }
     }, ctx.blockingTaskExecutor()));
   }
@@ -161,32 +157,16 @@ final class CatalogHttpService implements HttpService {
   }
 
   private static HttpResponse methodNotAllowed(String allow, String message) {
-    ResponseHeaders headers = ResponseHeaders.builder(HttpStatus.METHOD_NOT_ALLOWED)
+    HttpErrors.HttpError error = HttpErrors.engine(new SeException(ErrorCode.METHOD_NOT_ALLOWED, message));
+    ResponseHeaders headers = ResponseHeaders.builder(error.status())
         .contentType(MediaType.JSON_UTF_8).set(HttpHeaderNames.ALLOW, allow).build();
-    return HttpResponse.of(headers, com.linecorp.armeria.common.HttpData.wrap(
-        Json.toBytes(errorBody(ErrorCode.METHOD_NOT_ALLOWED, message))));
+    return HttpResponse.of(headers, com.linecorp.armeria.common.HttpData.wrap(error.body()));
   }
 
-  /** Maps an error to its status; non-user failures never show their detail. */
-  static HttpResponse error(SeException e) {
-    ErrorCode code = e.code();
-    String message = e.getMessage();
-    int status = code.httpStatus();
-    if (code.category() == ErrorCode.Category.INTERNAL || code.category() == ErrorCode.Category.UNAVAILABLE) {
-      LOG.warn("catalog API backend failure: {}", e.getMessage(), e.getCause());
-      status = 500;
-      code = ErrorCode.INTERNAL;
-      message = "internal error: the catalog backend failed; see the server log";
-    }
-    return HttpResponse.of(HttpStatus.valueOf(status), MediaType.JSON_UTF_8, Json.toBytes(errorBody(code, message)));
-  }
-
-  private static ObjectNode errorBody(ErrorCode code, String message) {
-    ObjectNode body = Json.object();
-    ObjectNode error = body.putObject("error");
-    error.put("code", code.name());
-    error.put("message", message);
-    return body;
+  /** {@code e} in the engine's error model ({@link HttpErrors#engine}). */
+  private static HttpResponse error(RuntimeException e) {
+    HttpErrors.HttpError error = HttpErrors.engine(e);
+    return HttpResponse.of(HttpStatus.valueOf(error.status()), MediaType.JSON_UTF_8, error.body());
   }
 
   private static HttpResponse json(HttpStatus status, ObjectNode body) {

@@ -1,13 +1,15 @@
 package io.storageengine.server;
 
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.FlightErrors;
+import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import java.util.Optional;
-import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.sql.impl.FlightSql;
@@ -48,7 +50,7 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
       String message = String.format("catalog: the command names `%s`, but the call selects `%s` "
           + "(header %s or session): send one of them, or the same catalog in both", named, selected.get(),
           QueryMetadataInterceptor.HEADER_NAME);
-      return () -> ackStream.onError(CallStatus.INVALID_ARGUMENT.withDescription(message).toRuntimeException());
+      return () -> ackStream.onError(FlightErrors.toException(new SeException(ErrorCode.INVALID_ARGUMENT, message)));
     }
     FlightSql.CommandStatementIngest resolved = named.isEmpty() && selected.isPresent()
         ? command.toBuilder().setCatalog(selected.get()).build() : command;

@@ -162,16 +162,17 @@ class CatalogApiTest {
   }
 
   @Test
-  void backendFailureIs500WithoutDetail() throws Exception {
+  void storageOutageIs503WithoutDetail() throws Exception {
     server.close();
     FaultInjectingObjectStore faults = new FaultInjectingObjectStore(new FsObjectStore(dir.resolve("faulty")));
     server = EngineServer.start(config(), Role.SERVER, faults);
     faults.startOutage();
     HttpResponse<String> r = create(REST_BODY);
-    assertThat(r.statusCode()).isEqualTo(500);
-    assertThat(r.body()).contains("internal error").doesNotContain("injected").doesNotContain(dir.toString());
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(r.body()).contains("\"code\":\"UNAVAILABLE\"").contains("catalog 'example'")
+        .doesNotContain("injected").doesNotContain(dir.toString());
     HttpResponse<String> get = send("GET", "/catalogs/example", null, null);
-    assertThat(get.statusCode()).isEqualTo(500);
+    assertThat(get.statusCode()).isEqualTo(503);
     faults.endOutage();
     assertThat(create(REST_BODY).statusCode()).isEqualTo(201);
   }

@@ -11,10 +11,11 @@ import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.catalog.LoggingCatalog;
 import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ClientError;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.HttpErrors;
 import io.storageengine.common.SeException;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -35,19 +36,11 @@ import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.catalog.ViewCatalog;
-import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.CommitFailedException;
-import org.apache.iceberg.exceptions.CommitStateUnknownException;
 import org.apache.iceberg.exceptions.ForbiddenException;
-import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
-import org.apache.iceberg.exceptions.NoSuchNamespaceException;
-import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NoSuchViewException;
-import org.apache.iceberg.exceptions.NotAuthorizedException;
 import org.apache.iceberg.exceptions.NotFoundException;
-import org.apache.iceberg.exceptions.ServiceUnavailableException;
-import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties;
 import org.apache.iceberg.rest.RESTSerializers;
@@ -63,8 +56,6 @@ import org.apache.iceberg.rest.requests.ReportMetricsRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
-import org.apache.iceberg.rest.responses.ErrorResponse;
-import org.apache.iceberg.rest.responses.ErrorResponseParser;
 import org.apache.iceberg.rest.responses.ListNamespacesResponse;
 import org.apache.iceberg.rest.responses.ListTablesResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
@@ -171,7 +162,7 @@ public final class IcebergRestFacade {
         commitTransaction(catalog, read(body, CommitTransactionRequest.class));
         return Response.noContent();
       }
-      throw new NotFound("no such endpoint: /v1/" + path);
+      throw notFound("no such endpoint: /v1/" + path);
     } catch (RuntimeException e) {
       return error(e, subject[0]);
     }
@@ -203,7 +194,7 @@ public final class IcebergRestFacade {
           CatalogHandlers.dropNamespace(ns, namespace);
           return Response.noContent();
         default:
-          throw new MethodNotAllowed(method);
+          throw methodNotAllowed(method);
       }
     }
     String kind = seg.get(2);
@@ -233,7 +224,7 @@ public final class IcebergRestFacade {
       subject[0] = Subject.VIEW;
       return views(catalog, namespace, method, seg, query, body);
     }
-    throw new NotFound("no such endpoint");
+    throw notFound("no such endpoint");
   }
 
   private Response tables(String catalogId, Catalog catalog, Namespace namespace, String method, List<String> seg,
@@ -261,7 +252,7 @@ public final class IcebergRestFacade {
       return Response.noContent();
     }
     if (seg.size() != 4) {
-      throw new NotFound("no such endpoint");
+      throw notFound("no such endpoint");
     }
     switch (method) {
       case "GET":
@@ -281,7 +272,7 @@ public final class IcebergRestFacade {
         }
         return Response.noContent();
       default:
-        throw new MethodNotAllowed(method);
+        throw methodNotAllowed(method);
     }
   }
 
@@ -303,7 +294,7 @@ public final class IcebergRestFacade {
       return json(200, CatalogHandlers.createView(views, namespace, request));
     }
     if (seg.size() != 4) {
-      throw new NotFound("no such endpoint");
+      throw notFound("no such endpoint");
     }
     TableIdentifier ident = TableIdentifier.of(namespace, RESTUtil.decodeString(seg.get(3)));
     switch (method) {
@@ -324,7 +315,7 @@ public final class IcebergRestFacade {
         CatalogHandlers.dropView(views, ident);
         return Response.noContent();
       default:
-        throw new MethodNotAllowed(method);
+        throw methodNotAllowed(method);
     }
   }
 
@@ -483,7 +474,7 @@ public final class IcebergRestFacade {
     if (catalog instanceof LoggingCatalog logging && logging.delegate() instanceof ViewCatalog views) {
       return views;
     }
-    throw new NotFound("this catalog does not support views");
+    throw notFound("this catalog does not support views");
   }
 
   /** Snapshot operations that keep every row: the only data commits an entity table takes from outside. */
@@ -553,7 +544,7 @@ public final class IcebergRestFacade {
 
   private static void requireMethod(String method, String expected) {
     if (!method.equals(expected)) {
-      throw new MethodNotAllowed(method);
+      throw methodNotAllowed(method);
     }
   }
 
@@ -574,74 +565,18 @@ public final class IcebergRestFacade {
   }
 
   /**
-   * The REST error for {@code e}: status and exception type as Iceberg's client expects them (it
-   * maps a 404 to the exception its {@code type} names, else by what the request was about).
+   * The REST error for {@code e} ({@link HttpErrors#iceberg}): status and exception type as
+   * Iceberg's client expects them (it maps a 404 to the exception its {@code type} names, else by
+   * what the request was about).
    */
-  private Response error(RuntimeException e, Subject subject) {
-    int code;
-    String type;
-    String message = e.getMessage();
-    if (e instanceof SeException se) {
-      code = se.code() == ErrorCode.INVALID_ARGUMENT ? 400 : se.code().httpStatus();
-      type = switch (se.code().category()) {
-        case NOT_FOUND -> "NoSuchCatalogException";
-        case USER -> "BadRequestException";
-        case CONFLICT -> "AlreadyExistsException";
-        case UNAVAILABLE -> "ServiceUnavailableException";
-        case INTERNAL -> "InternalServerError";
-      };
-      if (se.code().category() == ErrorCode.Category.INTERNAL || se.code().category() == ErrorCode.Category.UNAVAILABLE) {
-        LOG.warn("catalog request failed: {}", se.getMessage(), se.getCause());
-      }
-    } else if (e instanceof NoSuchTableException || e instanceof NoSuchNamespaceException
-        || e instanceof NoSuchViewException || e instanceof NotFound) {
-      code = 404;
-      type = e.getClass().getSimpleName();
-    } else if (e instanceof NotFoundException) {
-      // A file the catalog points at is missing (e.g. a table's metadata file): not retryable.
-      code = 404;
-      type = subject == Subject.VIEW ? "NoSuchViewException" : "NotFoundException";
-    } else if (e instanceof AlreadyExistsException || e instanceof CommitFailedException) {
-      code = 409;
-      type = e.getClass().getSimpleName();
-    } else if (e instanceof NamespaceNotEmptyException) {
-      code = 409;
-      type = "NamespaceNotEmptyException";
-    } else if (e instanceof ForbiddenException) {
-      code = 403;
-      type = "ForbiddenException";
-    } else if (e instanceof NotAuthorizedException) {
-      code = 401;
-      type = "NotAuthorizedException";
-    } else if (e instanceof ServiceUnavailableException) {
-      code = 503;
-      type = "ServiceUnavailableException";
-    } else if (e instanceof MethodNotAllowed) {
-      code = 405;
-      type = "MethodNotAllowedException";
-    } else if (e instanceof UnsupportedOperationException) {
-      code = 406;
-      type = "UnsupportedOperationException";
-    } else if (e instanceof BadRequestException || e instanceof ValidationException
-        || e instanceof IllegalArgumentException) {
-      code = 400;
-      // The client rethrows a 400 typed IllegalArgumentException as one (a request the catalog refused).
-      type = e instanceof IllegalArgumentException ? "IllegalArgumentException"
-          : e instanceof ValidationException ? "ValidationException" : "BadRequestException";
-    } else if (e instanceof CommitStateUnknownException) {
-      code = 500;
-      type = "CommitStateUnknownException";
-      message = "commit state unknown";
-      LOG.warn("catalog commit state unknown", e);
-    } else {
-      code = 500;
-      type = "InternalServerError";
-      message = "internal error in the catalog";
-      LOG.warn("catalog request failed", e);
+  private static Response error(RuntimeException e, Subject subject) {
+    ClientError error = ClientError.of(e);
+    if (subject == Subject.VIEW && e instanceof NotFoundException) {
+      // A view whose metadata file is missing: the client should raise NoSuchViewException.
+      error = error.withType(NoSuchViewException.class.getSimpleName());
     }
-    ErrorResponse response = ErrorResponse.builder()
-        .responseCode(code).withType(type).withMessage(message == null ? type : firstLine(message)).build();
-    return new Response(code, ErrorResponseParser.toJson(response).getBytes(StandardCharsets.UTF_8));
+    HttpErrors.HttpError http = HttpErrors.iceberg(error);
+    return new Response(http.status(), http.body());
   }
 
   private static String firstLine(String s) {
@@ -652,15 +587,12 @@ public final class IcebergRestFacade {
     return nl < 0 ? s : s.substring(0, nl);
   }
 
-  private static final class NotFound extends RuntimeException {
-    NotFound(String message) {
-      super(message);
-    }
+  /** A request for an endpoint (or a feature of the catalog) that does not exist: 404. */
+  private static NotFoundException notFound(String message) {
+    return new NotFoundException("%s", message);
   }
 
-  private static final class MethodNotAllowed extends RuntimeException {
-    MethodNotAllowed(String method) {
-      super("method " + method + " not allowed here");
-    }
+  private static SeException methodNotAllowed(String method) {
+    return new SeException(ErrorCode.METHOD_NOT_ALLOWED, "method " + method + " not allowed here");
   }
 }

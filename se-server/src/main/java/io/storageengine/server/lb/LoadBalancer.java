@@ -14,7 +14,9 @@ import com.linecorp.armeria.server.Server;
 import com.linecorp.armeria.server.ServiceRequestContext;
 import com.linecorp.armeria.server.grpc.GrpcService;
 import io.storageengine.common.ErrorCode;
+import io.storageengine.common.HttpErrors;
 import io.storageengine.common.Json;
+import io.storageengine.common.SeException;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.server.EngineContext;
 import io.storageengine.server.ServerConfig;
@@ -68,7 +70,7 @@ public final class LoadBalancer implements AutoCloseable {
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
         .service(grpc)
         .service("/health", (ctx, req) -> directory.live().isEmpty()
-            ? error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer")
+            ? unavailable("no live server behind the load balancer")
             : HttpResponse.of(HttpStatus.OK))
         .service("/lb/servers", (ctx, req) -> {
           ObjectNode body = Json.object();
@@ -141,7 +143,7 @@ public final class LoadBalancer implements AutoCloseable {
     return (ServiceRequestContext ctx, HttpRequest req) -> {
       List<String> order = Rendezvous.order(FlightProxy.connectionKey(ctx), directory.live());
       if (order.isEmpty()) {
-        return error(HttpStatus.SERVICE_UNAVAILABLE, "no live server behind the load balancer; servers known: "
+        return unavailable("no live server behind the load balancer; servers known: "
             + directory.view());
       }
       return HttpResponse.of(req.aggregate().thenCompose(request -> forward(request, order, 0)));
@@ -163,22 +165,19 @@ public final class LoadBalancer implements AutoCloseable {
         if (index + 1 < order.size()) {
           return forward(request, order, index + 1);
         }
-        return CompletableFuture.completedFuture(error(HttpStatus.SERVICE_UNAVAILABLE,
-            "no live server accepted the request; tried " + order));
+        return CompletableFuture.completedFuture(unavailable("no live server accepted the request; tried " + order));
       }
       LOG.warn("server {} failed while answering {} {}: {}", target, request.method(), request.path(),
           failure.toString());
-      return CompletableFuture.completedFuture(error(HttpStatus.SERVICE_UNAVAILABLE,
+      return CompletableFuture.completedFuture(unavailable(
           "server " + target + " failed while answering; retry the request"));
     }).thenCompose(f -> f);
   }
 
-  private static HttpResponse error(HttpStatus status, String message) {
-    ObjectNode body = Json.object();
-    ObjectNode error = body.putObject("error");
-    error.put("code", ErrorCode.UNAVAILABLE.name());
-    error.put("message", message);
-    return HttpResponse.of(status, MediaType.JSON_UTF_8, Json.toBytes(body));
+  /** A 503 UNAVAILABLE in the engine's error model ({@link HttpErrors#engine}). */
+  private static HttpResponse unavailable(String message) {
+    HttpErrors.HttpError error = HttpErrors.engine(new SeException(ErrorCode.UNAVAILABLE, message));
+    return HttpResponse.of(HttpStatus.valueOf(error.status()), MediaType.JSON_UTF_8, error.body());
   }
 
   @Override
