@@ -8,8 +8,8 @@ import java.util.Locale;
 
 /** Reads the token out of an {@code Authorization} value. Error messages never repeat the value. */
 public final class Credentials {
-  private static final String BEARER = "bearer ";
-  private static final String BASIC = "basic ";
+  private static final String BEARER = "bearer";
+  private static final String BASIC = "basic";
 
   private Credentials() {}
 
@@ -26,18 +26,21 @@ public final class Credentials {
       throw unauthenticated("no credentials: send Authorization: Bearer <token>");
     }
     String value = authorizationHeaderValue.strip();
-    String lower = value.toLowerCase(Locale.ROOT);
+    int space = 0;
+    while (space < value.length() && !Character.isWhitespace(value.charAt(space))) {
+      space++;
+    }
+    String scheme = value.substring(0, space).toLowerCase(Locale.ROOT);
+    String rest = value.substring(space).strip();
     String token;
-    if (lower.startsWith(BEARER)) {
-      token = value.substring(BEARER.length()).strip();
-    } else if (lower.startsWith(BASIC)) {
-      token = basicPassword(value.substring(BASIC.length()).strip());
+    if (scheme.equals(BEARER)) {
+      token = rest;
+    } else if (scheme.equals(BASIC)) {
+      token = basicPassword(rest);
     } else {
-      int space = value.indexOf(' ');
-      String scheme = space < 0 ? "" : value.substring(0, space);
-      throw unauthenticated(scheme.matches("[A-Za-z-]{1,20}")
-          ? "unsupported authorization scheme `" + scheme + "`: use Bearer"
-          : "malformed Authorization value: expected Bearer <token>");
+      throw unauthenticated(rest.isEmpty() || !scheme.matches("[a-z-]{1,20}")
+          ? "malformed Authorization value: expected Bearer <token>"
+          : "unsupported authorization scheme `" + value.substring(0, space) + "`: use Bearer");
     }
     if (token.isEmpty()) {
       throw unauthenticated("empty token");
