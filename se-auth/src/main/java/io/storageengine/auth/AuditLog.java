@@ -6,7 +6,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The audit trail: one line on the logger {@code io.storageengine.audit} per admin action and per
  * refused request, {@code principal=<name> action=<action> catalog=<id or -> outcome=<outcome>}
- * (plus {@code reason=} for refusals). Callers pass names, ids and actions, never credentials: token
+ * (admin actions add {@code target=}, what they acted on; unauthenticated refusals add {@code reason=}). Callers pass names, ids and actions, never credentials: token
  * ids may appear, token texts never do. Values are quoted when they hold spaces and stripped of
  * control characters so that a crafted name cannot forge a line.
  */
@@ -25,10 +25,14 @@ public final class AuditLog {
     this.log = log;
   }
 
-  /** An admin action by {@code principal}; {@code catalog} null for cluster-wide actions; outcome e.g. {@code ok}. */
-  public void adminAction(Principal principal, String action, String catalog, String outcome) {
-    log.info("principal={} action={} catalog={} outcome={}", value(principal.name()), value(action),
-        value(catalog), value(outcome));
+  /**
+   * An admin action by {@code principal}: {@code action} such as {@code create-token}, {@code target}
+   * what it acted on ({@code etl}, a token id, a grantee), {@code catalog} null for cluster-wide
+   * actions, {@code outcome} {@code ok} or the error code of the failure.
+   */
+  public void adminAction(Principal principal, String action, String target, String catalog, String outcome) {
+    log.info("principal={} action={} target={} catalog={} outcome={}", value(principal.name()), value(action),
+        value(target), value(catalog), value(outcome));
   }
 
   /** A request {@code principal} was not allowed to make. */

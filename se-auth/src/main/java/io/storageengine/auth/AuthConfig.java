@@ -6,6 +6,7 @@ import io.storageengine.common.config.Setting;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URI;
+import java.net.URISyntaxException;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.List;
@@ -110,7 +111,8 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
 
     /** The issuer settings as {@code source} gives them. */
     public static Oidc from(ConfigSource source) {
-      return new Oidc(source.find(OIDC_ISSUER).map(URI::create), source.find(OIDC_JWKS_URI).map(URI::create),
+      return new Oidc(source.find(OIDC_ISSUER).map(text -> uri(OIDC_ISSUER, text)),
+          source.find(OIDC_JWKS_URI).map(text -> uri(OIDC_JWKS_URI, text)),
           source.find(OIDC_AUDIENCE), source.get(OIDC_PRINCIPAL_CLAIM), source.find(OIDC_GROUPS_CLAIM),
           source.get(OIDC_CLOCK_SKEW));
     }
@@ -173,6 +175,14 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
       return InetAddress.getByName(host).isLoopbackAddress();
     } catch (UnknownHostException e) {
       return false;
+    }
+  }
+
+  private static URI uri(Setting<String> setting, String text) {
+    try {
+      return new URI(text);
+    } catch (URISyntaxException e) {
+      throw SeException.invalid("%s: expected an http(s) URL, got '%s'", setting, text);
     }
   }
 

@@ -47,9 +47,10 @@ final class JwksCache implements JWKSource<SecurityContext> {
   private final Duration maxAge;
 
   private URI jwksUri;
-  private JWKSet keys;
-  private Instant fetchedAt;
   private Instant lastAttempt;
+  // Written under the lock, read without it: verifying with known keys never waits for a fetch.
+  private volatile JWKSet keys;
+  private volatile Instant fetchedAt;
 
   JwksCache(URI issuer, Optional<URI> jwksUri, HttpClient http, Clock clock, Duration minRefetchInterval,
       Duration maxAge) {
@@ -62,8 +63,19 @@ final class JwksCache implements JWKSource<SecurityContext> {
   }
 
   @Override
-  public synchronized List<JWK> get(JWKSelector selector, SecurityContext context) throws KeySourceException {
+  public List<JWK> get(JWKSelector selector, SecurityContext context) throws KeySourceException {
     Instant now = clock.instant();
+    JWKSet current = keys;
+    if (current != null && now.isBefore(fetchedAt.plus(maxAge))) {
+      List<JWK> matches = selector.select(current);
+      if (!matches.isEmpty()) {
+        return matches;
+      }
+    }
+    return getOrRefresh(selector, now);
+  }
+
+  private synchronized List<JWK> getOrRefresh(JWKSelector selector, Instant now) throws KeySourceException {
     if (keys == null || !now.isBefore(fetchedAt.plus(maxAge))) {
       refreshIfAllowed(now);
     }
@@ -87,8 +99,9 @@ final class JwksCache implements JWKSource<SecurityContext> {
       if (jwksUri == null) {
         jwksUri = configuredJwksUri.orElseGet(this::discoverJwksUri);
       }
-      keys = JWKSet.parse(fetch(jwksUri)).toPublicJWKSet();
+      JWKSet fetched = JWKSet.parse(fetch(jwksUri)).toPublicJWKSet();
       fetchedAt = now;
+      keys = fetched;
       return true;
     } catch (SeException | ParseException e) {
       String reason = "cannot load the issuer's keys from " + (jwksUri == null ? issuer : jwksUri) + ": "

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -109,7 +110,7 @@ public final class TokenStore implements Authenticator {
 
   /** True when principal {@code name} exists. */
   public boolean principalExists(String name) {
-    return PRINCIPAL_NAME.matcher(name).matches() && readPrincipal(name).isPresent();
+    return findPrincipal(name).isPresent();
   }
 
   /** Deletes principal {@code name}; its tokens stop working. NOT_FOUND when there is none. */
@@ -136,8 +137,8 @@ public final class TokenStore implements Authenticator {
     if (expiresIn.isNegative() || expiresIn.isZero()) {
       throw SeException.invalid("expires_in: must be positive, got %s", expiresIn);
     }
-    PrincipalDocument owner = (PRINCIPAL_NAME.matcher(principal).matches() ? readPrincipal(principal)
-        : Optional.<PrincipalDocument>empty()).orElseThrow(() -> SeException.notFound("no principal `%s`", principal));
+    PrincipalDocument owner = findPrincipal(principal)
+        .orElseThrow(() -> SeException.notFound("no principal `%s`", principal));
     Instant now = clock.instant();
     Instant expires = now.plus(expiresIn);
     while (true) {
@@ -173,7 +174,7 @@ public final class TokenStore implements Authenticator {
     if (bootstrapHash != null && MessageDigest.isEqual(hash(bootstrapSalt, token), bootstrapHash)) {
       return new Principal(BOOTSTRAP_PRINCIPAL, Set.of(), true);
     }
-    var m = TOKEN.matcher(token);
+    Matcher m = TOKEN.matcher(token);
     if (!m.matches()) {
       throw Credentials.unauthenticated("malformed token: expected an API token (" + TOKEN_PREFIX + "...)");
     }
@@ -212,7 +213,7 @@ public final class TokenStore implements Authenticator {
       }
     }
     Optional<TokenDocument> token = AuthStorage.read(store, TOKENS + id, TokenDocument.class);
-    Optional<PrincipalDocument> principal = token.flatMap(t -> readPrincipal(t.principal()));
+    Optional<PrincipalDocument> principal = token.flatMap(t -> findPrincipal(t.principal()));
     CachedToken fetched = new CachedToken(token, principal, now);
     synchronized (cache) {
       cache.put(id, fetched);
@@ -220,7 +221,11 @@ public final class TokenStore implements Authenticator {
     return fetched;
   }
 
-  private Optional<PrincipalDocument> readPrincipal(String name) {
+  /** The principal named {@code name}; empty also for names that cannot be principals (no store key for them). */
+  private Optional<PrincipalDocument> findPrincipal(String name) {
+    if (name == null || !PRINCIPAL_NAME.matcher(name).matches()) {
+      return Optional.empty();
+    }
     return AuthStorage.read(store, PRINCIPALS + name, PrincipalDocument.class);
   }
 

@@ -87,6 +87,9 @@ class AuthConfigTest {
         .hasMessage("--auth.mode oidc needs --auth.oidc.audience (SE_AUTH_OIDC_AUDIENCE)");
     assertThatThrownBy(() -> AuthConfig.from(ConfigSource.of(Map.of("auth.oidc.issuer", "idp.example"), Map.of()),
         AuthConfig.Launch.START)).hasMessage("--auth.oidc.issuer: expected an http(s) URL, got 'idp.example'");
+    assertThatThrownBy(() -> AuthConfig.from(ConfigSource.of(Map.of("auth.oidc.jwks-uri", "https://idp/^certs"),
+        Map.of()), AuthConfig.Launch.START))
+        .hasMessage("--auth.oidc.jwks-uri: expected an http(s) URL, got 'https://idp/^certs'");
     assertThatThrownBy(() -> AuthConfig.from(ConfigSource.of(Map.of("auth.oidc.clock-skew", "1h"), Map.of()),
         AuthConfig.Launch.START)).hasMessage("--auth.oidc.clock-skew: expected 0s to 5m, got PT1H");
   }
