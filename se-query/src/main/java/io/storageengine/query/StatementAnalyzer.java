@@ -302,7 +302,7 @@ final class StatementAnalyzer {
           continue;
         }
         if ("PARAMETER".equals(right.path("class").asText())) {
-          // Resolved to the bound value when the query is planned (see QueryEngine#filter).
+          // Resolved to the bound value when the query is planned (see FilterPushdown#filter).
           out.add(new Comparison(column, flipped ? flip(op) : op, PARAMETER, right.path("identifier").asText()));
           continue;
         }

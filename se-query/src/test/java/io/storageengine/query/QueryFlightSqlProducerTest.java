@@ -267,8 +267,8 @@ class QueryFlightSqlProducerTest {
     assertThat(rows("warehouse", "SELECT id, rank() OVER (PARTITION BY region ORDER BY amount DESC) FROM sales.orders "
         + "ORDER BY id LIMIT 3")).containsExactly("1|1", "2|1", "3|2");
     {
-      var filter = QueryEngine.filter(main.loadTable(TableIdentifier.of("sales", "orders")).schema(),
-          List.of(new StatementAnalyzer.Comparison("region", "COMPARE_EQUAL", "STRING", "eu")));
+      var filter = FilterPushdown.filter(main.loadTable(TableIdentifier.of("sales", "orders")).schema(),
+          List.of(new StatementAnalyzer.Comparison("region", "COMPARE_EQUAL", "STRING", "eu")), QueryParameters.NONE);
       assertThat(filter.toString()).contains("region", "eu");
     }
   }
