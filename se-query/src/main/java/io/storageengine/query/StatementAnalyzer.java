@@ -74,8 +74,13 @@ final class StatementAnalyzer {
   /** {@link Comparison#literalKind()} of a comparison with a statement parameter. */
   static final String PARAMETER = "PARAMETER";
 
-  /** A byte span of the statement that names an information_schema view. */
-  record Span(int start, int length, String view) {}
+  /**
+   * Where the statement references an information_schema view, as DuckDB locates a table
+   * reference: {@code length} bytes from byte {@code start} of its UTF-8 text, covering the
+   * qualified name ({@code nameParts} identifiers: 2, or 3 with the catalog) and whatever follows
+   * it in the reference (alias, column aliases, sample). See {@link StatementSplice}.
+   */
+  record Span(int start, int length, String view, int nameParts) {}
 
   enum Kind { QUERY, DESCRIBE_TABLE, SHOW_TABLES }
 
@@ -221,7 +226,7 @@ final class StatementAnalyzer {
         if (location < 0 || location > Integer.MAX_VALUE || length <= 0) {
           throw SeException.invalid("information_schema.%s cannot be used here", table);
         }
-        informationSchema.add(new Span((int) location, length, table.toLowerCase(Locale.ROOT)));
+        informationSchema.add(new Span((int) location, length, table.toLowerCase(Locale.ROOT), catalog.isEmpty() ? 2 : 3));
         return;
       }
       String folded = SqlAllowList.fold(schema);
@@ -302,7 +307,7 @@ final class StatementAnalyzer {
           continue;
         }
         if ("PARAMETER".equals(right.path("class").asText())) {
-          // Resolved to the bound value when the query is planned (see QueryEngine#filter).
+          // Resolved to the bound value when the query is planned (see FilterPushdown#filter).
           out.add(new Comparison(column, flipped ? flip(op) : op, PARAMETER, right.path("identifier").asText()));
           continue;
         }

@@ -52,7 +52,7 @@ class SqlAllowListTest {
   }
 
   static StatementAnalyzer.Analysis analyze(String sql) throws SQLException {
-    return StatementAnalyzer.analyze(QueryEngine.parse(duckdb, SqlText.rewrite(sql)));
+    return StatementAnalyzer.analyze(StatementParser.parse(duckdb, SqlText.rewrite(sql)));
   }
 
   @Test
@@ -116,7 +116,7 @@ class SqlAllowListTest {
   /** What a newer DuckDB may add (a node kind, an expression class, a field) is refused, not skipped. */
   @Test
   void unknownKindsAndFieldsFailClosed() throws SQLException {
-    JsonNode tree = QueryEngine.parse(duckdb, "SELECT abs(x) FROM range(3) t(x)");
+    JsonNode tree = StatementParser.parse(duckdb, "SELECT abs(x) FROM range(3) t(x)");
     ObjectNode node = (ObjectNode) tree.deepCopy().path("node");
     node.put("new_clause", "x");
     assertRefused(tree, node, "SQL construct not allowed in queries: SELECT_NODE (field new_clause)");

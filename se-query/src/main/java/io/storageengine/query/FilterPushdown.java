@@ -1,0 +1,106 @@
+package io.storageengine.query;
+
+import io.storageengine.query.StatementAnalyzer.Comparison;
+import java.util.List;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.expressions.Binder;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.types.Types;
+
+/**
+ * Turns the predicates the analyzer found on one table ({@link StatementAnalyzer.Comparison}:
+ * {@code column op literal} or {@code column op ?} AND-ed at the top of a WHERE over that table)
+ * into the Iceberg {@link Expression} its files are pruned with.
+ *
+ * <p>Pushdown only prunes: DuckDB still evaluates the whole WHERE on every row read, so the
+ * expression must never exclude a file holding a row the query returns, and may keep files it
+ * could skip. Hence a comparison is pushed only when it means exactly the same to Iceberg's
+ * metrics as to DuckDB: a top-level column of the schema (found ignoring case, as DuckDB does),
+ * one of {@code = < <= > >=}, and a literal of the column's own kind (an integer for an int or
+ * long column, a string for a string or date column). Anything else (other types, casts,
+ * {@code IN}, {@code IS NULL}, {@code OR}, {@code NOT}, functions, nested fields, parameters bound
+ * to other kinds or not bound) is left to DuckDB: it contributes {@code alwaysTrue}.
+ */
+final class FilterPushdown {
+  private FilterPushdown() {}
+
+  /**
+   * The conjunction of the comparisons that can prune {@code schema}'s files, {@code alwaysTrue}
+   * when none can; a comparison with a parameter uses the value bound in {@code parameters}.
+   */
+  static Expression filter(Schema schema, List<Comparison> comparisons, QueryParameters parameters) {
+    Expression result = Expressions.alwaysTrue();
+    for (Comparison written : comparisons) {
+      Comparison comparison = resolve(written, parameters);
+      if (comparison == null) {
+        continue;
+      }
+      Types.NestedField field = schema.caseInsensitiveFindField(comparison.column());
+      if (field == null || schema.findField(field.fieldId()) == null || !schema.columns().contains(field)) {
+        continue;
+      }
+      Object value = literal(field, comparison);
+      if (value == null) {
+        continue;
+      }
+      Expression expression;
+      switch (comparison.operator()) {
+        case "COMPARE_EQUAL": expression = Expressions.equal(field.name(), value); break;
+        case "COMPARE_LESSTHAN": expression = Expressions.lessThan(field.name(), value); break;
+        case "COMPARE_LESSTHANOREQUALTO": expression = Expressions.lessThanOrEqual(field.name(), value); break;
+        case "COMPARE_GREATERTHAN": expression = Expressions.greaterThan(field.name(), value); break;
+        case "COMPARE_GREATERTHANOREQUALTO": expression = Expressions.greaterThanOrEqual(field.name(), value); break;
+        default: continue;
+      }
+      try {
+        Binder.bind(schema.asStruct(), expression, true);
+        result = Expressions.and(result, expression);
+      } catch (RuntimeException e) {
+        // Not prunable (type mismatch); DuckDB still applies the predicate.
+      }
+    }
+    return result;
+  }
+
+  /** {@code comparison} with a parameter replaced by its bound value as a literal, or null when it cannot prune. */
+  private static Comparison resolve(Comparison comparison, QueryParameters parameters) {
+    if (!StatementAnalyzer.PARAMETER.equals(comparison.literalKind())) {
+      return comparison;
+    }
+    QueryParameters.Value value = parameters.parameter(comparison.literalText());
+    if (value == null) {
+      return null;
+    }
+    switch (value.kind()) {
+      case INTEGER:
+        return new Comparison(comparison.column(), comparison.operator(), "INTEGER", value.text());
+      case STRING:
+      case DATE:
+        return new Comparison(comparison.column(), comparison.operator(), "STRING", value.text());
+      default:
+        return null;
+    }
+  }
+
+  /** Only types whose comparison semantics match DuckDB's exactly are pushed down. */
+  private static Object literal(Types.NestedField field, Comparison comparison) {
+    String kind = comparison.literalKind();
+    String text = comparison.literalText();
+    try {
+      switch (field.type().typeId()) {
+        case INTEGER:
+          return "INTEGER".equals(kind) ? Integer.valueOf(text) : null;
+        case LONG:
+          return "INTEGER".equals(kind) ? Long.valueOf(text) : null;
+        case STRING:
+        case DATE:
+          return "STRING".equals(kind) ? text : null;
+        default:
+          return null;
+      }
+    } catch (NumberFormatException e) {
+      return null;
+    }
+  }
+}

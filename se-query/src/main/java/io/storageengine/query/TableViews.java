@@ -1,0 +1,229 @@
+package io.storageengine.query;
+
+import io.storageengine.common.SeException;
+import io.storageengine.duckdb.ParquetFooters;
+import io.storageengine.duckdb.QueryDatabasePool;
+import io.storageengine.duckdb.SqlQuoting;
+import io.storageengine.query.StatementAnalyzer.TableName;
+import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
+import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.StringJoiner;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.types.Types;
+import org.duckdb.DuckDBAppender;
+import org.duckdb.DuckDBConnection;
+
+/**
+ * Builds the DuckDB view of one planned table snapshot on a query's connection: a view
+ * {@code schema.table} (as the statement names it, see {@link TableName}) whose rows are exactly
+ * the snapshot's live rows and whose columns are the snapshot schema's top-level columns, with
+ * their names and DuckDB types ({@link IcebergTypes#duckdbType}), in order.
+ *
+ * <p>Files are read one of two ways. <b>By name</b>, for a table that never changed its schema:
+ * DuckDB then knows row counts and column statistics; whether DuckDB sees the Iceberg columns
+ * that way is checked once per snapshot plan (the first query compares the view's columns with
+ * the schema) and remembered in {@link SnapshotPlanCache.Plan#readsByName}. <b>By field id</b>
+ * otherwise, or when that check failed: right for files of any schema version (renamed, added,
+ * dropped, reordered columns; struct columns read per file layout, see
+ * {@link FieldIdProjection}). Deleted positions are removed by an anti-join against a table of
+ * {@link QueryDatabasePool#META_SCHEMA} that only files with deletes take part in. A snapshot
+ * without files gives an empty view with the schema's columns.
+ */
+final class TableViews {
+  private static final String META_SCHEMA = QueryDatabasePool.META_SCHEMA;
+
+  private final ParquetFooters footers;
+
+  /** @param footers reads the schema a data file was written with (by field id, per file layout) */
+  TableViews(ParquetFooters footers) {
+    this.footers = footers;
+  }
+
+  /**
+   * The directories the views of {@code tables} read from, each ending in {@code /}: the prefixes
+   * of the very paths handed to DuckDB, so DuckDB's check of allowed directories sees the same
+   * strings.
+   */
+  static Set<String> directories(Iterable<PlannedTable> tables) {
+    Set<String> directories = new TreeSet<>();
+    for (PlannedTable table : tables) {
+      for (PlannedFile file : table.files()) {
+        String path = file.localPath();
+        int slash = path.lastIndexOf('/');
+        directories.add(slash > 0 ? path.substring(0, slash + 1)
+            : Path.of(path).toAbsolutePath().getParent().toString() + "/");
+      }
+    }
+    return directories;
+  }
+
+  /**
+   * Creates the view of {@code table} named {@code name} (and its schema, if new) on
+   * {@code connection}. {@code number} is unique among the views of the query (it names the
+   * view's table of deleted positions). Creating a view binds it: a file gone since planning
+   * fails here with an {@link SQLException} (see {@link PreparedQuery#translate}); a footer that
+   * cannot be read is UNAVAILABLE, or {@link SnapshotExpiredException} when its file is gone.
+   */
+  void create(Connection connection, TableName name, PlannedTable table, int number) throws SQLException {
+    Schema schema = table.schema();
+    String schemaName = SqlQuoting.identifier(name.schema());
+    String viewName = schemaName + "." + SqlQuoting.identifier(name.table());
+    execute(connection, "CREATE SCHEMA IF NOT EXISTS " + schemaName);
+    List<PlannedFile> clean = new ArrayList<>();
+    List<PlannedFile> withDeletes = new ArrayList<>();
+    for (PlannedFile file : table.files()) {
+      (file.deletedPositions().length == 0 ? clean : withDeletes).add(file);
+    }
+    String deletes = null;
+    if (!withDeletes.isEmpty()) {
+      deletes = META_SCHEMA + ".deletes_" + number;
+      execute(connection, "CREATE TABLE " + deletes + " (file VARCHAR, pos BIGINT)");
+      try (DuckDBAppender appender = ((DuckDBConnection) connection).createAppender(META_SCHEMA, "deletes_" + number)) {
+        for (PlannedFile file : withDeletes) {
+          for (long position : file.deletedPositions()) {
+            appender.beginRow().append(file.localPath()).append(position).endRow();
+          }
+        }
+      }
+    }
+    SnapshotPlanCache.Plan plan = table.plan();
+    boolean byName = plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
+    if (byName && plan.readsByName == null) {
+      // First use of this snapshot's plan: check that DuckDB sees the Iceberg columns and types
+      // when reading by name, and remember the answer for every later query on the snapshot.
+      boolean matches;
+      try {
+        FieldIdProjection names = FieldIdProjection.byName(schema);
+        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, file -> names));
+        matches = viewColumnsMatch(connection, name, schema);
+        if (!matches) {
+          execute(connection, "DROP VIEW " + viewName);
+        }
+      } catch (SQLException e) {
+        matches = false;
+      }
+      plan.readsByName = matches;
+      if (matches) {
+        return;
+      }
+      byName = false;
+    }
+    Function<PlannedFile, FieldIdProjection> projection;
+    if (byName) {
+      FieldIdProjection names = FieldIdProjection.byName(schema);
+      projection = file -> names;
+    } else if (plan == null || !FieldIdProjection.needsFileLayout(schema)) {
+      FieldIdProjection ids = FieldIdProjection.byFieldId(schema, null);
+      projection = file -> ids;
+    } else {
+      Map<PlannedFile, FieldIdProjection> projections = new IdentityHashMap<>();
+      for (PlannedFile file : table.files()) {
+        projections.put(file, FieldIdProjection.byFieldId(schema, fileSchema(table, file)));
+      }
+      projection = projections::get;
+    }
+    execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, projection));
+  }
+
+  /** The schema {@code file} was written with, read from its footer once per location. */
+  private Schema fileSchema(PlannedTable table, PlannedFile file) {
+    try {
+      return footers.schema(file.location(), Path.of(file.localPath()));
+    } catch (SeException e) {
+      if (!Files.exists(Path.of(file.localPath()))) {
+        // Expiry deleted the pinned snapshot's file after it was planned.
+        throw SnapshotExpiredException.missingFiles(table.displayName(), table.table(), table.snapshotId(), e);
+      }
+      // The footer reader's message names server paths; the client learns which table failed.
+      throw SeException.unavailable("table " + table.displayName() + ": cannot read the footer of a data file", e);
+    }
+  }
+
+  /**
+   * The view's query. Read by field id ({@code schema} map) the files of any schema version read
+   * right, but DuckDB then knows neither row counts nor column statistics and plans joins
+   * blindly; so files of a table that never changed its schema are read by name, which is the
+   * same thing for them. Files are grouped by {@code projection} (one group unless a struct
+   * column must be read per file layout, see {@link FieldIdProjection}). Deleted positions are
+   * removed by an anti-join only for files that have some.
+   */
+  private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes, String deletes,
+      Function<PlannedFile, FieldIdProjection> projection) {
+    List<String> parts = new ArrayList<>();
+    for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(clean, projection).entrySet()) {
+      FieldIdProjection read = group.getKey();
+      parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions() + ")");
+    }
+    for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(withDeletes, projection).entrySet()) {
+      FieldIdProjection read = group.getKey();
+      parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions()
+          + ", filename = '__se_file', file_row_number = true) AS data WHERE NOT EXISTS (SELECT 1 FROM "
+          + deletes + " AS d WHERE d.file = data.__se_file AND d.pos = data.file_row_number)");
+    }
+    if (parts.isEmpty()) {
+      StringJoiner empty = new StringJoiner(", ");
+      for (Types.NestedField field : schema.columns()) {
+        empty.add("CAST(NULL AS " + IcebergTypes.duckdbType(field.name(), field.type()) + ") AS " + SqlQuoting.identifier(field.name()));
+      }
+      parts.add("SELECT " + empty + " WHERE false");
+    }
+    return String.join(" UNION ALL ", parts);
+  }
+
+  /** Whether the view has exactly the schema's column names and DuckDB types, in order. */
+  private static boolean viewColumnsMatch(Connection connection, TableName name, Schema schema) throws SQLException {
+    List<String> expected = new ArrayList<>();
+    for (Types.NestedField field : schema.columns()) {
+      expected.add(field.name() + " " + IcebergTypes.duckdbType(field.name(), field.type()));
+    }
+    List<String> actual = new ArrayList<>();
+    try (PreparedStatement columns = connection.prepareStatement("SELECT column_name, data_type FROM duckdb_columns() "
+        + "WHERE database_name = 'default' AND schema_name = ? AND table_name = ? ORDER BY column_index")) {
+      columns.setString(1, name.schema());
+      columns.setString(2, name.table());
+      try (ResultSet rows = columns.executeQuery()) {
+        while (rows.next()) {
+          actual.add(rows.getString(1) + " " + rows.getString(2));
+        }
+      }
+    }
+    return actual.equals(expected);
+  }
+
+  /** Files grouped by how they are read, in plan order. */
+  private static Map<FieldIdProjection, List<PlannedFile>> byProjection(List<PlannedFile> files,
+      Function<PlannedFile, FieldIdProjection> projection) {
+    Map<FieldIdProjection, List<PlannedFile>> groups = new LinkedHashMap<>();
+    for (PlannedFile file : files) {
+      groups.computeIfAbsent(projection.apply(file), k -> new ArrayList<>()).add(file);
+    }
+    return groups;
+  }
+
+  private static String fileList(List<PlannedFile> files) {
+    StringJoiner list = new StringJoiner(", ", "[", "]");
+    files.forEach(file -> list.add(SqlQuoting.literal(file.localPath())));
+    return list.toString();
+  }
+
+  private static void execute(Connection connection, String sql) throws SQLException {
+    try (Statement statement = connection.createStatement()) {
+      statement.execute(sql);
+    }
+  }
+}
