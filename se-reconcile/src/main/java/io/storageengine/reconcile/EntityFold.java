@@ -28,8 +28,8 @@ import org.apache.iceberg.types.Types;
  * holding the key and non-key columns of its final state, {@code __last_op} (1 upsert, 2 delete),
  * {@code __last_seq} and {@code __last_ver} (WAL sequence number and version of the last applied
  * operation), {@code __max_ord} (greatest arrival, the current row counting as 0), {@code __ld}
- * (where the last applied delete falls in the key's order, NULL without one), and the replaced current row's {@code __file},
- * {@code __pos} and {@code __rid} (NULL when the key had none).
+ * (where the last applied delete falls in the key's order, NULL without one), and the replaced
+ * current row's {@code __file}, {@code __pos} and {@code __rid} (NULL when the key had none).
  */
 final class EntityFold {
   static final String TABLE = "folded";
