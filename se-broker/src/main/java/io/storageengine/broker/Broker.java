@@ -2,6 +2,7 @@ package io.storageengine.broker;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.objectstore.ObjectStore;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -11,6 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -41,6 +43,7 @@ public final class Broker implements AutoCloseable {
   private final ObjectStore store;
   private final BrokerConfig config;
   private final Clock clock;
+  private final ThreadFactory threads;
   private final Object lock = new Object();
 
   // Guarded by lock.
@@ -56,10 +59,20 @@ public final class Broker implements AutoCloseable {
   private Thread committer;
   private volatile long writes;
 
+  /** A broker whose commit thread is a daemon named {@code se-broker-commit}. */
   public Broker(ObjectStore store, BrokerConfig config, Clock clock) {
+    this(store, config, clock, Threads.daemonNamed("se-broker-commit"));
+  }
+
+  /**
+   * @param threads makes the commit thread (a process's composition root passes threads whose
+   *     uncaught throwables take its fatal-error path)
+   */
+  public Broker(ObjectStore store, BrokerConfig config, Clock clock, ThreadFactory threads) {
     this.store = store;
     this.config = config;
     this.clock = clock;
+    this.threads = threads;
   }
 
   /**
@@ -92,8 +105,7 @@ public final class Broker implements AutoCloseable {
           state = new TaskQueueState(mine.tasks(), config.retry());
           running = true;
         }
-        committer = new Thread(this::commitLoop, "se-broker-commit");
-        committer.setDaemon(true);
+        committer = threads.newThread(this::commitLoop);
         committer.start();
         LOG.info("broker active at {} with epoch {} ({} tasks in {})", address, epoch,
             mine.tasks().size(), store.describe());

@@ -2,6 +2,7 @@ package io.storageengine.broker;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
@@ -13,6 +14,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -64,6 +66,18 @@ public final class Worker implements AutoCloseable {
 
   public Worker(BrokerClient client, Map<String, TaskHandler> handlers, int concurrency, Clock clock,
       Options options) {
+    this(client, handlers, concurrency, clock, options, null);
+  }
+
+  /**
+   * @param threads makes the lease, heartbeat and task threads (a process's composition root
+   *     passes threads whose uncaught throwables take its fatal-error path); an {@code Error} a
+   *     handler throws ends its thread, one a heartbeat throws goes to the thread's
+   *     uncaught-exception handler. Null: daemon threads named {@code se-worker-lease},
+   *     {@code se-worker-heartbeat} and {@code se-worker-task-N}.
+   */
+  public Worker(BrokerClient client, Map<String, TaskHandler> handlers, int concurrency, Clock clock,
+      Options options, ThreadFactory threads) {
     if (concurrency < 1) {
       throw SeException.invalid("worker concurrency must be >= 1, got %d", concurrency);
     }
@@ -77,11 +91,10 @@ public final class Worker implements AutoCloseable {
     this.options = options;
     this.id = "worker-" + ProcessHandle.current().pid() + "-" + UUID.randomUUID().toString().substring(0, 8);
     this.slots = new Semaphore(concurrency);
-    AtomicInteger runnerCount = new AtomicInteger();
     this.runners = Executors.newFixedThreadPool(concurrency,
-        r -> daemon(r, "se-worker-task-" + runnerCount.incrementAndGet()));
-    this.heartbeats = Executors.newSingleThreadScheduledExecutor(r -> daemon(r, "se-worker-heartbeat"));
-    this.leaser = daemon(this::leaseLoop, "se-worker-lease");
+        threads != null ? threads : Threads.daemon("se-worker-task"));
+    this.heartbeats = Threads.scheduledPool(1, threads != null ? threads : Threads.daemonNamed("se-worker-heartbeat"));
+    this.leaser = (threads != null ? threads : Threads.daemonNamed("se-worker-lease")).newThread(this::leaseLoop);
   }
 
   /** Starts leasing. */
@@ -243,11 +256,5 @@ public final class Worker implements AutoCloseable {
     } catch (InterruptedException e) {
       return false;
     }
-  }
-
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
   }
 }

@@ -3,16 +3,16 @@ package io.storageengine.ingest;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalWriter;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * One {@link TableCommitter} per table WAL, all flushing on one named daemon pool. The table's
+ * One {@link TableCommitter} per table WAL, all flushing on one pool. The table's
  * name is registered next to its WAL once, when its committer is created. The committer of a
  * table found dropped is forgotten (its streams fail NOT_FOUND).
  */
@@ -24,13 +24,22 @@ final class GroupCommitter implements AutoCloseable {
   private final ScheduledThreadPoolExecutor executor;
   private final ConcurrentHashMap<TableWal, TableCommitter> committers = new ConcurrentHashMap<>();
 
+  /** Flushing on daemon threads named {@code se-ingest-flush-N}. */
+  GroupCommitter(WalWriter wal, TenantCatalogs catalogs, IngestListener listener, IngestConfig config) {
+    this(wal, catalogs, listener, config, Threads.daemon("se-ingest-flush"));
+  }
+
+  /**
+   * @param threads makes the flush threads; an {@code Error} a flush throws goes to the thread's
+   *     uncaught-exception handler
+   */
   GroupCommitter(WalWriter wal, TenantCatalogs catalogs, IngestListener listener,
-      IngestConfig config) {
+      IngestConfig config, ThreadFactory threads) {
     this.wal = wal;
     this.catalogs = catalogs;
     this.listener = listener;
     this.config = config;
-    this.executor = new ScheduledThreadPoolExecutor(config.flushThreads(), daemonThreads());
+    this.executor = Threads.scheduledPool(config.flushThreads(), threads);
     this.executor.setRemoveOnCancelPolicy(true);
   }
 
@@ -66,14 +75,5 @@ final class GroupCommitter implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  private static ThreadFactory daemonThreads() {
-    AtomicInteger counter = new AtomicInteger();
-    return runnable -> {
-      Thread t = new Thread(runnable, "se-ingest-flush-" + counter.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 }

@@ -3,8 +3,10 @@ package io.storageengine.ingest;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.wal.WalWriter;
 import java.util.Objects;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.flight.FlightDescriptor;
@@ -51,11 +53,23 @@ public final class IngestService implements AutoCloseable {
    */
   public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
       IngestConfig config, IngestListener listener) {
+    this(allocator, catalogs, wal, config, listener, Threads.daemon("se-ingest-flush"));
+  }
+
+  /**
+   * @param allocator parent of one child allocator per stream (limited to
+   *     {@link IngestConfig#maxStreamBytes()}); must outlive this service
+   * @param listener told after each WAL segment is written, e.g. to schedule reconciliation
+   * @param threads makes the WAL flush threads (a process's composition root passes threads
+   *     whose uncaught throwables take its fatal-error path)
+   */
+  public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
+      IngestConfig config, IngestListener listener, ThreadFactory threads) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.config = Objects.requireNonNull(config, "config");
     this.resolver = new TableResolver(Objects.requireNonNull(catalogs, "catalogs"));
     this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"), catalogs,
-        listener == null ? IngestListener.NONE : listener, config);
+        listener == null ? IngestListener.NONE : listener, config, Objects.requireNonNull(threads, "threads"));
     this.budget = new ByteBudget(config.globalBytes());
     this.ackAllocator = allocator.newChildAllocator("ingest-acks", 0, 16L << 20);
   }

@@ -1,13 +1,14 @@
 package io.storageengine.query;
 
+import io.storageengine.common.Threads;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,17 +33,26 @@ final class PlannedQueryHandoff implements AutoCloseable {
   private final ScheduledExecutorService sweeper;
   private int size;
 
+  /** Sweeping on a daemon thread named {@code se-query-handoff-sweep}. */
   PlannedQueryHandoff() {
-    this(TTL_NANOS, SWEEP_MILLIS);
+    this(Threads.daemonNamed("se-query-handoff-sweep"));
+  }
+
+  /**
+   * @param threads makes the sweep thread; an {@code Error} a sweep throws goes to the thread's
+   *     uncaught-exception handler
+   */
+  PlannedQueryHandoff(ThreadFactory threads) {
+    this(TTL_NANOS, SWEEP_MILLIS, threads);
   }
 
   PlannedQueryHandoff(long ttlNanos, long sweepMillis) {
+    this(ttlNanos, sweepMillis, Threads.daemonNamed("se-query-handoff-sweep"));
+  }
+
+  private PlannedQueryHandoff(long ttlNanos, long sweepMillis, ThreadFactory threads) {
     this.ttlNanos = ttlNanos;
-    this.sweeper = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "se-query-handoff-sweep");
-      t.setDaemon(true);
-      return t;
-    });
+    this.sweeper = Threads.scheduledPool(1, threads);
     sweeper.scheduleWithFixedDelay(this::sweep, sweepMillis, sweepMillis, TimeUnit.MILLISECONDS);
   }
 

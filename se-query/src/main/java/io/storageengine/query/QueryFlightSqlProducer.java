@@ -8,6 +8,7 @@ import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
@@ -16,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -76,7 +78,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final QuerySessions sessions;
   private final ServerSqlInfo sqlInfo;
   private final CatalogMetadataStreams metadata;
-  private final PlannedQueryHandoff handoff = new PlannedQueryHandoff();
+  private final PlannedQueryHandoff handoff;
   /** Queries being streamed by a DoGet, by ticket handle (see {@link #cancelFlightInfo}). */
   private final Map<String, PreparedQuery> streaming = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -94,6 +96,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemonNamed("se-query-handoff-sweep"));
+  }
+
+  /**
+   * As above, with {@code threads} making the producer's background threads (a process's
+   * composition root passes threads whose uncaught throwables take its fatal-error path).
+   */
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
+    this.handoff = new PlannedQueryHandoff(threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;

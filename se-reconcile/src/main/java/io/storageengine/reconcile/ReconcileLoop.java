@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.Threads;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
@@ -12,9 +13,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -107,6 +108,29 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
    */
   public ReconcileLoop(Reconciler reconciler, WalLog wal, String catalogId, Duration interval,
       Consumer<ReconcileResult> listener, int parallelism) {
+    this(reconciler, wal, catalogId, interval, listener, parallelism, null);
+  }
+
+  /**
+   * A loop with {@link #DEFAULT_PARALLELISM} passes in flight at most, on {@code threads}.
+   *
+   * @param threads makes the ticker and the pass threads (a process's composition root passes
+   *     threads whose uncaught throwables take its fatal-error path)
+   */
+  public ReconcileLoop(Reconciler reconciler, WalLog wal, String catalogId, Duration interval,
+      Consumer<ReconcileResult> listener, ThreadFactory threads) {
+    this(reconciler, wal, catalogId, interval, listener, DEFAULT_PARALLELISM, threads);
+  }
+
+  /**
+   * @param catalogId reconcile only this catalog's tables, or all when null
+   * @param listener receives every pass result (committed, failed ...), one call at a time
+   * @param parallelism passes of different tables that may run at once
+   * @param threads makes the ticker and the pass threads; null: daemon threads named
+   *     {@code se-reconcile-loop[-catalog]} and {@code se-reconcile-pass[-catalog]-N}
+   */
+  public ReconcileLoop(Reconciler reconciler, WalLog wal, String catalogId, Duration interval,
+      Consumer<ReconcileResult> listener, int parallelism, ThreadFactory threads) {
     if (parallelism <= 0) {
       throw new IllegalArgumentException("reconcile parallelism must be positive, got " + parallelism);
     }
@@ -116,16 +140,15 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     this.interval = interval;
     this.listener = listener;
     String suffix = catalogId == null ? "" : "-" + catalogId;
-    AtomicInteger threadNo = new AtomicInteger();
+    ThreadFactory passFactory = threads != null ? threads : Threads.daemon("se-reconcile-pass" + suffix);
     this.passes = new ThreadPoolExecutor(parallelism, parallelism, 0, TimeUnit.MILLISECONDS,
         new LinkedBlockingQueue<>(), r -> {
-          Thread t = new Thread(r, "se-reconcile-pass" + suffix + "-" + threadNo.incrementAndGet());
-          t.setDaemon(true);
+          Thread t = passFactory.newThread(r);
           passThreads.add(t);
           return t;
         });
-    this.ticker = new Thread(this::tick, "se-reconcile-loop" + suffix);
-    this.ticker.setDaemon(true);
+    this.ticker = (threads != null ? threads : Threads.daemonNamed("se-reconcile-loop" + suffix))
+        .newThread(this::tick);
   }
 
   /** Keeps each table's status on cluster storage too (call before {@link #start}). */

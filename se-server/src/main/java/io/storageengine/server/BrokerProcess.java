@@ -26,7 +26,8 @@ public final class BrokerProcess implements AutoCloseable {
   private BrokerProcess(EngineContext context) {
     this.context = context;
     InetSocketAddress address = context.config().serverAddress();
-    this.broker = context.own(new Broker(context.store(), context.config().broker(), Clock.systemUTC()));
+    this.broker = context.own(new Broker(context.store(), context.config().broker(), Clock.systemUTC(),
+        context.threads("se-broker-commit")));
     this.server = Server.builder()
         .http(new InetSocketAddress(address.getHostString(), address.getPort()))
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))

@@ -10,6 +10,7 @@ import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import java.util.Optional;
+import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.sql.impl.FlightSql;
@@ -22,9 +23,10 @@ import org.apache.arrow.memory.BufferAllocator;
 final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
 
+  /** @param threads makes the query side's background threads */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest) {
-    super(allocator, catalogs, duckdb, config, true);
+      IngestService ingest, ThreadFactory threads) {
+    super(allocator, catalogs, duckdb, config, true, threads);
     this.ingest = ingest;
   }
 

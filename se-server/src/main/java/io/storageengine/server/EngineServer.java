@@ -63,10 +63,11 @@ public final class EngineServer implements AutoCloseable {
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
         loop = context.own(new ReconcileLoop(context.reconciler(), wal, null,
-            config.duration(ConfigKey.RECONCILE_INTERVAL), EngineServer::logResult)
+            config.duration(ConfigKey.RECONCILE_INTERVAL), EngineServer::logResult, context.threads("se-reconcile"))
             .withStatusStore(new ReconcileStatusStore(store)).start());
         context.own(new MaintenanceLoop(context.maintainer(MaintenanceHooks.NONE, loop), null,
-            config.duration(ConfigKey.MAINTENANCE_INTERVAL), EngineServer::logMaintenance).start());
+            config.duration(ConfigKey.MAINTENANCE_INTERVAL), EngineServer::logMaintenance,
+            context.threads("se-maintenance")).start());
       }
       this.reconcileLoop = loop;
       IngestConfig ingestConfig = config.ingest();
@@ -81,10 +82,11 @@ public final class EngineServer implements AutoCloseable {
             } else {
               scheduler.segmentWritten(table);
             }
-          }));
+          }, context.threads("se-ingest-flush")));
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
-          context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest));
+          context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
+          context.threads("se-query")));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));

@@ -66,7 +66,8 @@ public final class ReconcileRunner implements AutoCloseable {
   /** Reconciles continuously until the thread is interrupted. */
   public void watch(String catalogId, java.time.Duration interval, Consumer<ReconcileResult> results)
       throws InterruptedException {
-    try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results)
+    try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, catalogId, interval, results,
+        context.threads("se-reconcile"))
         .withStatusStore(new ReconcileStatusStore(context.store())).start()) {
       Thread.currentThread().join();
     }

@@ -107,7 +107,8 @@ public final class WorkerProcess implements AutoCloseable {
         throw new SeException(ErrorCode.UNAVAILABLE, String.join("; ", result.errors()));
       }
     });
-    Worker worker = context.own(new Worker(broker, handlers, concurrency, Clock.systemUTC()));
+    Worker worker = context.own(new Worker(broker, handlers, concurrency, Clock.systemUTC(), Worker.Options.defaults(),
+        context.threads("se-worker")));
     worker.start();
     // Registered after the worker, so closing stops the sweep first.
     context.scheduler("se-worker-sweep").scheduleWithFixedDelay(() -> sweep(wal, broker), SWEEP.toMillis(),

@@ -7,6 +7,7 @@ import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.reconcile.Cleanup;
 import io.storageengine.reconcile.CommitOutcome;
+import io.storageengine.reconcile.CurrentRows;
 import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
@@ -14,11 +15,7 @@ import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.WalHighWaterMark;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +32,10 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
-import org.apache.iceberg.data.BaseDeleteLoader;
-import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
-import org.duckdb.DuckDBAppender;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -311,77 +305,20 @@ final class Compactor {
     defs.add("__file VARCHAR");
     defs.add("__pos BIGINT");
     duck.execute("CREATE OR REPLACE TEMP TABLE " + STAGED + " (" + String.join(", ", defs) + ")");
-    duck.execute("CREATE OR REPLACE TEMP TABLE in_files (filename VARCHAR, first_row_id BIGINT, data_seq BIGINT)");
-
-    Map<String, FileScanTask> byLocalPath = new LinkedHashMap<>();
-    for (FileScanTask task : tasks) {
-      byLocalPath.put(duck.readable(table, task.file().location()), task);
-    }
-    Map<String, List<String>> groups = new LinkedHashMap<>();
-    Map<String, Schema> groupSchemas = new HashMap<>();
-    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "in_files")) {
-      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
-        DataFile file = e.getValue().file();
-        appender.beginRow().append(e.getKey()).append(file.firstRowId()).append(file.dataSequenceNumber()).endRow();
-        Schema fileSchema = duck.fileSchema(file.location(), e.getKey());
-        String key = fileSchema.asStruct().toString();
-        groups.computeIfAbsent(key, k -> new ArrayList<>()).add(SqlQuoting.literal(e.getKey()));
-        groupSchemas.put(key, fileSchema);
-      }
-    } catch (SQLException e) {
-      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
-    }
-    // Files written with different column names (renames) are read in separate groups.
-    for (Map.Entry<String, List<String>> g : groups.entrySet()) {
-      Schema fileSchema = groupSchemas.get(g.getKey());
+    CurrentRows current = new CurrentRows(duck, table, tasks);
+    current.insertInto(STAGED, fileSchema -> {
       List<String> exprs = new ArrayList<>();
       for (Types.NestedField c : schema.columns()) {
-        exprs.add(DuckSql.fileColumn(fileSchema, c, "r"));
+        exprs.add(CurrentRows.column(fileSchema, c));
       }
       if (lineage) {
-        exprs.add("coalesce(" + DuckSql.fileColumn(fileSchema, MetadataColumns.ROW_ID, "r")
-            + ", f.first_row_id + r.file_row_number)");
-        exprs.add("coalesce(" + DuckSql.fileColumn(fileSchema, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER, "r")
-            + ", f.data_seq)");
+        exprs.add(CurrentRows.rowId(fileSchema));
+        exprs.add(CurrentRows.lastUpdatedSequence(fileSchema));
       }
-      duck.execute("INSERT INTO " + STAGED + " SELECT " + String.join(", ", exprs)
-          + ", r.filename, r.file_row_number FROM read_parquet([" + String.join(", ", g.getValue())
-          + "], filename = true, file_row_number = true) r JOIN in_files f ON r.filename = f.filename");
-    }
+      return String.join(", ", exprs) + ", r.filename, r.file_row_number";
+    }, fileSchema -> CurrentRows.JOIN_FILES);
     long staged = duck.queryLong("SELECT count(*) FROM " + STAGED);
-    removeDeleted(duck, table, byLocalPath);
+    current.removeAllDeleted(STAGED);
     return staged;
-  }
-
-  /** Drops the rows that deletion vectors (or other position deletes) mark deleted. */
-  private static void removeDeleted(DuckSession duck, Table table, Map<String, FileScanTask> byLocalPath) {
-    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, p BIGINT)");
-    BaseDeleteLoader loader = new BaseDeleteLoader(f -> table.io().newInputFile(f.location(), f.fileSizeInBytes()));
-    long dead = 0;
-    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
-        FileScanTask task = e.getValue();
-        if (task.deletes().isEmpty()) {
-          continue;
-        }
-        PositionDeleteIndex index = loader.loadPositionDeletes(task.deletes(), task.file().location());
-        long[] count = {0};
-        index.forEach(pos -> {
-          try {
-            appender.beginRow().append(e.getKey()).append(pos).endRow();
-            count[0]++;
-          } catch (SQLException ex) {
-            throw SeException.internal("DuckDB append failed: " + ex.getMessage(), ex);
-          }
-        });
-        dead += count[0];
-      }
-    } catch (SQLException e) {
-      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
-    }
-    if (dead > 0) {
-      duck.execute("DELETE FROM " + STAGED + " USING dead WHERE " + STAGED + ".__file = dead.f AND "
-          + STAGED + ".__pos = dead.p");
-    }
   }
 }

@@ -1,6 +1,8 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.common.Threads;
 import java.time.Duration;
+import java.util.concurrent.ThreadFactory;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -29,6 +31,18 @@ public final class MaintenanceLoop implements AutoCloseable {
    */
   public MaintenanceLoop(Maintainer maintainer, String catalogId, Duration interval,
       Consumer<MaintenanceResult> listener) {
+    this(maintainer, catalogId, interval, listener,
+        Threads.daemonNamed("se-maintenance-loop" + (catalogId == null ? "" : "-" + catalogId)));
+  }
+
+  /**
+   * @param catalogId maintain only this catalog's tables, or all when null
+   * @param listener receives every table's result on the loop thread
+   * @param threads makes the loop thread (a process's composition root passes threads whose
+   *     uncaught throwables take its fatal-error path)
+   */
+  public MaintenanceLoop(Maintainer maintainer, String catalogId, Duration interval,
+      Consumer<MaintenanceResult> listener, ThreadFactory threads) {
     if (interval.isNegative() || interval.isZero()) {
       throw new IllegalArgumentException("maintenance interval must be positive: " + interval);
     }
@@ -36,8 +50,7 @@ public final class MaintenanceLoop implements AutoCloseable {
     this.catalogId = catalogId;
     this.interval = interval;
     this.listener = listener;
-    this.thread = new Thread(this::loop, "se-maintenance-loop" + (catalogId == null ? "" : "-" + catalogId));
-    this.thread.setDaemon(true);
+    this.thread = threads.newThread(this::loop);
     // Maintenance yields to ingestion and reconciliation when CPUs are scarce.
     this.thread.setPriority(Thread.MIN_PRIORITY);
   }

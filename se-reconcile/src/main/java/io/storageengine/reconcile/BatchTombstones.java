@@ -1,0 +1,90 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.common.SeException;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.iceberg.Table;
+import org.duckdb.DuckDBAppender;
+
+/**
+ * The tombstones an entity batch reads and writes. Tables without a version column keep none:
+ * every operation has the same version, so a delete needs no memory to beat older operations.
+ *
+ * <ul>
+ *   <li>{@link #load} fills the temp table {@value #TABLE} (key columns and {@code __tv}, the
+ *       tombstone's version) with the committed, unexpired tombstones of the batch's keys;</li>
+ *   <li>{@link #write} records a tombstone for every key whose final operation in {@code folded}
+ *       is a delete, with the delete's version and WAL sequence number.</li>
+ * </ul>
+ */
+final class BatchTombstones {
+  static final String TABLE = "tombs";
+  /** Above this many keys a pass reads every tombstone bucket instead of the keys' buckets. */
+  private static final long KEYS_FOR_BUCKETED_TOMBSTONE_READ = 20_000;
+
+  private final DuckSession duck;
+  private final Table table;
+  private final EntityColumns columns;
+  private final TombstoneStore tombstones;
+  private final ReconcileOptions options;
+
+  BatchTombstones(DuckSession duck, Table table, EntityColumns columns, TombstoneStore tombstones,
+      ReconcileOptions options) {
+    this.duck = duck;
+    this.table = table;
+    this.columns = columns;
+    this.tombstones = tombstones;
+    this.options = options;
+  }
+
+  /**
+   * @param keysTable temp table with one row per key of the batch
+   * @param highWaterMark tombstones of WAL sequence numbers above it are not committed yet and are ignored
+   */
+  void load(String keysTable, long highWaterMark) {
+    duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR)");
+    if (columns.version() != null && !tombstones.isEmpty()) {
+      Map<String, TombstoneStore.Tombstone> found;
+      if (duck.queryLong("SELECT count(*) FROM " + keysTable) <= KEYS_FOR_BUCKETED_TOMBSTONE_READ) {
+        List<String> keyTexts = new ArrayList<>();
+        duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
+        found = tombstones.load(keyTexts, highWaterMark, options.clock().instant(), retention());
+      } else {
+        // The join below keeps only the batch's keys.
+        found = tombstones.loadAll(highWaterMark, options.clock().instant(), retention());
+      }
+      try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "tomb_text")) {
+        for (TombstoneStore.Tombstone t : found.values()) {
+          appender.beginRow().append(t.key()).append(t.version()).endRow();
+        }
+      } catch (SQLException e) {
+        throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+      }
+    }
+    duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columns.keyList("b.") + ", CAST(t.__v AS "
+        + columns.versionType() + ") AS __tv FROM tomb_text t JOIN " + keysTable + " b ON t.__k = "
+        + columns.keyText("b."));
+  }
+
+  /** Writes the tombstones of the keys {@code folded} ends with a delete, for WAL range {@code fromSeq..toSeq}. */
+  void write(long fromSeq, long toSeq) {
+    if (columns.version() == null) {
+      return;
+    }
+    List<TombstoneStore.Tombstone> result = new ArrayList<>();
+    long now = options.clock().millis();
+    duck.query("SELECT " + columns.keyText("") + ", CAST(__last_ver AS VARCHAR), __last_seq FROM " + EntityFold.TABLE
+        + " WHERE __max_ord > 0 AND __last_op = 2",
+        rs -> result.add(new TombstoneStore.Tombstone(rs.getString(1), rs.getString(2), rs.getLong(3), now)));
+    if (!result.isEmpty()) {
+      tombstones.write(fromSeq, toSeq, result);
+    }
+  }
+
+  private Duration retention() {
+    return TombstoneStore.retention(table, options.defaultTombstoneRetention());
+  }
+}
