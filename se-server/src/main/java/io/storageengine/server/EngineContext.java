@@ -1,6 +1,7 @@
 package io.storageengine.server;
 
 import io.storageengine.catalog.TenantCatalogRegistry;
+import io.storageengine.common.Threads;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.reconcile.Reconciler;
@@ -15,10 +16,7 @@ import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.UUID;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
@@ -196,7 +194,8 @@ public final class EngineContext implements AutoCloseable {
         new SynchronousQueue<>(), threads(name)) {
       @Override
       protected void afterExecute(Runnable task, Throwable thrown) {
-        reportError(task, thrown);
+        // The pool's threads are this context's, so their handler is the fatal-error path.
+        Threads.reportError(task, thrown);
       }
     };
     return own(pool);
@@ -204,35 +203,9 @@ public final class EngineContext implements AutoCloseable {
 
   /** As {@link #cachedPool}, one thread for delayed and periodic tasks. */
   public ScheduledExecutorService scheduler(String name) {
-    ScheduledThreadPoolExecutor pool = new ScheduledThreadPoolExecutor(1, threads(name)) {
-      @Override
-      protected void afterExecute(Runnable task, Throwable thrown) {
-        reportError(task, thrown);
-      }
-    };
+    ScheduledThreadPoolExecutor pool = Threads.scheduledPool(1, threads(name));
     pool.setRemoveOnCancelPolicy(true);
     return own(pool);
-  }
-
-  /**
-   * An {@code Error} kept by a pool task's future goes the fatal-error path. (A throwable a task
-   * run by {@code execute} throws ends its thread and reaches the thread's handler by itself.)
-   */
-  private void reportError(Runnable task, Throwable thrown) {
-    if (thrown != null || !(task instanceof Future<?> future) || !future.isDone() || future.isCancelled()) {
-      return;
-    }
-    try {
-      future.get();
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof Error error) {
-        fatal.uncaughtException(Thread.currentThread(), error);
-      }
-    } catch (CancellationException e) {
-      // cancelled between the check and get: not a failure
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /**
