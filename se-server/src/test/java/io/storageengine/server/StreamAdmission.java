@@ -193,7 +193,8 @@ final class StreamAdmission {
     List<Double> h = sorted(health);
     return new Result(streams, tables.size(), clients, landed, pct(a, 0.5), pct(a, 0.99),
         pct(a, 1.0), h.size(), pct(h, 0.5), pct(h, 0.99), pct(h, 1.0), healthFailures[0], wall,
-        loadTableP50, cpu, jit, ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
+        loadTableP50, cpu, jit,
+        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 
   /** Opens a stream, records its admission time (when {@code admissions} is given), lands one row. */
