@@ -6,6 +6,8 @@ import io.storageengine.catalog.Tables;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.wal.WalOperation;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -39,20 +41,28 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * {@code -Dse.admission.dump=<file>} writes every thread's stack that many milliseconds
  * ({@code -Dse.admission.dump-after-ms}, default 1000) into the burst. Shared by {@link ManyStreamsTest} and
  * {@code bench.StreamAdmissionBenchmark}.
+ *
+ * <p>Admission is CPU-bound, and on a shared machine the CPU this JVM gets varies from run to
+ * run, so a result also tells what the burst cost and what it ran against: {@code cpu_s}, the
+ * CPU time of this JVM (clients and server) from the start of the burst until every stream
+ * landed; {@code jit_s}, the time the JIT compiler threads spent compiling meanwhile (elapsed,
+ * summed over those threads; high on the first burst of a fresh JVM); and the machine's
+ * one-minute {@code load_average} at the end.
  */
 final class StreamAdmission {
   /** What one run measured; latencies in milliseconds. */
   record Result(int streams, int tables, int clients, int landed, double admissionP50,
       double admissionP99, double admissionMax, int healthProbes, double healthP50,
       double healthP99, double healthMax, int healthFailures, double wallSeconds,
-      double loadTableP50) {
+      double loadTableP50, double cpuSeconds, double jitSeconds, double loadAverage) {
     String json() {
       return String.format(Locale.ROOT, "{\"streams\":%d,\"tables\":%d,\"clients\":%d,\"landed\":%d,"
           + "\"admission_ms\":{\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
           + "\"health_ms\":{\"probes\":%d,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f,\"failures\":%d},"
-          + "\"wall_s\":%.1f,\"load_table_p50_ms\":%.1f}", streams, tables, clients, landed,
+          + "\"wall_s\":%.1f,\"load_table_p50_ms\":%.1f,\"cpu_s\":%.2f,\"jit_s\":%.2f,"
+          + "\"load_average\":%.1f}", streams, tables, clients, landed,
           admissionP50, admissionP99, admissionMax, healthProbes, healthP50, healthP99, healthMax,
-          healthFailures, wallSeconds, loadTableP50);
+          healthFailures, wallSeconds, loadTableP50, cpuSeconds, jitSeconds, loadAverage);
     }
   }
 
@@ -116,6 +126,8 @@ final class StreamAdmission {
       }
     }, "health-prober");
     long wallStarted;
+    long cpuStarted;
+    long jitStarted;
     int landed = 0;
     try (BufferAllocator allocator = new RootAllocator()) {
       List<IngestClient> connections = new ArrayList<>();
@@ -143,6 +155,8 @@ final class StreamAdmission {
           }));
         }
         wallStarted = System.nanoTime();
+        cpuStarted = processCpuNanos();
+        jitStarted = jitMillis();
         start.countDown();
         String dump = System.getProperty("se.admission.dump");
         if (dump != null) {
@@ -173,11 +187,14 @@ final class StreamAdmission {
       }
     }
     double wall = (System.nanoTime() - wallStarted) / 1e9;
+    double cpu = (processCpuNanos() - cpuStarted) / 1e9;
+    double jit = (jitMillis() - jitStarted) / 1e3;
     List<Double> a = sorted(admissions);
     List<Double> h = sorted(health);
     return new Result(streams, tables.size(), clients, landed, pct(a, 0.5), pct(a, 0.99),
         pct(a, 1.0), h.size(), pct(h, 0.5), pct(h, 0.99), pct(h, 1.0), healthFailures[0], wall,
-        loadTableP50);
+        loadTableP50, cpu, jit,
+        ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage());
   }
 
   /** Opens a stream, records its admission time (when {@code admissions} is given), lands one row. */
@@ -197,6 +214,19 @@ final class StreamAdmission {
       stream.send(root).get(5, TimeUnit.MINUTES);
       stream.finish();
     }
+  }
+
+  /** CPU time of this JVM so far; -1 where the platform does not tell. */
+  private static long processCpuNanos() {
+    return ManagementFactory.getOperatingSystemMXBean()
+        instanceof com.sun.management.OperatingSystemMXBean os ? os.getProcessCpuTime() : -1;
+  }
+
+  /** Time the JIT compilers spent so far (milliseconds, summed over compiler threads). */
+  private static long jitMillis() {
+    CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+    return jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? jit.getTotalCompilationTime() : 0;
   }
 
   private static List<Double> sorted(List<Double> values) {
