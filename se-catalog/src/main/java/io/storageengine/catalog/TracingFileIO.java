@@ -89,21 +89,24 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   private LocationConfinement confinement = LocationConfinement.unconfined();
   private SerializableSupplier<Configuration> conf;
   private List<StorageCredential> credentials = List.of();
-  private transient volatile Telemetry telemetry;
-  private final transient boolean fixedTelemetry;
+  /** Given to the constructor; null for one Iceberg made (it reports to its binding's). */
+  private final transient Telemetry telemetry;
+  /** The {@value #TELEMETRY_BINDING} property of {@link #initialize}; kept across serialization. */
+  private String telemetryBinding;
 
   /**
    * For Iceberg's {@code io-impl}: reports to the telemetry of the binding named by
-   * {@value #TELEMETRY_BINDING} in the properties given to {@link #initialize}.
+   * {@value #TELEMETRY_BINDING} in the properties given to {@link #initialize}, also after
+   * Java serialization (a FileIO built with a telemetry of its own reports to none once
+   * deserialized).
    */
   public TracingFileIO() {
-    this.fixedTelemetry = false;
+    this.telemetry = null;
   }
 
   /** Reports to {@code telemetry}. */
   public TracingFileIO(Telemetry telemetry) {
     this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
-    this.fixedTelemetry = true;
   }
 
   /**
@@ -117,7 +120,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
     return new Binding(id);
   }
 
-  /** An entry of {@link #bind}; closing it removes the entry (FileIOs already initialized keep theirs). */
+  /** An entry of {@link #bind}; once it is closed, the FileIOs naming it report to {@link Telemetry#none()}. */
   public record Binding(String id) implements AutoCloseable {
     @Override
     public void close() {
@@ -127,11 +130,7 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
 
   @Override
   public void initialize(Map<String, String> properties) {
-    if (!fixedTelemetry) {
-      String binding = properties.get(TELEMETRY_BINDING);
-      Telemetry bound = binding == null ? null : BINDINGS.get(binding);
-      this.telemetry = bound == null ? Telemetry.none() : bound;
-    }
+    this.telemetryBinding = properties.get(TELEMETRY_BINDING);
     String impl = properties.getOrDefault(DELEGATE_IMPL, ResolvingFileIO.class.getName());
     if (impl.equals(TracingFileIO.class.getName())) {
       throw SeException.invalid("FileIO property %s: %s cannot wrap itself; name the FileIO to trace",
@@ -386,8 +385,11 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   }
 
   private Telemetry telemetry() {
-    Telemetry t = telemetry;
-    return t == null ? Telemetry.none() : t; // not initialized yet, or deserialized
+    if (telemetry != null) {
+      return telemetry;
+    }
+    Telemetry bound = telemetryBinding == null ? null : BINDINGS.get(telemetryBinding);
+    return bound == null ? Telemetry.none() : bound;
   }
 
   private SupportsPrefixOperations prefixOperations(String what) {

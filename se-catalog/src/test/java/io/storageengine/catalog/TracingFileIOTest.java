@@ -375,10 +375,13 @@ class TracingFileIOTest {
   }
 
   @Test
-  void survivesJavaSerializationAndThenReportsToTheCurrentTelemetry() throws Exception {
+  void survivesJavaSerializationAndThenReportsToItsBinding() throws Exception {
     String warehouse = CatalogFactory.fileLocation(dir.resolve("wh"));
     byte[] serialized;
-    try (TracingFileIO io = localIo(warehouse)) {
+    TracingFileIO bound = new TracingFileIO();
+    bound.setConf(new Configuration());
+    bound.initialize(Map.of("warehouse", warehouse, TracingFileIO.TELEMETRY_BINDING, binding.id()));
+    try (TracingFileIO io = bound) {
       write(io, warehouse + "/f.bin", "f");
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {

@@ -61,7 +61,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   private final Telemetry telemetry;
   private final WalBacklog backlog;
 
-  /** A WAL reporting to {@link Telemetry#disabled() disabled} telemetry (tools, tests). */
+  /** A WAL reporting to {@link Telemetry#none()}, the sink of components without an engine (tools, tests). */
   public ObjectStoreWal(ObjectStore store, String writerId) {
     this(store, writerId, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF);
   }
