@@ -85,7 +85,8 @@ abstract class StreamIngestion implements Runnable {
       throw new SeException(e.code(), label + ": " + e.getMessage(), e);
     }
     flow.reserve(ipc.length);
-    IngestTrace trace = IngestTrace.accepted(service.telemetry(), target.catalogId(), table, requestId, rows, ipc.length);
+    IngestTrace trace = IngestTrace.accepted(service.telemetry(), target.catalogId(), table, requestId, rows,
+        ipc.length);
     WalFrame frame = new WalFrame(target.operation(), target.schema().schemaId(),
         new long[] {requestId}, rows, ipc);
     TableCommitter committer = service.committer(target);

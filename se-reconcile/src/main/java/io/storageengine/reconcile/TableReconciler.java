@@ -53,8 +53,8 @@ final class TableReconciler {
   private final Telemetry telemetry;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator,
-      Telemetry telemetry) {
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
+      TableLocator locator, Telemetry telemetry) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
@@ -91,7 +91,8 @@ final class TableReconciler {
   }
 
   ReconcileResult run(TableWal tableWal) {
-    try (ReconcileTrace trace = ReconcileTrace.start(telemetry, tableWal.catalogId(), tableWal.tableUuid().toString())) {
+    try (ReconcileTrace trace = ReconcileTrace.start(telemetry, tableWal.catalogId(),
+        tableWal.tableUuid().toString())) {
       try {
         ReconcileResult r = run(tableWal, trace);
         trace.result(r.outcome().name().toLowerCase(Locale.ROOT), r.walRows(), r.dataFiles(), r.deleteVectors());

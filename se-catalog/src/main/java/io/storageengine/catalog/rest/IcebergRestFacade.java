@@ -105,7 +105,10 @@ public final class IcebergRestFacade {
     this(catalogs, requireConfigured, Telemetry.none());
   }
 
-  /** As {@link #IcebergRestFacade(TenantCatalogs, Consumer)}, recording clients' metrics reports into {@code telemetry}. */
+  /**
+   * As {@link #IcebergRestFacade(TenantCatalogs, Consumer)}, recording clients' metrics reports
+   * into {@code telemetry}.
+   */
   public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured, Telemetry telemetry) {
     this.metrics = new ClientMetricsRecorder(telemetry);
     this.catalogs = catalogs;
