@@ -46,6 +46,7 @@ public final class CatalogFactory {
 
   private final Path embeddedRoot;
   private final SecretResolver secrets;
+  private final String telemetryBinding;
 
   /** {@code embeddedRoot}: the local directory holding embedded catalogs, if cluster storage is local. */
   public CatalogFactory(Optional<Path> embeddedRoot) {
@@ -54,6 +55,15 @@ public final class CatalogFactory {
 
   /** As {@link #CatalogFactory(Optional)}, reading {@code secret-ref:} property values through {@code secrets}. */
   public CatalogFactory(Optional<Path> embeddedRoot, SecretResolver secrets) {
+    this(embeddedRoot, secrets, null);
+  }
+
+  /**
+   * As {@link #CatalogFactory(Optional, SecretResolver)}, the catalogs' FileIOs reporting to the
+   * telemetry of {@code telemetryBinding} (a {@link TracingFileIO#bind} id; null: none).
+   */
+  public CatalogFactory(Optional<Path> embeddedRoot, SecretResolver secrets, String telemetryBinding) {
+    this.telemetryBinding = telemetryBinding;
     this.embeddedRoot = embeddedRoot.map(p -> p.toAbsolutePath().normalize()).orElse(null);
     this.secrets = java.util.Objects.requireNonNull(secrets, "secrets");
   }
@@ -164,9 +174,13 @@ public final class CatalogFactory {
   /**
    * Makes {@link TracingFileIO} the catalog's FileIO, wrapping the one the configuration names
    * ({@code ResolvingFileIO} when none). A configuration that already names TracingFileIO keeps
-   * its own {@value TracingFileIO#DELEGATE_IMPL}.
+   * its own {@value TracingFileIO#DELEGATE_IMPL}. The FileIO reports to this factory's telemetry
+   * binding.
    */
-  private static void tracedFileIO(Map<String, String> props) {
+  private void tracedFileIO(Map<String, String> props) {
+    if (telemetryBinding != null) {
+      props.put(TracingFileIO.TELEMETRY_BINDING, telemetryBinding);
+    }
     String ioImpl = props.getOrDefault(CatalogProperties.FILE_IO_IMPL, ResolvingFileIO.class.getName());
     if (!ioImpl.equals(TracingFileIO.class.getName())) {
       props.put(TracingFileIO.DELEGATE_IMPL, ioImpl);

@@ -3,6 +3,7 @@ package io.storageengine.catalog;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Ids;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.secretstore.SecretStore;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -48,6 +49,8 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
   private final ConcurrentMap<String, Live> live = new ConcurrentHashMap<>();
   private final ConcurrentMap<String, Object> locks = new ConcurrentHashMap<>();
   private final String clusterStorage;
+  private final Telemetry telemetry;
+  private final TracingFileIO.Binding telemetryBinding;
   private volatile boolean closed;
 
   /** A live catalog, the secret version it was built from, and when that version was last checked. */
@@ -60,7 +63,9 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
 
   private TenantCatalogRegistry(Builder b) {
     this.secrets = Objects.requireNonNull(b.secrets, "secrets");
-    this.factory = new CatalogFactory(b.embeddedRoot, b.secretResolver);
+    this.telemetry = b.telemetry;
+    this.telemetryBinding = TracingFileIO.bind(b.telemetry);
+    this.factory = new CatalogFactory(b.embeddedRoot, b.secretResolver, telemetryBinding.id());
     this.listener = b.listener;
     this.clock = b.clock;
     this.revalidateAfterMillis = b.revalidateAfter.toMillis();
@@ -175,6 +180,12 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
         }
       }
     }
+    telemetryBinding.close();
+  }
+
+  /** Where the catalogs' table storage calls are reported ({@link Builder#telemetry}). */
+  public Telemetry telemetry() {
+    return telemetry;
   }
 
   public CatalogFactory factory() {
@@ -313,6 +324,7 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     private final SecretStore secrets;
     private Optional<Path> embeddedRoot = Optional.empty();
     private OperationListener listener = OperationListener.NONE;
+    private Telemetry telemetry = Telemetry.none();
     private Clock clock = Clock.systemUTC();
     private Duration revalidateAfter = Duration.ofSeconds(1);
     private String clusterStorage;
@@ -331,6 +343,12 @@ public final class TenantCatalogRegistry implements TenantCatalogs, AutoCloseabl
     /** Called around every operation on a live catalog (tracing). */
     public Builder listener(OperationListener listener) {
       this.listener = Objects.requireNonNull(listener, "listener");
+      return this;
+    }
+
+    /** Receives the table storage spans and metrics of the catalogs' FileIOs; {@link Telemetry#none()} by default. */
+    public Builder telemetry(Telemetry telemetry) {
+      this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
       return this;
     }
 

@@ -8,6 +8,9 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.function.BiConsumer;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -63,6 +66,21 @@ import org.apache.iceberg.util.SerializableSupplier;
 public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, SupportsStorageCredentials {
   /** The property naming the wrapped FileIO class; {@code ResolvingFileIO} when absent. */
   public static final String DELEGATE_IMPL = "se.io.delegate-impl";
+  /**
+   * The property naming the {@link #bind binding} whose telemetry a TracingFileIO made by Iceberg
+   * (from {@code io-impl}) reports to; without it, or once the binding is closed, the FileIO
+   * reports to {@link Telemetry#none()}.
+   */
+  public static final String TELEMETRY_BINDING = "se.io.telemetry-binding";
+
+  /**
+   * The telemetry of each open binding. Iceberg builds {@code io-impl} FileIOs by reflection from
+   * catalog properties, so a catalog's FileIO cannot be handed its telemetry directly: the owner
+   * of the catalogs (the engine's catalog registry) binds its telemetry here and names the binding
+   * in the catalogs' properties. This map is the one process-wide piece; each engine's entry is
+   * its own and is removed when the engine closes its registry.
+   */
+  private static final ConcurrentMap<String, Telemetry> BINDINGS = new ConcurrentHashMap<>();
 
   private static final long serialVersionUID = 1L;
 
@@ -71,21 +89,48 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   private LocationConfinement confinement = LocationConfinement.unconfined();
   private SerializableSupplier<Configuration> conf;
   private List<StorageCredential> credentials = List.of();
-  private final transient Supplier<Telemetry> telemetry;
+  /** Given to the constructor; null for one Iceberg made (it reports to its binding's). */
+  private final transient Telemetry telemetry;
+  /** The {@value #TELEMETRY_BINDING} property of {@link #initialize}; kept across serialization. */
+  private String telemetryBinding;
 
-  /** Reports to {@link Telemetry#current()} as it is at each call; for Iceberg's {@code io-impl}. */
+  /**
+   * For Iceberg's {@code io-impl}: reports to the telemetry of the binding named by
+   * {@value #TELEMETRY_BINDING} in the properties given to {@link #initialize}, also after
+   * Java serialization (a FileIO built with a telemetry of its own reports to none once
+   * deserialized).
+   */
   public TracingFileIO() {
     this.telemetry = null;
   }
 
   /** Reports to {@code telemetry}. */
   public TracingFileIO(Telemetry telemetry) {
+    this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
+  }
+
+  /**
+   * Makes {@code telemetry} reachable by the TracingFileIOs Iceberg builds for catalogs whose
+   * properties carry {@value #TELEMETRY_BINDING} = {@link Binding#id()}, until the binding is closed.
+   */
+  public static Binding bind(Telemetry telemetry) {
     Objects.requireNonNull(telemetry, "telemetry");
-    this.telemetry = () -> telemetry;
+    String id = UUID.randomUUID().toString();
+    BINDINGS.put(id, telemetry);
+    return new Binding(id);
+  }
+
+  /** An entry of {@link #bind}; once it is closed, the FileIOs naming it report to {@link Telemetry#none()}. */
+  public record Binding(String id) implements AutoCloseable {
+    @Override
+    public void close() {
+      BINDINGS.remove(id);
+    }
   }
 
   @Override
   public void initialize(Map<String, String> properties) {
+    this.telemetryBinding = properties.get(TELEMETRY_BINDING);
     String impl = properties.getOrDefault(DELEGATE_IMPL, ResolvingFileIO.class.getName());
     if (impl.equals(TracingFileIO.class.getName())) {
       throw SeException.invalid("FileIO property %s: %s cannot wrap itself; name the FileIO to trace",
@@ -340,7 +385,11 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
   }
 
   private Telemetry telemetry() {
-    return telemetry == null ? Telemetry.current() : telemetry.get();
+    if (telemetry != null) {
+      return telemetry;
+    }
+    Telemetry bound = telemetryBinding == null ? null : BINDINGS.get(telemetryBinding);
+    return bound == null ? Telemetry.none() : bound;
   }
 
   private SupportsPrefixOperations prefixOperations(String what) {

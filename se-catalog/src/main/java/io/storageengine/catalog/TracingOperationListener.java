@@ -7,7 +7,6 @@ import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
 import java.util.Collection;
 import java.util.Map;
-import java.util.function.Supplier;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
@@ -26,24 +25,16 @@ import org.apache.iceberg.exceptions.NoSuchViewException;
  * never recorded.
  */
 public final class TracingOperationListener implements OperationListener {
-  private final Supplier<Telemetry> telemetry;
+  private final Telemetry telemetry;
 
-  /** Reports to {@link Telemetry#current()} as it is at each operation. */
-  public TracingOperationListener() {
-    this(Telemetry::current);
-  }
-
+  /** Reports to {@code telemetry}. */
   public TracingOperationListener(Telemetry telemetry) {
-    this(() -> telemetry);
-  }
-
-  private TracingOperationListener(Supplier<Telemetry> telemetry) {
-    this.telemetry = telemetry;
+    this.telemetry = java.util.Objects.requireNonNull(telemetry, "telemetry");
   }
 
   @Override
   public TracedOperation begin(String catalogId, String operation) {
-    Telemetry t = telemetry.get();
+    Telemetry t = telemetry;
     Span span = t.tracer().spanBuilder(SpanFields.CATALOG_OPERATION)
         .setSpanKind(SpanKind.CLIENT)
         .setAttribute(SpanFields.CATALOG_ID, catalogId)

@@ -12,6 +12,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.RetryScope;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
+import io.storageengine.secretstore.SecretResolver;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -64,17 +65,17 @@ class TracingFileIOTest {
   @TempDir Path dir;
   private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
   private Telemetry telemetry;
-  private Telemetry previous;
+  private TracingFileIO.Binding binding;
 
   @BeforeEach
-  void installTelemetry() {
+  void bindTelemetry() {
     telemetry = Telemetry.builder().spanProcessor(SimpleSpanProcessor.create(exporter)).build();
-    previous = Telemetry.install(telemetry);
+    binding = TracingFileIO.bind(telemetry);
   }
 
   @AfterEach
-  void restoreTelemetry() {
-    Telemetry.install(previous);
+  void closeTelemetry() {
+    binding.close();
     telemetry.close();
   }
 
@@ -84,7 +85,7 @@ class TracingFileIOTest {
     CatalogConfig config = CatalogConfig.sql("jdbc:sqlite:" + dir.resolve("catalog.db"), warehouse)
         .withProperties(Map.of("s3.secret-access-key", SECRET, "s3.access-key-id", ACCESS_KEY));
     TableIdentifier id = TableIdentifier.of("db", "events");
-    Catalog catalog = new CatalogFactory(Optional.empty()).build("tenant", config);
+    Catalog catalog = new CatalogFactory(Optional.empty(), SecretResolver.NONE, binding.id()).build("tenant", config);
     String createdMetadata;
     String dataPath;
     long dataSize;
@@ -374,10 +375,13 @@ class TracingFileIOTest {
   }
 
   @Test
-  void survivesJavaSerializationAndThenReportsToTheCurrentTelemetry() throws Exception {
+  void survivesJavaSerializationAndThenReportsToItsBinding() throws Exception {
     String warehouse = CatalogFactory.fileLocation(dir.resolve("wh"));
     byte[] serialized;
-    try (TracingFileIO io = localIo(warehouse)) {
+    TracingFileIO bound = new TracingFileIO();
+    bound.setConf(new Configuration());
+    bound.initialize(Map.of("warehouse", warehouse, TracingFileIO.TELEMETRY_BINDING, binding.id()));
+    try (TracingFileIO io = bound) {
       write(io, warehouse + "/f.bin", "f");
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {

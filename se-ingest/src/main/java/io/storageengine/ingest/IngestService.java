@@ -4,6 +4,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.WalWriter;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
@@ -40,6 +41,7 @@ public final class IngestService implements AutoCloseable {
   private final ByteBudget budget;
   private final AtomicLong streams = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
+  private final Telemetry telemetry;
 
   public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
       IngestConfig config) {
@@ -65,6 +67,17 @@ public final class IngestService implements AutoCloseable {
    */
   public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
       IngestConfig config, IngestListener listener, ThreadFactory threads) {
+    this(allocator, catalogs, wal, config, listener, threads, Telemetry.none());
+  }
+
+  /**
+   * As {@link #IngestService(BufferAllocator, TenantCatalogs, WalWriter, IngestConfig,
+   * IngestListener, ThreadFactory)}, reporting {@code ingest.batch} spans and the ingestion
+   * metrics to {@code telemetry}.
+   */
+  public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
+      IngestConfig config, IngestListener listener, ThreadFactory threads, Telemetry telemetry) {
+    this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.config = Objects.requireNonNull(config, "config");
     this.resolver = new TableResolver(Objects.requireNonNull(catalogs, "catalogs"));
@@ -72,6 +85,11 @@ public final class IngestService implements AutoCloseable {
         listener == null ? IngestListener.NONE : listener, config, Objects.requireNonNull(threads, "threads"));
     this.budget = new ByteBudget(config.globalBytes());
     this.ackAllocator = allocator.newChildAllocator("ingest-acks", 0, 16L << 20);
+  }
+
+  /** Where ingestion reports its spans and metrics. */
+  Telemetry telemetry() {
+    return telemetry;
   }
 
   /** True for a CMD descriptor holding an {@code Any} of {@link IngestProtocol#TYPE_URL}. */

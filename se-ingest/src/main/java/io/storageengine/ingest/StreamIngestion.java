@@ -81,11 +81,12 @@ abstract class StreamIngestion implements Runnable {
       ArrowBatchCheck.check(root, stream.getDictionaryProvider());
       ipc = validator.convert(root, stream.getDictionaryProvider(), allocator);
     } catch (SeException e) {
-      IngestTrace.rejected(target.catalogId(), table, e);
+      IngestTrace.rejected(service.telemetry(), target.catalogId(), table, e);
       throw new SeException(e.code(), label + ": " + e.getMessage(), e);
     }
     flow.reserve(ipc.length);
-    IngestTrace trace = IngestTrace.accepted(target.catalogId(), table, requestId, rows, ipc.length);
+    IngestTrace trace = IngestTrace.accepted(service.telemetry(), target.catalogId(), table, requestId, rows,
+        ipc.length);
     WalFrame frame = new WalFrame(target.operation(), target.schema().schemaId(),
         new long[] {requestId}, rows, ipc);
     TableCommitter committer = service.committer(target);

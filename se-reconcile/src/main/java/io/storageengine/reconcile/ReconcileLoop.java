@@ -1,7 +1,6 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.common.Threads;
-import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
 import java.time.Clock;
@@ -363,7 +362,7 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
 
   private void publishStatus(TableWal table, String name, ReconcileStatus status) {
     String label = name == null ? table.tableUuid().toString() : name;
-    Telemetry.current().metrics().reconcileTableHealth(table.catalogId(), label, status.failing(),
+    reconciler.telemetry().metrics().reconcileTableHealth(table.catalogId(), label, status.failing(),
         status.consecutiveFailures());
     if (statusStore != null) {
       try {

@@ -3,6 +3,7 @@ package io.storageengine.reconcile;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.objectstore.ObjectStore;
@@ -41,6 +42,7 @@ public final class Reconciler {
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
+  private final Telemetry telemetry;
 
   /**
    * @param clusterStore cluster storage holding the WAL (tombstones are kept next to it)
@@ -55,6 +57,17 @@ public final class Reconciler {
 
   public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, Telemetry.none());
+  }
+
+  /**
+   * @param telemetry receives each pass's {@code reconcile.*} spans and metrics, and the table
+   *     health gauges of a {@link ReconcileLoop} over this reconciler
+   */
+  public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
+      Telemetry telemetry) {
+    this.telemetry = java.util.Objects.requireNonNull(telemetry, "telemetry");
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
@@ -66,6 +79,11 @@ public final class Reconciler {
     this.locator = new TableLocator(wal);
   }
 
+  /** Where the passes report their spans and metrics. */
+  public Telemetry telemetry() {
+    return telemetry;
+  }
+
   /**
    * One pass over one table. Returns COMMITTED, UP_TO_DATE or TABLE_DROPPED; throws
    * {@code SeException(UNAVAILABLE)} when the catalog or storage is unreachable (retry with
@@ -73,7 +91,8 @@ public final class Reconciler {
    * conflicting. Nothing is published by a pass that throws.
    */
   public ReconcileResult reconcile(TableWal table) {
-    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator).run(table);
+    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator,
+        telemetry).run(table);
   }
 
   /**

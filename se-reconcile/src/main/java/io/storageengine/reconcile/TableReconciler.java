@@ -6,6 +6,7 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.ReconcileTrace;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
@@ -49,9 +50,11 @@ final class TableReconciler {
   private final ReconcileOptions options;
   private final ReconcileHooks hooks;
   private final TableLocator locator;
+  private final Telemetry telemetry;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
-      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks, TableLocator locator) {
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
+      TableLocator locator, Telemetry telemetry) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
@@ -61,6 +64,7 @@ final class TableReconciler {
     this.options = options;
     this.hooks = hooks;
     this.locator = locator;
+    this.telemetry = telemetry;
   }
 
   private enum CommitState { COMMITTED, RESTART }
@@ -87,7 +91,8 @@ final class TableReconciler {
   }
 
   ReconcileResult run(TableWal tableWal) {
-    try (ReconcileTrace trace = ReconcileTrace.start(tableWal.catalogId(), tableWal.tableUuid().toString())) {
+    try (ReconcileTrace trace = ReconcileTrace.start(telemetry, tableWal.catalogId(),
+        tableWal.tableUuid().toString())) {
       try {
         ReconcileResult r = run(tableWal, trace);
         trace.result(r.outcome().name().toLowerCase(Locale.ROOT), r.walRows(), r.dataFiles(), r.deleteVectors());

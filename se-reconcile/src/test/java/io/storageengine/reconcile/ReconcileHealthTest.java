@@ -6,7 +6,6 @@ import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
-import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.TableWal;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -70,7 +69,8 @@ class ReconcileHealthTest {
       env.append(tw, AppendTableTest.frame(env, 0, 10));
       env.append(tw, AppendTableTest.frame(env, 10, 10));
       env.servedCatalog = new TestingCatalogs.Unreachable();
-      try (ReconcileLoop loop = new ReconcileLoop(env.reconciler(TestEnvironment.options()), env.wal,
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      try (ReconcileLoop loop = new ReconcileLoop(reconciler, env.wal,
           TestEnvironment.CATALOG, Duration.ofMillis(20), results::add)
           .withStatusStore(statuses).withClock(Clock.fixed(NOW, ZoneOffset.UTC)).start()) {
         await(() -> loop.status(tw).consecutiveFailures() >= 3);
@@ -89,7 +89,7 @@ class ReconcileHealthTest {
             " consecutive failures, WAL 1..2 pending)");
         assertThat(statuses.failing()).containsOnlyKeys(tw);
         assertThat(loop.failingTables()).containsOnlyKeys(tw);
-        String metrics = Telemetry.current().metrics().scrape();
+        String metrics = reconciler.telemetry().metrics().scrape();
         assertThat(metrics).contains("se_reconcile_table_failing{catalog=\"tenant1\",table=\"db.stuck\"} 1");
         assertThat(metrics).containsPattern(
             "se_reconcile_table_consecutive_failures\\{catalog=\"tenant1\",table=\"db.stuck\"} [3-9]");
@@ -106,7 +106,7 @@ class ReconcileHealthTest {
         assertThat(env.store.get(ReconcileStatusStore.key(tw))).isEmpty();
         assertThat(statuses.failing()).isEmpty();
         assertThat(loop.failingTables()).isEmpty();
-        assertThat(Telemetry.current().metrics().scrape())
+        assertThat(reconciler.telemetry().metrics().scrape())
             .contains("se_reconcile_table_failing{catalog=\"tenant1\",table=\"db.stuck\"} 0");
         assertThat(logged(Level.INFO, "recovered")).singleElement().asString()
             .startsWith("reconcile of table db.stuck of catalog tenant1 recovered after ");

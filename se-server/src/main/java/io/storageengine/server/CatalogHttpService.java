@@ -44,7 +44,7 @@ final class CatalogHttpService implements HttpService {
 
   CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses) {
     this.registry = registry;
-    this.facade = new IcebergRestFacade(registry, registry::config);
+    this.facade = new IcebergRestFacade(registry, registry::config, registry.telemetry());
     this.reconcileStatuses = reconcileStatuses;
   }
 

@@ -2,6 +2,7 @@ package io.storageengine.server;
 
 import io.storageengine.catalog.OperationListener;
 import io.storageengine.catalog.TenantCatalogRegistry;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.objectstore.ObjectStoreConfig;
@@ -35,7 +36,7 @@ public final class ClusterStorage implements AutoCloseable {
   private final ReferenceResolver references;
 
   private ClusterStorage(ObjectStore raw, boolean ownsStore, ServerConfig config, OperationListener listener,
-      UnaryOperator<ObjectStore> decorate) {
+      Telemetry telemetry, UnaryOperator<ObjectStore> decorate) {
     this.raw = raw;
     this.store = decorate.apply(raw);
     this.ownsStore = ownsStore;
@@ -45,6 +46,7 @@ public final class ClusterStorage implements AutoCloseable {
     this.embeddedRoot = raw instanceof FsObjectStore
         ? Optional.of(config.objectStoreRoot().resolve("embedded")) : Optional.empty();
     this.registry = TenantCatalogRegistry.builder(secrets).embeddedRoot(embeddedRoot).listener(listener)
+        .telemetry(telemetry)
         .secretResolver(references)
         .clusterStorage(raw instanceof FsObjectStore ? config.objectStoreRoot().toAbsolutePath().normalize().toUri().toString() : null)
         .build();
@@ -110,17 +112,18 @@ public final class ClusterStorage implements AutoCloseable {
 
   /** Opens the configured store, or uses {@code store} when it is not null (tests). */
   public static ClusterStorage open(ServerConfig config, ObjectStore store) {
-    return open(config, store, OperationListener.NONE, UnaryOperator.identity());
+    return open(config, store, OperationListener.NONE, Telemetry.none(), UnaryOperator.identity());
   }
 
   /**
    * As {@link #open(ServerConfig, ObjectStore)}, with every catalog operation reported to
-   * {@code listener} and the store wrapped by {@code decorate} (tracing) before anything uses it.
+   * {@code listener}, the catalogs' table storage calls to {@code telemetry}, and the store
+   * wrapped by {@code decorate} (tracing) before anything uses it.
    */
   public static ClusterStorage open(ServerConfig config, ObjectStore store, OperationListener listener,
-      UnaryOperator<ObjectStore> decorate) {
+      Telemetry telemetry, UnaryOperator<ObjectStore> decorate) {
     if (store != null) {
-      return new ClusterStorage(store, false, config, listener, decorate);
+      return new ClusterStorage(store, false, config, listener, telemetry, decorate);
     }
     ObjectStore opened = ObjectStores.create(new ObjectStoreConfig(
         ObjectStoreConfig.Type.parse(config.get(ConfigKey.OBJECT_STORE_TYPE)),
@@ -130,7 +133,7 @@ public final class ClusterStorage implements AutoCloseable {
         config.get(ConfigKey.OBJECT_STORE_ENDPOINT),
         config.get(ConfigKey.OBJECT_STORE_REGION)));
     try {
-      return new ClusterStorage(opened, true, config, listener, decorate);
+      return new ClusterStorage(opened, true, config, listener, telemetry, decorate);
     } catch (RuntimeException e) {
       opened.close();
       throw e;

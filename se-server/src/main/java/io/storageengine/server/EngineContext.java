@@ -2,8 +2,10 @@ package io.storageengine.server;
 
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.Threads;
+import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.reconcile.ReconcileHooks;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.TombstoneCache;
@@ -76,11 +78,11 @@ public final class EngineContext implements AutoCloseable {
     this.fatal = new FatalErrors(builder.exit);
     boolean ok = false;
     try {
-      this.observability = own(ServerObservability.start());
+      this.observability = own(ServerObservability.start(builder.telemetry));
       // se dev generates the file store's key on first start; the other roles need one configured.
       this.config = builder.devKey ? ClusterStorage.withDevKey(builder.config) : builder.config;
       this.storage = own(ClusterStorage.open(config, builder.store, observability.catalogListener(),
-          raw -> observability.traced(raw, "cluster")));
+          observability.telemetry(), raw -> observability.traced(raw, "cluster")));
       this.root = own(new RootAllocator(builder.memoryLimit));
       observability.watchAllocator("root", root);
       for (Subsystem subsystem : Subsystem.values()) {
@@ -96,10 +98,11 @@ public final class EngineContext implements AutoCloseable {
           ? DuckRuntime.temporary(fileCacheBytes)
           : DuckRuntime.open(builder.duckdbDirectory, fileCacheBytes));
       this.wal = new ObjectStoreWal(storage.store(), builder.writerPrefix + "-" + ProcessHandle.current().pid()
-          + "-" + UUID.randomUUID().toString().substring(0, 8));
+          + "-" + UUID.randomUUID().toString().substring(0, 8), observability.telemetry());
       this.tombstones = own(new TombstoneCache(TombstoneCache.DEFAULT_MAX_ENTRIES, threads("se-tombstone-io")));
       this.reconciler = new Reconciler(storage.registry(), wal, storage.store(), tombstones,
-          allocator(Subsystem.RECONCILE), duckdb, config.reconcile());
+          allocator(Subsystem.RECONCILE), duckdb, config.reconcile(), ReconcileHooks.NONE,
+          observability.telemetry());
       fatal.stopWith(this::close);
       ok = true;
     } finally {
@@ -260,6 +263,7 @@ public final class EngineContext implements AutoCloseable {
     private long memoryLimit = defaultMemoryLimit();
     private IntConsumer exit = System::exit;
     private Path duckdbDirectory;
+    private Telemetry telemetry;
 
     private Builder(ServerConfig config) {
       this.config = config;
@@ -274,6 +278,15 @@ public final class EngineContext implements AutoCloseable {
     /** {@code se dev}: generate the file secret store's key into the data dir when none is configured. */
     public Builder devKey(boolean devKey) {
       this.devKey = devKey;
+      return this;
+    }
+
+    /**
+     * The engine's telemetry (tests); not closed by the context. Default: one built from the
+     * environment, owned and closed by the context.
+     */
+    public Builder telemetry(Telemetry telemetry) {
+      this.telemetry = telemetry;
       return this;
     }
 

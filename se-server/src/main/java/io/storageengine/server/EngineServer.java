@@ -82,7 +82,7 @@ public final class EngineServer implements AutoCloseable {
             } else {
               scheduler.segmentWritten(table);
             }
-          }, context.threads("se-ingest-flush")));
+          }, context.threads("se-ingest-flush"), observability.telemetry()));
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,

@@ -8,7 +8,6 @@ import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.Json;
-import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.wal.ObjectStoreWal;
@@ -152,7 +151,7 @@ class TableLifecycleTest {
         .body().getBytes(StandardCharsets.UTF_8));
     assertThat(status.get("state").asText()).isEqualTo("failing");
     assertThat(status.get("last_error").asText()).isEqualTo(entry.get("last_error").asText());
-    assertThat(Telemetry.current().metrics().scrape()).contains(
+    assertThat(server.context().observability().telemetry().metrics().scrape()).contains(
         "se_reconcile_table_failing{catalog=\"warehouse\",table=\"ops.stuck\"} 1");
 
     HttpResponse<String> plainAgain = get("/health");

@@ -9,6 +9,10 @@ import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.wal.WalOperation;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,15 +38,19 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two engines in one JVM share no state: each {@code se dev} engine has its own data directory,
- * fs store, port and {@link EngineContext}; closing one leaves the other ingesting, reconciling
- * and answering queries.
+ * fs store, port, {@link EngineContext} and telemetry (its {@code /metrics} counts only its own
+ * work); closing one leaves the other ingesting, reconciling, answering queries and reporting.
  */
 class TwoEnginesTest {
   private static final TableIdentifier EVENTS = TableIdentifier.parse("app.events");
+  private static final String INGESTED_ROWS = "se_ingest_rows_total{catalog=\"warehouse\",table=\"app.events\"}";
+  private static final String RECONCILED_ROWS =
+      "se_reconcile_rows_total{catalog=\"warehouse\",table=\"app.events\"}";
 
   @TempDir Path dir;
   private final BufferAllocator client = new RootAllocator();
   private final List<AutoCloseable> toClose = new ArrayList<>();
+  private final HttpClient http = HttpClient.newHttpClient();
 
   @AfterEach
   void stop() throws Exception {
@@ -62,6 +70,8 @@ class TwoEnginesTest {
     assertThat(first.context().allocator(EngineContext.Subsystem.INGEST))
         .isNotSameAs(second.context().allocator(EngineContext.Subsystem.INGEST));
     assertThat(first.context().wal()).isNotSameAs(second.context().wal());
+    assertThat(first.context().observability().telemetry())
+        .isNotSameAs(second.context().observability().telemetry());
 
     for (EngineServer server : List.of(first, second)) {
       Tables.create(server.registry().catalog("warehouse"), EVENTS,
@@ -71,6 +81,9 @@ class TwoEnginesTest {
     ingest(second, 10, 20);
     assertThat(awaitRows(first, 3)).containsExactly("1|n1", "2|n2", "3|n3");
     assertThat(awaitRows(second, 2)).containsExactly("10|n10", "20|n20");
+    // Each engine's /metrics counts its own ingest and reconcile only.
+    assertThat(awaitMetric(first, RECONCILED_ROWS + " 3.0")).contains(INGESTED_ROWS + " 3.0");
+    assertThat(awaitMetric(second, RECONCILED_ROWS + " 2.0")).contains(INGESTED_ROWS + " 2.0");
 
     first.close();
     assertThat(first.context().isClosed()).isTrue();
@@ -80,6 +93,27 @@ class TwoEnginesTest {
     ingest(second, 30);
     assertThat(awaitRows(second, 3)).containsExactly("10|n10", "20|n20", "30|n30");
     assertThat(second.reconcileLoop()).isPresent();
+    // ... and its telemetry, which the first engine's close did not reach, keeps counting.
+    assertThat(awaitMetric(second, RECONCILED_ROWS + " 3.0")).contains(INGESTED_ROWS + " 3.0");
+  }
+
+  /** The engine's {@code /metrics} once it contains {@code line} (or after a minute). */
+  private String awaitMetric(EngineServer server, String line) throws Exception {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    String metrics = "";
+    while (System.nanoTime() < deadline) {
+      HttpResponse<String> response = http.send(HttpRequest.newBuilder(
+          URI.create("http://127.0.0.1:" + server.port() + "/metrics")).timeout(Duration.ofSeconds(30)).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(response.statusCode()).isEqualTo(200);
+      metrics = response.body();
+      if (metrics.contains(line)) {
+        return metrics;
+      }
+      Thread.sleep(100);
+    }
+    assertThat(metrics).contains(line);
+    return metrics;
   }
 
   private EngineServer start(String name) {

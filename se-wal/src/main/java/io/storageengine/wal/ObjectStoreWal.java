@@ -58,10 +58,17 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   private final WalStateFile stateFile;
   /** Per table, the seq after this writer's last append: where the next one starts probing. */
   private final ConcurrentHashMap<TableWal, AtomicLong> nextSeqHints = new ConcurrentHashMap<>();
-  private final WalBacklog backlog = new WalBacklog();
+  private final Telemetry telemetry;
+  private final WalBacklog backlog;
 
+  /** A WAL reporting to {@link Telemetry#none()}, the sink of components without an engine (tools, tests). */
   public ObjectStoreWal(ObjectStore store, String writerId) {
     this(store, writerId, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF);
+  }
+
+  /** A WAL reporting its flush spans and WAL metrics to {@code telemetry}. */
+  public ObjectStoreWal(ObjectStore store, String writerId, Telemetry telemetry) {
+    this(store, writerId, DEFAULT_ATTEMPTS, DEFAULT_BACKOFF, telemetry);
   }
 
   /**
@@ -70,6 +77,19 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
    */
   public ObjectStoreWal(
       ObjectStore store, String writerId, int attemptsPerCall, Duration backoff) {
+    this(store, writerId, attemptsPerCall, backoff, Telemetry.none());
+  }
+
+  /**
+   * @param attemptsPerCall how often one store call is tried when it fails with UNAVAILABLE
+   * @param backoff pause after the first failed attempt; it grows linearly with the attempt
+   * @param telemetry receives the {@code wal.flush} spans and the WAL flush, backlog and
+   *     freshness metrics
+   */
+  public ObjectStoreWal(
+      ObjectStore store, String writerId, int attemptsPerCall, Duration backoff, Telemetry telemetry) {
+    this.telemetry = Objects.requireNonNull(telemetry, "telemetry");
+    this.backlog = new WalBacklog(telemetry.metrics());
     this.store = Objects.requireNonNull(store, "store");
     // Rejects an id the segment header cannot hold now rather than at the first append.
     this.writerId = WalSegmentCodec.checkWriterId(writerId);
@@ -90,7 +110,6 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   @Override
   public long append(TableWal table, List<WalFrame> frames) {
     Objects.requireNonNull(table, "table");
-    Telemetry telemetry = Telemetry.current();
     long start = System.nanoTime();
     Span span = telemetry.tracer().spanBuilder(SpanFields.WAL_FLUSH)
         .setAttribute(SpanFields.CATALOG_ID, table.catalogId())

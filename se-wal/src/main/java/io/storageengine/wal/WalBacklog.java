@@ -1,7 +1,6 @@
 package io.storageengine.wal;
 
 import io.storageengine.common.telemetry.Metrics;
-import io.storageengine.common.telemetry.Telemetry;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
@@ -20,6 +19,12 @@ import java.util.concurrent.ConcurrentSkipListMap;
  */
 final class WalBacklog {
   private final ConcurrentMap<TableWal, Table> tables = new ConcurrentHashMap<>();
+  private final Metrics metrics;
+
+  /** Reports to {@code metrics}. */
+  WalBacklog(Metrics metrics) {
+    this.metrics = metrics;
+  }
 
   private static final class Table {
     volatile String label;
@@ -55,7 +60,7 @@ final class WalBacklog {
     long now = System.nanoTime();
     var done = table.ownSegments.headMap(publishedSeq, true);
     for (long[] segment : done.values()) {
-      Telemetry.current().metrics().freshness(Duration.ofNanos(now - segment[1]));
+      metrics.freshness(Duration.ofNanos(now - segment[1]));
     }
     done.clear();
     report(wal, table, publishedSeq);
@@ -65,7 +70,7 @@ final class WalBacklog {
   void deleted(TableWal wal) {
     Table table = tables.remove(wal);
     if (table != null) {
-      Telemetry.current().metrics().walBacklog(wal.catalogId(), table.label, 0, 0);
+      metrics.walBacklog(wal.catalogId(), table.label, 0, 0);
     }
   }
 
@@ -73,12 +78,12 @@ final class WalBacklog {
     return tables.computeIfAbsent(wal, w -> new Table(w.tableUuid().toString()));
   }
 
-  private static void report(TableWal wal, Table table, long publishedSeq) {
+  private void report(TableWal wal, Table table, long publishedSeq) {
     long bytes = 0;
     for (long[] segment : table.ownSegments.values()) {
       bytes += segment[0];
     }
-    Telemetry.current().metrics().walBacklog(wal.catalogId(), table.label,
+    metrics.walBacklog(wal.catalogId(), table.label,
         Math.max(0, table.newestSeq - publishedSeq), bytes);
   }
 }

@@ -29,10 +29,9 @@ class WalTelemetryTest {
 
   @Test
   void appendIsAFlushSpanWithItsStorageCallsAsChildrenAndRetriesCounted() {
-    Telemetry.install(telemetry);
     FaultInjectingObjectStore faults = new FaultInjectingObjectStore(new MemoryObjectStore());
     ObjectStoreWal wal = new ObjectStoreWal(new TracingObjectStore(faults, "cluster", telemetry),
-        "writer-1", 3, Duration.ZERO);
+        "writer-1", 3, Duration.ZERO, telemetry);
     TableWal table = new TableWal("warehouse", UUID.randomUUID());
     wal.registerTableName(table, new TableName(List.of("crm"), "customers"));
     exporter.reset();

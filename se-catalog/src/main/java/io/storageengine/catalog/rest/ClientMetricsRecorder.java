@@ -35,13 +35,17 @@ import org.slf4j.LoggerFactory;
 final class ClientMetricsRecorder {
   private static final Logger LOG = LoggerFactory.getLogger(ClientMetricsRecorder.class);
 
+  private final Telemetry telemetry;
+
+  /** Records into {@code telemetry}'s metrics. */
+  ClientMetricsRecorder(Telemetry telemetry) {
+    this.telemetry = java.util.Objects.requireNonNull(telemetry, "telemetry");
+  }
+
   /** Records {@code report}, sent for {@code table} of {@code catalogId}. */
   void record(String catalogId, TableIdentifier table, MetricsReport report) {
     LOG.debug("catalog {} table {}: client metrics report {}", catalogId, table, report);
-    if (!Telemetry.isInstalled()) {
-      return;
-    }
-    MeterRegistry registry = Telemetry.current().metrics().registry();
+    MeterRegistry registry = telemetry.metrics().registry();
     Tags tags = Tags.of("catalog", catalogId,
         "table", Metrics.tableLabel(java.util.List.of(table.namespace().levels()), table.name()));
     if (report instanceof ScanReport scan) {

@@ -15,6 +15,7 @@ import io.storageengine.common.ClientError;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.HttpErrors;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.Telemetry;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -88,7 +89,7 @@ public final class IcebergRestFacade {
   private final TenantCatalogs catalogs;
   private final Consumer<String> requireConfigured;
   private final ObjectMapper mapper;
-  private final ClientMetricsRecorder metrics = new ClientMetricsRecorder();
+  private final ClientMetricsRecorder metrics;
 
   /** A facade whose {@code /v1/config} checks the tenant by building its catalog. */
   public IcebergRestFacade(TenantCatalogs catalogs) {
@@ -101,6 +102,15 @@ public final class IcebergRestFacade {
    * the catalog (so config answers while a tenant's upstream is down).
    */
   public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured) {
+    this(catalogs, requireConfigured, Telemetry.none());
+  }
+
+  /**
+   * As {@link #IcebergRestFacade(TenantCatalogs, Consumer)}, recording clients' metrics reports
+   * into {@code telemetry}.
+   */
+  public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured, Telemetry telemetry) {
+    this.metrics = new ClientMetricsRecorder(telemetry);
     this.catalogs = catalogs;
     this.requireConfigured = requireConfigured;
     this.mapper = new ObjectMapper()

@@ -32,13 +32,14 @@ public final class IngestTrace {
   }
 
   /** A validated batch about to be queued for the WAL; counts it in the ingestion metrics. */
-  public static IngestTrace accepted(String catalogId, String table, long requestId, long rows, long bytes) {
-    return new IngestTrace(Telemetry.current(), catalogId, table, requestId, rows, bytes);
+  public static IngestTrace accepted(Telemetry telemetry, String catalogId, String table, long requestId,
+      long rows, long bytes) {
+    return new IngestTrace(telemetry, catalogId, table, requestId, rows, bytes);
   }
 
   /** Counts a batch or stream rejected before it reached the WAL (validation, unknown table). */
-  public static void rejected(String catalogId, String table, Throwable failure) {
-    Telemetry.current().metrics().ingestRejected(catalogId, table, SpanFields.errorKind(failure));
+  public static void rejected(Telemetry telemetry, String catalogId, String table, Throwable failure) {
+    telemetry.metrics().ingestRejected(catalogId, table, SpanFields.errorKind(failure));
   }
 
   /** The batch is in WAL segment {@code seq}: ends the span and records the ack latency. */

@@ -32,9 +32,9 @@ public final class ReconcileTrace implements AutoCloseable {
     this.scope = run.makeCurrent();
   }
 
-  /** Starts a pass over the table {@code tableUuid} of {@code catalogId}. */
-  public static ReconcileTrace start(String catalogId, String tableUuid) {
-    return new ReconcileTrace(Telemetry.current(), catalogId, null, tableUuid);
+  /** Starts a pass over the table {@code tableUuid} of {@code catalogId}, reported to {@code telemetry}. */
+  public static ReconcileTrace start(Telemetry telemetry, String catalogId, String tableUuid) {
+    return new ReconcileTrace(telemetry, catalogId, null, tableUuid);
   }
 
   /** Names the table once it is loaded ({@code namespace.name}), for the span and the metrics. */

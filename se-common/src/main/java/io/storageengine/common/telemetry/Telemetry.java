@@ -25,8 +25,15 @@ import org.slf4j.LoggerFactory;
  * OpenTelemetry's no-op one: spans cost an allocation-free call and record nothing.
  * {@link Metrics} are always on: they feed {@code /metrics}.
  *
- * <p>One instance is {@link #install installed} per process at startup and reached through
- * {@link #current()}; before that, {@code current()} is a disabled instance.
+ * <p>There is no process-global instance: the composition root (se-server's
+ * {@code ServerObservability}, owned by the process's engine context) builds one and hands it to
+ * every component that reports (constructor parameters), and closes it with the engine. Two
+ * engines in one JVM thus have separate tracers and metrics. Library and test code without an
+ * engine uses {@link #disabled()}.
+ *
+ * <p>What remains process-wide is OpenTelemetry's own: the SDK built by {@link #fromEnvironment}
+ * reads the process environment, and its exporters are found on the classpath. It is not
+ * registered as {@code GlobalOpenTelemetry}.
  */
 public final class Telemetry implements AutoCloseable {
   /** Instrumentation scope of every span the engine makes. */
@@ -36,8 +43,8 @@ public final class Telemetry implements AutoCloseable {
   static final String SERVICE_NAME = "storage-engine";
 
   private static final Logger LOG = LoggerFactory.getLogger(Telemetry.class);
-  private static final Telemetry DISABLED = new Telemetry(OpenTelemetry.noop(), false, new Metrics(), null);
-  private static volatile Telemetry current = DISABLED;
+
+  private static final Telemetry NONE = new Telemetry(OpenTelemetry.noop(), false, new Metrics(), null);
 
   private final OpenTelemetry openTelemetry;
   private final Tracer tracer;
@@ -53,24 +60,15 @@ public final class Telemetry implements AutoCloseable {
     this.sdk = sdk;
   }
 
-  /** The installed telemetry, or a disabled one (no-op tracer, unscraped metrics). */
-  public static Telemetry current() {
-    return current;
+  /**
+   * The sink of components built without telemetry (library use, tests, tools): tracing off, and
+   * metrics that no engine scrapes. One shared instance, never closed; an engine never reports here.
+   */
+  public static Telemetry none() {
+    return NONE;
   }
 
-  /** True when an instance was {@link #install installed} (and not closed since). */
-  public static boolean isInstalled() {
-    return current != DISABLED;
-  }
-
-  /** Makes {@code telemetry} {@link #current()}; returns the one it replaces. */
-  public static Telemetry install(Telemetry telemetry) {
-    Telemetry previous = current;
-    current = Objects.requireNonNull(telemetry, "telemetry");
-    return previous;
-  }
-
-  /** Tracing off, fresh metrics. */
+  /** Tracing off, fresh metrics (the caller closes it). */
   public static Telemetry disabled() {
     return new Telemetry(OpenTelemetry.noop(), false, new Metrics(), null);
   }
@@ -140,14 +138,11 @@ public final class Telemetry implements AutoCloseable {
     return metrics;
   }
 
-  /** Flushes and stops the SDK, closes the metrics, and uninstalls this instance if it is current. */
+  /** Flushes and stops the SDK and closes the metrics. */
   @Override
   public void close() {
-    if (this == DISABLED) {
+    if (this == NONE) {
       return;
-    }
-    if (current == this) {
-      current = DISABLED;
     }
     if (sdk != null) {
       sdk.close(); // flushes pending spans to the exporter, waiting up to 10 seconds

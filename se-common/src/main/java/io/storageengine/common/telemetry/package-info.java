@@ -1,11 +1,11 @@
 /**
  * Traces and metrics of the engine.
  *
- * <p>{@link io.storageengine.common.telemetry.Telemetry} is built once per process at startup
- * ({@link io.storageengine.common.telemetry.Telemetry#fromEnvironment()}) and installed as
- * {@link io.storageengine.common.telemetry.Telemetry#current()}, so that code deep in ingestion,
- * the WAL or reconciliation reaches the tracer and {@link io.storageengine.common.telemetry.Metrics}
- * without plumbing. Until then, and when tracing is off, the tracer is OpenTelemetry's no-op one.
+ * <p>{@link io.storageengine.common.telemetry.Telemetry} is built once per engine at startup
+ * ({@link io.storageengine.common.telemetry.Telemetry#fromEnvironment()}) and handed explicitly to
+ * ingestion, the WAL, reconciliation and the catalogs, which report to the tracer and
+ * {@link io.storageengine.common.telemetry.Metrics} they were given; there is no global instance.
+ * When tracing is off, the tracer is OpenTelemetry's no-op one.
  *
  * <p>This module brings no span exporter: the SDK's autoconfiguration finds one on the classpath
  * at runtime. se-server brings the OTLP one (the default); a program that builds telemetry from

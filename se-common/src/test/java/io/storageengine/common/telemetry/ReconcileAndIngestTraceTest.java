@@ -20,9 +20,8 @@ class ReconcileAndIngestTraceTest {
   private Telemetry telemetry;
 
   @BeforeEach
-  void install() {
+  void open() {
     telemetry = Telemetry.builder().spanProcessor(SimpleSpanProcessor.create(exporter)).build();
-    Telemetry.install(telemetry);
   }
 
   @AfterEach
@@ -34,7 +33,7 @@ class ReconcileAndIngestTraceTest {
   void aReconcilePassIsATraceWithMaterializeAndCommitChildren() {
     Span unrelated = telemetry.tracer().spanBuilder("caller").startSpan();
     try (Scope ignored = unrelated.makeCurrent();
-        ReconcileTrace pass = ReconcileTrace.start("warehouse", "0c8a-uuid")) {
+        ReconcileTrace pass = ReconcileTrace.start(telemetry, "warehouse", "0c8a-uuid")) {
       pass.table("crm.customers");
       pass.walRange(3, 5);
       int files = pass.materialize(() -> {
@@ -75,7 +74,7 @@ class ReconcileAndIngestTraceTest {
   @Test
   void aFailedCommitMarksTheChildAndThePass() {
     assertThatThrownBy(() -> {
-      try (ReconcileTrace pass = ReconcileTrace.start("warehouse", "uuid")) {
+      try (ReconcileTrace pass = ReconcileTrace.start(telemetry, "warehouse", "uuid")) {
         try {
           pass.commit(() -> {
             throw new SeException(ErrorCode.CONFLICT, "commit conflicted");
@@ -98,10 +97,10 @@ class ReconcileAndIngestTraceTest {
     Span call = telemetry.tracer().spanBuilder("flight.DoPut").startSpan();
     IngestTrace batch;
     try (Scope ignored = call.makeCurrent()) {
-      batch = IngestTrace.accepted("warehouse", "crm.customers", 7, 100, 4096);
+      batch = IngestTrace.accepted(telemetry, "warehouse", "crm.customers", 7, 100, 4096);
     }
     batch.durable(12);
-    IngestTrace.rejected("warehouse", "crm.customers", new SeException(ErrorCode.INVALID_ARGUMENT, "column x"));
+    IngestTrace.rejected(telemetry, "warehouse", "crm.customers", new SeException(ErrorCode.INVALID_ARGUMENT, "column x"));
     call.end();
     SpanData span = byName(exporter.getFinishedSpanItems(), SpanFields.INGEST_BATCH);
     assertThat(span.getParentSpanId()).isEqualTo(call.getSpanContext().getSpanId());

@@ -46,8 +46,7 @@ class TelemetryTest {
       assertThat(span.isRecording()).isFalse();
       span.end();
     }
-    assertThat(Telemetry.isInstalled()).isFalse();
-    assertThat(Telemetry.current().tracingEnabled()).isFalse();
+    assertThat(Telemetry.disabled().tracingEnabled()).isFalse();
   }
 
   @Test
@@ -67,25 +66,29 @@ class TelemetryTest {
   }
 
   @Test
-  void installedTelemetryIsCurrentUntilClosed() {
+  void instancesAreSeparateAndClosingOneLeavesTheOtherWorking() {
     InMemorySpanExporter exporter = InMemorySpanExporter.create();
-    Telemetry telemetry = Telemetry.builder().spanProcessor(SimpleSpanProcessor.create(exporter)).build();
-    Telemetry.install(telemetry);
-    try {
-      assertThat(Telemetry.current()).isSameAs(telemetry);
-      Span parent = Telemetry.current().tracer().spanBuilder("parent").startSpan();
+    Telemetry first = Telemetry.builder().spanProcessor(SimpleSpanProcessor.create(exporter)).build();
+    try (Telemetry second = Telemetry.disabled()) {
+      Span parent = first.tracer().spanBuilder("parent").startSpan();
       try (Scope ignored = parent.makeCurrent()) {
-        Telemetry.current().tracer().spanBuilder("child").startSpan().end();
+        first.tracer().spanBuilder("child").startSpan().end();
+        second.tracer().spanBuilder("elsewhere").startSpan().end();
       } finally {
         parent.end();
       }
       List<SpanData> spans = exporter.getFinishedSpanItems();
       assertThat(spans).extracting(SpanData::getName).containsExactly("child", "parent");
       assertThat(spans.get(0).getParentSpanId()).isEqualTo(spans.get(1).getSpanId());
+      first.metrics().ingestBatch("first", "t", 1, 1);
+      assertThat(first.metrics().scrape()).contains("catalog=\"first\"");
+      assertThat(second.metrics().scrape()).doesNotContain("catalog=\"first\"");
+      first.close();
+      second.metrics().ingestBatch("second", "t", 1, 1);
+      assertThat(second.metrics().scrape()).contains("catalog=\"second\"");
     } finally {
-      telemetry.close();
+      first.close();
     }
-    assertThat(Telemetry.isInstalled()).isFalse();
   }
 
   @Test

@@ -11,14 +11,14 @@ import java.util.concurrent.ExecutorService;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * The server's telemetry, built at startup: the tracer and metrics
- * ({@link Telemetry#fromEnvironment()}, installed as {@link Telemetry#current()} so ingestion,
- * the WAL and reconciliation reach them), and the pieces the composition root wires in: the
- * Flight call interceptor, the {@code /metrics} service, the traced cluster store, the catalog
- * operation listener, and allocator gauges.
+ * The engine's telemetry, built at startup: the tracer and metrics
+ * ({@link Telemetry#fromEnvironment()}), which the composition root hands to ingestion, the WAL,
+ * reconciliation and the catalogs, and the pieces it wires in: the Flight call interceptor, the
+ * {@code /metrics} service, the traced cluster store, the catalog operation listener, and
+ * allocator gauges. Each engine has its own; nothing is installed process-wide.
  *
- * <p>When the embedding program already installed a {@link Telemetry} (tests, {@code se dev}
- * embedding a server), that one is used and left open on {@link #close}.
+ * <p>An embedding program (tests) may give its own {@link Telemetry}; that one is left open on
+ * {@link #close}.
  */
 public final class ServerObservability implements AutoCloseable {
   private final Telemetry telemetry;
@@ -29,14 +29,14 @@ public final class ServerObservability implements AutoCloseable {
     this.owned = owned;
   }
 
-  /** The installed telemetry, or one built from the environment and installed until {@link #close}. */
+  /** Telemetry built from the environment, closed by {@link #close}. */
   public static ServerObservability start() {
-    if (Telemetry.isInstalled()) {
-      return new ServerObservability(Telemetry.current(), false);
-    }
-    Telemetry telemetry = Telemetry.fromEnvironment();
-    Telemetry.install(telemetry);
-    return new ServerObservability(telemetry, true);
+    return new ServerObservability(Telemetry.fromEnvironment(), true);
+  }
+
+  /** {@code telemetry} when not null (the embedder's, left open), else {@link #start()}. */
+  public static ServerObservability start(Telemetry telemetry) {
+    return telemetry == null ? start() : new ServerObservability(telemetry, false);
   }
 
   public Telemetry telemetry() {

@@ -16,6 +16,7 @@ import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.server.ConfigKey;
+import io.storageengine.server.EngineContext;
 import io.storageengine.server.EngineServer;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
@@ -86,12 +87,13 @@ class ObservabilityTest {
         return true;
       }
     }).build();
-    Telemetry.install(telemetry);
-    server = EngineServer.start(ServerConfig.defaults()
+    ServerConfig config = ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "50ms")
-        .with(ConfigKey.RECONCILE_INTERVAL, "100ms"), Role.DEV);
+        .with(ConfigKey.RECONCILE_INTERVAL, "100ms");
+    server = EngineServer.start(EngineContext.builder(config).devKey(true)
+        .duckdbDirectory(config.duckdbDirectory()).telemetry(telemetry).build(), Role.DEV);
     allocator = new RootAllocator();
   }
 

@@ -12,6 +12,7 @@ import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.server.ConfigKey;
+import io.storageengine.server.EngineContext;
 import io.storageengine.server.EngineServer;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
@@ -52,23 +53,25 @@ public final class TracingOverheadBenchmark {
     for (String mode : List.of("disabled", "enabled", "disabled", "enabled")) {
       Telemetry telemetry = mode.equals("disabled") ? Telemetry.disabled() : Telemetry.builder()
           .spanProcessor(BatchSpanProcessor.builder(new DroppingExporter()).build()).build();
-      Telemetry.install(telemetry);
       try {
-        run(mode, seconds, streams, rowsPerBatch);
+        run(telemetry, mode, seconds, streams, rowsPerBatch);
       } finally {
         telemetry.close();
       }
     }
   }
 
-  private static void run(String mode, int seconds, int streams, int rowsPerBatch) throws Exception {
+  private static void run(Telemetry telemetry, String mode, int seconds, int streams, int rowsPerBatch)
+      throws Exception {
     Path dir = Files.createTempDirectory("se-bench");
-    try (EngineServer server = EngineServer.start(ServerConfig.defaults()
-            .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
-            .with(ConfigKey.DATA_DIR, dir.toString())
-            .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms")
+    ServerConfig config = ServerConfig.defaults()
+        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
+        .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms")
         // se start roles write catalogs only with a secret-store key (se dev generates one).
-        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"), Role.SERVER);
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    try (EngineServer server = EngineServer.start(EngineContext.builder(config)
+            .duckdbDirectory(config.duckdbDirectory()).telemetry(telemetry).build(), Role.SERVER);
         BufferAllocator allocator = new RootAllocator()) {
       server.registry().create("warehouse", CatalogConfig.embedded());
       var catalog = server.registry().catalog("warehouse");
