@@ -117,9 +117,10 @@ public final class ClusterSuite implements Callable<Integer> {
 
     void start() throws IOException {
       // se start roles write catalog configs only with a secret-store key: one per suite run,
-      // shared by every role, passed as the operator would (the variable, not a flag).
+      // shared by every role, passed as the operator would (the variable, not a flag). The roles
+      // listen on loopback and the load clients send no token yet: authentication is off.
       process = DevProcess.startRole(options.launcher.toAbsolutePath(), name, args, port, log, javaOpts,
-          java.util.Map.of("SE_SECRET_STORE_KEY", SECRET_STORE_KEY));
+          java.util.Map.of("SE_SECRET_STORE_KEY", SECRET_STORE_KEY, "SE_AUTH_MODE", "none"));
     }
 
     void awaitReady() throws InterruptedException {
