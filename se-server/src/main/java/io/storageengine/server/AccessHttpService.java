@@ -68,7 +68,9 @@ final class AccessHttpService implements HttpService {
     // Non-admins are refused before anything about the request is looked at.
     access.require(caller, null, Action.ADMIN);
     HttpMethod method = req.method();
-    List<String> segments = segments(ctx.path());
+    String rawPath = ctx.rawPath();
+    int q = rawPath.indexOf('?');
+    List<String> segments = segments(q < 0 ? rawPath : rawPath.substring(0, q));
     if (segments.get(0).equals("admins") && segments.size() == 2) {
       Grantee grantee = Grantee.parse(segments.get(1));
       if (method == HttpMethod.PUT) {
