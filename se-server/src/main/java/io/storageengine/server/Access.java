@@ -156,6 +156,21 @@ public final class Access {
     });
   }
 
+  /**
+   * {@code service} for cluster admins only (the caller as {@link #decorate}, applied outside,
+   * established it): others get 403. For routes with no catalog of their own ({@code /metrics}).
+   */
+  public HttpService adminOnly(HttpService service) {
+    return service.decorate((delegate, ctx, req) -> {
+      try {
+        require(httpCaller(ctx), null, Action.ADMIN);
+      } catch (SeException e) {
+        return refusal(ctx, e);
+      }
+      return delegate.serve(ctx, req);
+    });
+  }
+
   /** The caller of the HTTP request of {@code ctx}, as {@link #decorate} established it. */
   public static Principal httpCaller(ServiceRequestContext ctx) {
     Principal principal = ctx.attr(HTTP_CALLER);

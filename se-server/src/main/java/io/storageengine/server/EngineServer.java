@@ -49,6 +49,7 @@ public final class EngineServer implements AutoCloseable {
   private final Listener listener;
   private final IngestService ingest;
   private final ReconcileLoop reconcileLoop;
+  private final List<String> routes;
 
   private EngineServer(EngineContext context, Role role) {
     this.context = context;
@@ -94,7 +95,8 @@ public final class EngineServer implements AutoCloseable {
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));
-      routes.put("/metrics", observability.metricsService());
+      // Metrics name catalogs and tables: cluster admins only.
+      routes.put("/metrics", access.adminOnly(observability.metricsService()));
       CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
@@ -104,6 +106,7 @@ public final class EngineServer implements AutoCloseable {
       routes.put("prefix:/admins/", principals);
       // One decorator authenticates every route (/health stays open, see Access.OPEN_PATHS).
       routes.replaceAll((path, service) -> access.decorate(service));
+      this.routes = List.copyOf(routes.keySet());
       // Flight's incoming messages are mostly ingestion's, so the listener allocates from its allocator.
       this.listener = context.own(Listener.start(config.serverAddress(), routes, ingestAllocator, producer,
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
@@ -158,6 +161,11 @@ public final class EngineServer implements AutoCloseable {
 
   public ObjectStore store() {
     return store;
+  }
+
+  /** The HTTP routes of the listener, in Armeria's syntax ({@code /health}, {@code prefix:/catalogs/}); tests enumerate them. */
+  List<String> routes() {
+    return routes;
   }
 
   /** The reconcile loop of a {@link Role#DEV} process; empty for {@link Role#SERVER}. */
