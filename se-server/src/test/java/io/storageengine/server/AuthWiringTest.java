@@ -107,6 +107,8 @@ class AuthWiringTest {
     assertThat(Json.parse(facade.body().getBytes(StandardCharsets.UTF_8)).path("error").path("type").asText())
         .isEqualTo("NotAuthorizedException");
     assertThat(send("GET", "/metrics", null, null).statusCode()).isEqualTo(401);
+    assertThat(send("GET", "/metrics", alice, null).statusCode()).isEqualTo(403);
+    assertThat(send("GET", "/metrics", BOOTSTRAP, null).statusCode()).isEqualTo(200);
     assertThat(send("GET", "/health", null, null).statusCode()).isEqualTo(200);
   }
 
