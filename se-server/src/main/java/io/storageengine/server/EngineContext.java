@@ -75,6 +75,7 @@ public final class EngineContext implements AutoCloseable {
   private final TombstoneCache tombstones;
   private final Reconciler reconciler;
   private final Access access;
+  private final ClusterToken clusterToken;
   private boolean closed;
 
   private EngineContext(Builder builder) {
@@ -91,6 +92,7 @@ public final class EngineContext implements AutoCloseable {
       // configured address; they do not listen).
       auth.checkListenAddress(builder.launch, config.serverAddress());
       this.access = Access.open(auth, storage.secrets());
+      this.clusterToken = new ClusterToken(auth.mode(), AuthConfig.clusterToken(config.source()));
       this.root = own(new RootAllocator(builder.memoryLimit));
       observability.watchAllocator("root", root);
       for (Subsystem subsystem : Subsystem.values()) {
@@ -148,6 +150,11 @@ public final class EngineContext implements AutoCloseable {
   /** Who is calling and what they may touch: the one authenticator and authorizer of the process. */
   public Access access() {
     return access;
+  }
+
+  /** The token of the broker API, which servers and workers send to it. */
+  public ClusterToken clusterToken() {
+    return clusterToken;
   }
 
   /** The child allocator of {@code subsystem}; closed by the context, after everything a role owns. */

@@ -76,7 +76,8 @@ public final class EngineServer implements AutoCloseable {
       IngestConfig ingestConfig = config.ingest();
       ReconcileLoop triggerTarget = loop;
       ReconcileScheduler scheduler = role == Role.SERVER
-          ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"))) : null;
+          ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"),
+          context.clusterToken().value())) : null;
       BufferAllocator ingestAllocator = context.allocator(EngineContext.Subsystem.INGEST);
       // Inside a Flight call, ingestion looks a catalog up only for a caller who may write to it.
       this.ingest = context.own(new IngestService(ingestAllocator, access.forCallers(registry, Action.WRITE), wal,
