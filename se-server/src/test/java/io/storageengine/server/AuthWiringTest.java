@@ -8,8 +8,11 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.storageengine.auth.AuthConfig;
+import io.storageengine.auth.AuthMode;
 import io.storageengine.catalog.CatalogConfig;
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
+import io.storageengine.common.SeException;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.wal.WalOperation;
 import java.net.URI;
@@ -218,6 +221,30 @@ class AuthWiringTest {
       synchronized (BODIES) {
         assertThat(BODIES).filteredOn(b -> !b.contains("\"token\"")).noneMatch(b -> b.contains(token));
       }
+    }
+  }
+
+  @Test
+  void seDevDefaultsToNoneSeStartToTokensAndNoneIsRefusedOffLoopback(@TempDir Path other) {
+    ServerConfig loopback = ServerConfig.defaults()
+        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
+        .with(ConfigKey.DATA_DIR, other.toString())
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    try (EngineContext dev = EngineContext.builder(loopback).launch(AuthConfig.Launch.DEV).build();
+        EngineContext start = EngineContext.builder(loopback).launch(AuthConfig.Launch.START).build()) {
+      assertThat(dev.access().mode()).isEqualTo(AuthMode.NONE);
+      assertThat(start.access().mode()).isEqualTo(AuthMode.TOKENS);
+    }
+    ServerConfig everywhere = loopback.with(ConfigKey.SERVER_ADDRESS, "0.0.0.0:0").with(AuthConfig.MODE, "none");
+    for (AuthConfig.Launch launch : AuthConfig.Launch.values()) {
+      assertThatThrownBy(() -> EngineContext.builder(everywhere).launch(launch).build().close())
+          .isInstanceOfSatisfying(SeException.class, e -> {
+            assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+            assertThat(e.getMessage()).contains("--auth.allow-insecure");
+          });
+    }
+    try (EngineContext insecure = EngineContext.builder(everywhere.with(AuthConfig.ALLOW_INSECURE, "true")).build()) {
+      assertThat(insecure.access().mode()).isEqualTo(AuthMode.NONE);
     }
   }
 
