@@ -35,10 +35,14 @@ import io.storageengine.common.ErrorCode;
 import io.storageengine.common.HttpErrors;
 import io.storageengine.common.SeException;
 import io.storageengine.secretstore.SecretStore;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -91,11 +95,34 @@ public final class Access {
     Authenticator authenticator = switch (config.mode()) {
       case NONE -> Authenticator.none();
       case TOKENS -> tokens.orElseThrow();
-      case OIDC -> new OidcAuthenticator(config.oidc());
+      // The bootstrap token is the first admin in oidc mode too: grants to the issuer's
+      // subjects and groups have to be made by someone.
+      case OIDC -> withBootstrap(new OidcAuthenticator(config.oidc()), config.bootstrapToken());
     };
     LOG.info("authentication: {}", config);
     return new Access(config.mode(), Authenticator.audited(authenticator, audit), authorizer,
         new AccessAdministration(tokens, grants, authorizer, audit), grants);
+  }
+
+  /** {@code delegate}, except that the bootstrap token (compared as a hash, in constant time) is the bootstrap admin. */
+  private static Authenticator withBootstrap(Authenticator delegate, Optional<String> bootstrapToken) {
+    if (bootstrapToken.isEmpty()) {
+      return delegate;
+    }
+    byte[] expected = sha256(bootstrapToken.get());
+    Principal bootstrap = new Principal(TokenStore.BOOTSTRAP_PRINCIPAL, Set.of(), true);
+    return header -> {
+      String token = Credentials.token(header);
+      return MessageDigest.isEqual(sha256(token), expected) ? bootstrap : delegate.authenticate(header);
+    };
+  }
+
+  private static byte[] sha256(String text) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
   }
 
   public AuthMode mode() {
@@ -138,11 +165,16 @@ public final class Access {
       if (OPEN_PATHS.contains(ctx.path())) {
         return delegate.serve(ctx, req);
       }
+      if (mode == AuthMode.NONE) {
+        // Nothing to look up: no hop to the blocking executor.
+        ctx.setAttr(HTTP_CALLER, Principal.anonymous());
+        return delegate.serve(ctx, req);
+      }
       String header = req.headers().get(HttpHeaderNames.AUTHORIZATION);
       CompletableFuture<HttpResponse> response = CompletableFuture.supplyAsync(() -> authenticate(header),
           ctx.blockingTaskExecutor()).handleAsync((principal, failure) -> {
             if (failure != null) {
-              return refusal(ctx, failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+              return refusal(ctx, failure instanceof CompletionException && failure.getCause() != null
                   ? failure.getCause() : failure);
             }
             ctx.setAttr(HTTP_CALLER, principal);
