@@ -42,6 +42,9 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
   public static final Setting<String> BOOTSTRAP_TOKEN = Setting.string("auth.bootstrap-token", "", "TOKEN",
       "an admin token (at least " + MIN_BOOTSTRAP_TOKEN_LENGTH + " characters, e.g. `openssl rand -hex 32`) "
           + "for the first start in tokens mode; never stored");
+  public static final Setting<String> CLUSTER_TOKEN = Setting.string("auth.cluster-token", "", "TOKEN",
+      "the token of the broker API, sent by servers and workers (at least " + MIN_BOOTSTRAP_TOKEN_LENGTH
+          + " characters; default: the bootstrap token); never stored");
   public static final Setting<String> OIDC_ISSUER = Setting.matching("auth.oidc.issuer", "", URL,
       "an http(s) URL", "URL", "the OIDC issuer (`iss` of accepted tokens)");
   public static final Setting<String> OIDC_JWKS_URI = Setting.matching("auth.oidc.jwks-uri", "", URL,
@@ -55,7 +58,7 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
   public static final Setting<Duration> OIDC_CLOCK_SKEW = Setting.duration("auth.oidc.clock-skew", "60s",
       "tolerated clock difference for exp / nbf (at most 5m)");
   /** Every setting of authentication. */
-  public static final List<Setting<?>> SETTINGS = List.of(MODE, ALLOW_INSECURE, BOOTSTRAP_TOKEN, OIDC_ISSUER,
+  public static final List<Setting<?>> SETTINGS = List.of(MODE, ALLOW_INSECURE, BOOTSTRAP_TOKEN, CLUSTER_TOKEN, OIDC_ISSUER,
       OIDC_JWKS_URI, OIDC_AUDIENCE, OIDC_PRINCIPAL_CLAIM, OIDC_GROUPS_CLAIM, OIDC_CLOCK_SKEW);
 
   /** How the process was started: the default mode and the listen rule depend on it. */
@@ -141,6 +144,16 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
   }
 
   /**
+   * The cluster token of {@code source}: {@link #CLUSTER_TOKEN}, else the bootstrap token; empty
+   * when neither is set. The broker API accepts it alone, and servers and workers send it there.
+   */
+  public static Optional<String> clusterToken(ConfigSource source) {
+    Optional<String> token = source.find(CLUSTER_TOKEN).or(() -> source.find(BOOTSTRAP_TOKEN));
+    token.ifPresent(t -> checkToken(CLUSTER_TOKEN, t));
+    return token;
+  }
+
+  /**
    * Refuses to serve without authentication on an address others can reach: {@code none} is accepted
    * on a loopback address ({@code localhost}, {@code 127.0.0.0/8}, {@code ::1}) or with
    * {@code --auth.allow-insecure}. Host names other than {@code localhost} are not resolved and count
@@ -192,13 +205,17 @@ public record AuthConfig(AuthMode mode, boolean allowInsecure, Optional<String> 
   }
 
   private static void checkBootstrapToken(String token) {
+    checkToken(BOOTSTRAP_TOKEN, token);
+  }
+
+  private static void checkToken(Setting<String> setting, String token) {
     if (token.length() < MIN_BOOTSTRAP_TOKEN_LENGTH) {
       // The message names the length only, never the value.
-      throw SeException.invalid("%s: expected at least %d characters, got %d", BOOTSTRAP_TOKEN,
+      throw SeException.invalid("%s: expected at least %d characters, got %d", setting,
           MIN_BOOTSTRAP_TOKEN_LENGTH, token.length());
     }
     if (!token.chars().allMatch(c -> c > ' ' && c < 127)) {
-      throw SeException.invalid("%s: expected printable ASCII without spaces", BOOTSTRAP_TOKEN);
+      throw SeException.invalid("%s: expected printable ASCII without spaces", setting);
     }
   }
 

@@ -29,6 +29,7 @@ class AuthConfigTest {
         Map.entry("auth.mode", ""),
         Map.entry("auth.allow-insecure", "false"),
         Map.entry("auth.bootstrap-token", ""),
+        Map.entry("auth.cluster-token", ""),
         Map.entry("auth.oidc.issuer", ""),
         Map.entry("auth.oidc.jwks-uri", ""),
         Map.entry("auth.oidc.audience", ""),

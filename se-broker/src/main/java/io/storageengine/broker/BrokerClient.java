@@ -39,6 +39,7 @@ public final class BrokerClient {
   private final Duration requestTimeout;
   private final int attempts;
   private final Duration retryBackoff;
+  private final Optional<String> token;
   private volatile String cachedAddress;
 
   /**
@@ -48,6 +49,16 @@ public final class BrokerClient {
    * @param retryBackoff first pause between tries; doubles per try
    */
   public BrokerClient(ObjectStore store, Duration requestTimeout, int attempts, Duration retryBackoff) {
+    this(store, requestTimeout, attempts, retryBackoff, Optional.empty());
+  }
+
+  /**
+   * As the four-argument constructor, sending {@code token} (the cluster token, when set) as
+   * {@code Authorization: Bearer <token>} with every call.
+   */
+  public BrokerClient(ObjectStore store, Duration requestTimeout, int attempts, Duration retryBackoff,
+      Optional<String> token) {
+    this.token = java.util.Objects.requireNonNull(token, "token");
     if (attempts < 1) {
       throw SeException.invalid("broker client attempts must be >= 1, got %d", attempts);
     }
@@ -60,7 +71,12 @@ public final class BrokerClient {
 
   /** Defaults: 10 s per request, 5 tries starting 100 ms apart (about 3 s to find a new broker). */
   public BrokerClient(ObjectStore store) {
-    this(store, Duration.ofSeconds(10), 5, Duration.ofMillis(100));
+    this(store, Optional.empty());
+  }
+
+  /** The defaults, sending {@code token} (the cluster token, when set) with every call. */
+  public BrokerClient(ObjectStore store, Optional<String> token) {
+    this(store, Duration.ofSeconds(10), 5, Duration.ofMillis(100), token);
   }
 
   /** The broker address recorded in the queue object, or empty when no broker ever started. */
@@ -139,6 +155,7 @@ public final class BrokerClient {
   private <T> T send(String address, String operation, byte[] body, Class<T> type) {
     URI uri = URI.create(baseUri(address) + BrokerHttpService.PATH_PREFIX + operation);
     HttpRequest.Builder request = HttpRequest.newBuilder(uri).timeout(requestTimeout);
+    token.ifPresent(t -> request.header("Authorization", "Bearer " + t));
     if (body == null) {
       request.GET();
     } else {

@@ -6,6 +6,7 @@ import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -19,6 +20,13 @@ final class CatalogCommand {
     @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777",
         description = "Server to talk to (default ${DEFAULT-VALUE}).")
     String serverAddress;
+
+    @CommandLine.Mixin
+    TokenOption token;
+
+    HttpApi api() {
+      return new HttpApi(serverAddress, token.value());
+    }
 
     int print(HttpResponse<String> response, int expected) {
       if (response.statusCode() == expected) {
@@ -66,7 +74,7 @@ final class CatalogCommand {
         ObjectNode props = config.putObject("properties");
         properties.forEach(props::put);
       }
-      return print(new HttpApi(serverAddress).send("POST", "/catalogs", Json.toString(body)), 201);
+      return print(api().send("POST", "/catalogs", Json.toString(body)), 201);
     }
   }
 
@@ -77,7 +85,7 @@ final class CatalogCommand {
 
     @Override
     public Integer call() {
-      return print(new HttpApi(serverAddress).send("GET", "/catalogs/" + id, null), 200);
+      return print(api().send("GET", "/catalogs/" + id, null), 200);
     }
   }
 
@@ -88,7 +96,7 @@ final class CatalogCommand {
 
     @Override
     public Integer call() {
-      return print(new HttpApi(serverAddress).send("DELETE", "/catalogs/" + id, null), 204);
+      return print(api().send("DELETE", "/catalogs/" + id, null), 204);
     }
   }
 }

@@ -20,6 +20,7 @@ import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.rest.RESTCatalog;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -33,6 +34,9 @@ final class IngestCommand implements Callable<Integer> {
 
   @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777", description = "Server (default ${DEFAULT-VALUE}).")
   String serverAddress;
+
+  @CommandLine.Mixin
+  TokenOption token;
 
   @Option(names = "--catalog-id", required = true, description = "Tenant catalog id.")
   String catalogId;
@@ -66,7 +70,7 @@ final class IngestCommand implements Callable<Integer> {
     };
     TableIdentifier ident = Tables.parseIdentifier(table);
     org.apache.iceberg.Table loaded;
-    try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId)) {
+    try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value())) {
       loaded = catalog.loadTable(ident);
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
       throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
@@ -82,7 +86,9 @@ final class IngestCommand implements Callable<Integer> {
     long totalBytes = 0;
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
-        IngestClient client = IngestClient.connect(location(serverAddress), allocator)) {
+        IngestClient client = (token.value().isPresent()
+            ? IngestClient.connect(location(serverAddress), allocator, token.value().get())
+            : IngestClient.connect(location(serverAddress), allocator))) {
       for (Path file : files) {
         FileBatches.Format fileFormat = FileBatches.detect(file, format);
         if (nullString != null && fileFormat != FileBatches.Format.CSV) {

@@ -21,6 +21,8 @@ import picocli.CommandLine.Command;
       TableCommand.class,
       IngestCommand.class,
       SqlCommand.class,
+      AccessCommands.Principal.class,
+      AccessCommands.Grant.class,
       ReconcileCommand.class,
       MaintainCommand.class,
       CommandLine.HelpCommand.class

@@ -1,18 +1,30 @@
 package io.storageengine.cli;
 
+import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.iceberg.rest.RESTCatalog;
 
 /** An Iceberg REST client of one tenant's catalog, through the server's REST facade. */
 final class RemoteCatalog {
   private RemoteCatalog() {}
 
+  /** The catalog {@code catalogId}, without credentials (servers in --auth.mode none). */
   static RESTCatalog open(String serverAddress, String catalogId) {
+    return open(serverAddress, catalogId, Optional.empty());
+  }
+
+  /** The catalog {@code catalogId}; {@code token}, when given, goes with every request as a bearer token. */
+  static RESTCatalog open(String serverAddress, String catalogId, Optional<String> token) {
     String base = serverAddress.contains("://") ? serverAddress : "http://" + serverAddress;
     if (base.endsWith("/")) {
       base = base.substring(0, base.length() - 1);
     }
     RESTCatalog catalog = new RESTCatalog();
-    catalog.initialize(catalogId, Map.of("uri", base + "/catalogs/" + catalogId));
+    Map<String, String> properties = new HashMap<>();
+    properties.put("uri", base + "/catalogs/" + catalogId);
+    // Iceberg's REST client sends the "token" property as Authorization: Bearer <token>.
+    token.ifPresent(t -> properties.put("token", t));
+    catalog.initialize(catalogId, properties);
     return catalog;
   }}

@@ -8,6 +8,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.FlightCallHeaders;
+import io.storageengine.ingest.client.BearerToken;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
@@ -17,6 +18,7 @@ import org.apache.arrow.flight.HeaderCallOption;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -29,6 +31,9 @@ import picocli.CommandLine.Parameters;
 final class SqlCommand implements Callable<Integer> {
   @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777", description = "Server (default ${DEFAULT-VALUE}).")
   String serverAddress;
+
+  @CommandLine.Mixin
+  TokenOption token;
 
   @Option(names = "--catalog-id", required = true, description = "Tenant catalog to query.")
   String catalogId;
@@ -44,6 +49,12 @@ final class SqlCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "SQL")
   String sql;
 
+  private FlightClient flightClient(BufferAllocator allocator) {
+    FlightClient.Builder builder = FlightClient.builder(allocator, IngestCommand.location(serverAddress));
+    token.value().ifPresent(t -> builder.intercept(new BearerToken(t)));
+    return builder.build();
+  }
+
   @Override
   public Integer call() throws Exception {
     ResultPrinter printer = ResultPrinter.of(format.toLowerCase(Locale.ROOT), System.out, nullString);
@@ -51,7 +62,7 @@ final class SqlCommand implements Callable<Integer> {
     headers.insert("se-query-metadata", Json.toString(Json.object().put("catalog_id", catalogId)));
     HeaderCallOption option = new HeaderCallOption(headers);
     try (BufferAllocator allocator = new RootAllocator();
-        FlightClient client = FlightClient.builder(allocator, IngestCommand.location(serverAddress)).build();
+        FlightClient client = flightClient(allocator);
         FlightSqlClient sqlClient = new FlightSqlClient(client)) {
       FlightInfo info = sqlClient.execute(sql, option);
       printer.begin(info.getSchemaOptional().orElse(null));

@@ -28,6 +28,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -40,6 +41,9 @@ final class TableCommand {
     @Option(names = "--server-address", defaultValue = "http://127.0.0.1:7777", description = "Server (default ${DEFAULT-VALUE}).")
     String serverAddress;
 
+    @CommandLine.Mixin
+    TokenOption token;
+
     @Option(names = "--catalog-id", required = true, description = "Tenant catalog id.")
     String catalogId;
 
@@ -49,7 +53,7 @@ final class TableCommand {
     @Override
     public Integer call() throws Exception {
       TableIdentifier ident = Tables.parseIdentifier(table);
-      try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId)) {
+      try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value())) {
         return run(catalog, ident);
       } catch (NoSuchTableException e) {
         throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
@@ -61,7 +65,7 @@ final class TableCommand {
     abstract int run(RESTCatalog catalog, TableIdentifier ident);
 
     String reconcileStatus(String uuid) {
-      return TableCommand.reconcileStatus(new HttpApi(serverAddress), catalogId, uuid);
+      return TableCommand.reconcileStatus(new HttpApi(serverAddress, token.value()), catalogId, uuid);
     }
   }
 

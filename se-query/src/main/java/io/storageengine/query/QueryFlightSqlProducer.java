@@ -129,10 +129,20 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
             "no catalog selected: send the gRPC header %s = {\"catalog_id\":\"<catalog>\"} "
                 + "or set the Flight SQL session option %s (JDBC: catalog=<catalog>)",
             QueryMetadataInterceptor.HEADER_NAME, CATALOG_OPTION));
+    authorizeRead(catalogId);
     // The Flight call's span (when tracing) names the tenant the call resolved to, also when a
     // session selected it.
     Span.current().setAttribute(SpanFields.CATALOG_ID, catalogId);
     return catalogId;
+  }
+
+  /**
+   * Returns when the current caller may read catalog {@code catalogId}; throws (FORBIDDEN) otherwise.
+   * Called before the catalog is looked up, for every catalog a call selects, a ticket or prepared
+   * statement names, or a session option sets. This class allows everything: hosts that
+   * authenticate callers override it.
+   */
+  protected void authorizeRead(String catalogId) {
   }
 
   /** The catalog id the current call selects by header or session, if any. */
@@ -519,6 +529,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   private StatementHandle ownHandle(ByteString bytes, String what) {
     StatementHandle handle = StatementHandle.decode(bytes.toByteArray());
+    authorizeRead(handle.catalogId());
     Optional<String> selected = callCatalogId();
     if (selected.isPresent() && !selected.get().equals(handle.catalogId())) {
       throw SeException.invalid("%s belongs to catalog `%s`, but this call selects `%s`", what, handle.catalogId(),
@@ -600,6 +611,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         if (catalogId == null) {
           throw SeException.invalid("session option catalog must be a string");
         }
+        authorizeRead(catalogId);
         catalogs.catalog(catalogId);
         sessions.setCatalog(sessionId, catalogId);
       } catch (RuntimeException e) {

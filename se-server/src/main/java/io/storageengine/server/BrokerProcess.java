@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code se start broker}: the task queue of distributed mode on its own listener. It records
- * {@code http://<listener>} in {@code broker/queue.json}, where workers and servers find it.
+ * {@code http://<listener>} in {@code broker/queue.json}, where workers and servers find it. The
+ * broker API takes the cluster token ({@link ClusterToken}); {@code /health} is open.
  */
 public final class BrokerProcess implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(BrokerProcess.class);
@@ -32,7 +33,7 @@ public final class BrokerProcess implements AutoCloseable {
         .http(new InetSocketAddress(address.getHostString(), address.getPort()))
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
         .service("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)))
-        .serviceUnder(BrokerHttpService.PATH_PREFIX, new BrokerHttpService(broker))
+        .serviceUnder(BrokerHttpService.PATH_PREFIX, context.clusterToken().protect(new BrokerHttpService(broker)))
         .build();
     context.own((AutoCloseable) () -> server.stop().join());
     server.start().join();

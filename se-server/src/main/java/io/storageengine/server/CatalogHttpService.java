@@ -11,6 +11,8 @@ import com.linecorp.armeria.common.MediaType;
 import com.linecorp.armeria.common.ResponseHeaders;
 import com.linecorp.armeria.server.HttpService;
 import com.linecorp.armeria.server.ServiceRequestContext;
+import io.storageengine.auth.Action;
+import io.storageengine.auth.Principal;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.catalog.rest.IcebergRestFacade;
@@ -34,6 +36,12 @@ import java.util.Map;
  * server's blocking executor. Errors are answered through {@link HttpErrors#engine}: bodies are
  * {@code {"error":{"code":..,"message":..}}}, a backend outage is 503 UNAVAILABLE, and internal
  * failures answer 500 with an error id and no detail (the detail goes to the log under that id).
+ *
+ * <p>Every route asks {@link Access#require} before it touches the registry (so a refusal reads
+ * the same whether or not the catalog exists): creating and deleting catalogs needs a cluster
+ * admin, describing a catalog, a table's reconcile status and Iceberg REST reads ({@code GET},
+ * {@code HEAD}) a reader, Iceberg REST writes an owner; {@code /catalogs/{id}/grants} is the
+ * admin API of {@link AccessHttpService}.
  */
 final class CatalogHttpService implements HttpService {
   private static final int MAX_BODY_BYTES = 1 << 20;
@@ -41,11 +49,13 @@ final class CatalogHttpService implements HttpService {
   private final TenantCatalogRegistry registry;
   private final IcebergRestFacade facade;
   private final ReconcileStatusStore reconcileStatuses;
+  private final Access access;
 
-  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses) {
+  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses, Access access) {
     this.registry = registry;
     this.facade = new IcebergRestFacade(registry, registry::config, registry.telemetry());
     this.reconcileStatuses = reconcileStatuses;
+    this.access = access;
   }
 
   @Override
@@ -54,7 +64,7 @@ final class CatalogHttpService implements HttpService {
       try {
         return route(ctx, agg);
       } catch (RuntimeException e) {
-        return error(e);
+        return isIcebergRest(ctx) ? icebergError(e) : error(e);
       }
     }, ctx.blockingTaskExecutor()));
   }
@@ -66,9 +76,11 @@ final class CatalogHttpService implements HttpService {
       rawPath = rawPath.substring(0, q);
     }
     HttpMethod method = req.method();
+    Principal caller = Access.httpCaller(ctx);
     String rest = rawPath.equals("/catalogs") ? "" : rawPath.substring("/catalogs/".length());
     if (rest.isEmpty()) {
       if (method == HttpMethod.POST) {
+        access.require(caller, null, Action.ADMIN);
         return create(req);
       }
       return methodNotAllowed("POST", "listing catalogs is not supported; GET /catalogs/{id} instead");
@@ -76,20 +88,31 @@ final class CatalogHttpService implements HttpService {
     int slash = rest.indexOf('/');
     String id = decode(slash < 0 ? rest : rest.substring(0, slash));
     String below = slash < 0 ? "" : rest.substring(slash + 1);
+    if (below.equals("grants") || below.startsWith("grants/")) {
+      return AccessHttpService.grants(access, caller, ctx, req, id,
+          below.equals("grants") ? "" : decode(below.substring("grants/".length())));
+    }
     if (below.isEmpty()) {
-      Ids.requireCatalogId(id);
       if (method == HttpMethod.GET) {
+        access.require(caller, id, Action.READ);
+        Ids.requireCatalogId(id);
         return json(HttpStatus.OK, registry.config(id).toResponseJson(id));
       }
       if (method == HttpMethod.DELETE) {
+        access.require(caller, id, Action.ADMIN);
+        Ids.requireCatalogId(id);
         registry.delete(id);
+        access.catalogDeleted(id);
         return HttpResponse.of(HttpStatus.NO_CONTENT);
       }
       return methodNotAllowed("GET, DELETE", "method " + method + " is not allowed on /catalogs/{id}");
     }
     if (below.equals("v1") || below.startsWith("v1/")) {
+      boolean read = method == HttpMethod.GET || method == HttpMethod.HEAD;
+      access.require(caller, id, read ? Action.READ : Action.DDL);
       return icebergRest(ctx, req, id, below.equals("v1") ? "" : below.substring(3));
     }
+    access.require(caller, id, Action.READ);
     if (below.startsWith("tables/") && below.endsWith("/reconcile")) {
       return reconcileStatus(method, id,
           decode(below.substring("tables/".length(), below.length() - "/reconcile".length())));
@@ -161,6 +184,16 @@ final class CatalogHttpService implements HttpService {
     ResponseHeaders headers = ResponseHeaders.builder(error.status())
         .contentType(MediaType.JSON_UTF_8).set(HttpHeaderNames.ALLOW, allow).build();
     return HttpResponse.of(headers, com.linecorp.armeria.common.HttpData.wrap(error.body()));
+  }
+
+  private static boolean isIcebergRest(ServiceRequestContext ctx) {
+    return ctx.path().matches("/catalogs/[^/]+/v1(/.*)?");
+  }
+
+  /** {@code e} in the Iceberg REST error model, as the facade answers. */
+  private static HttpResponse icebergError(RuntimeException e) {
+    HttpErrors.HttpError error = HttpErrors.iceberg(e);
+    return HttpResponse.of(HttpStatus.valueOf(error.status()), MediaType.JSON_UTF_8, error.body());
   }
 
   /** {@code e} in the engine's error model ({@link HttpErrors#engine}). */

@@ -148,6 +148,11 @@ public final class ClusterStorage implements AutoCloseable {
     return registry;
   }
 
+  /** The secret store: catalog configs, and the token and grant documents of authentication. */
+  public SecretStore secrets() {
+    return secrets;
+  }
+
   /** Where embedded catalogs live: only with the fs store. */
   public Optional<Path> embeddedRoot() {
     return embeddedRoot;

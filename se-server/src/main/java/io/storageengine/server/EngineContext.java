@@ -1,5 +1,6 @@
 package io.storageengine.server;
 
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.Threads;
 import io.storageengine.common.telemetry.Telemetry;
@@ -37,7 +38,8 @@ import org.slf4j.LoggerFactory;
  * role it runs ({@link EngineServer}, {@link WorkerProcess}, {@link ReconcileRunner},
  * {@link BrokerProcess}, {@code LoadBalancer}): telemetry, cluster storage (always traced), the
  * root allocator (limited) and one named child allocator per subsystem, the thread factory of
- * every pool, the WAL with this process's writer id, the tombstone cache, and the reconciler and
+ * every pool, authentication and authorization ({@link Access}, from {@link AuthConfig} with the
+ * default mode of the {@linkplain Builder#launch launch}), the WAL with this process's writer id, the tombstone cache, and the reconciler and
  * maintainers built from them. Nothing of it lives in a static field, so two engines in one JVM
  * share nothing.
  *
@@ -72,6 +74,8 @@ public final class EngineContext implements AutoCloseable {
   private final DuckRuntime duckdb;
   private final TombstoneCache tombstones;
   private final Reconciler reconciler;
+  private final Access access;
+  private final ClusterToken clusterToken;
   private boolean closed;
 
   private EngineContext(Builder builder) {
@@ -83,6 +87,12 @@ public final class EngineContext implements AutoCloseable {
       this.config = builder.devKey ? ClusterStorage.withDevKey(builder.config) : builder.config;
       this.storage = own(ClusterStorage.open(config, builder.store, observability.catalogListener(),
           observability.telemetry(), raw -> observability.traced(raw, "cluster")));
+      AuthConfig auth = config.auth(builder.launch);
+      // Every role is refused mode none on an address others can reach (workers only check the
+      // configured address; they do not listen).
+      auth.checkListenAddress(builder.launch, config.serverAddress());
+      this.access = Access.open(auth, storage.secrets());
+      this.clusterToken = new ClusterToken(auth.mode(), AuthConfig.clusterToken(config.source()));
       this.root = own(new RootAllocator(builder.memoryLimit));
       observability.watchAllocator("root", root);
       for (Subsystem subsystem : Subsystem.values()) {
@@ -136,6 +146,16 @@ public final class EngineContext implements AutoCloseable {
 
   public ClusterStorage storage() {
     return storage;
+  }
+
+  /** Who is calling and what they may touch: the one authenticator and authorizer of the process. */
+  public Access access() {
+    return access;
+  }
+
+  /** The token of the broker API, which servers and workers send to it. */
+  public ClusterToken clusterToken() {
+    return clusterToken;
   }
 
   /** The child allocator of {@code subsystem}; closed by the context, after everything a role owns. */
@@ -264,6 +284,7 @@ public final class EngineContext implements AutoCloseable {
     private IntConsumer exit = System::exit;
     private Path duckdbDirectory;
     private Telemetry telemetry;
+    private AuthConfig.Launch launch = AuthConfig.Launch.START;
 
     private Builder(ServerConfig config) {
       this.config = config;
@@ -312,6 +333,15 @@ public final class EngineContext implements AutoCloseable {
      */
     public Builder duckdbDirectory(Path directory) {
       this.duckdbDirectory = directory;
+      return this;
+    }
+
+    /**
+     * How the process was launched: {@code se dev} defaults to {@code --auth.mode none}, a cluster
+     * role ({@code se start}, the default) to {@code tokens}.
+     */
+    public Builder launch(AuthConfig.Launch launch) {
+      this.launch = java.util.Objects.requireNonNull(launch, "launch");
       return this;
     }
 

@@ -1,5 +1,6 @@
 package io.storageengine.server;
 
+import io.storageengine.auth.Action;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.FlightErrors;
@@ -18,16 +19,25 @@ import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * The one Flight producer of the listener: Flight SQL queries, plus the two ingestion paths
- * (the native {@code se.ingestion.v1.Ingest} DoPut and Flight SQL bulk ingest).
+ * (the native {@code se.ingestion.v1.Ingest} DoPut and Flight SQL bulk ingest). Every catalog a
+ * query selects needs the caller to be a reader of it, bulk ingest a writer ({@link Access}); the
+ * native DoPut is checked by the ingest service's catalogs ({@link Access#forCallers}).
  */
 final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
+  private final Access access;
 
   /** @param threads makes the query side's background threads */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads) {
+      IngestService ingest, ThreadFactory threads, Access access) {
     super(allocator, catalogs, duckdb, config, true, threads);
     this.ingest = ingest;
+    this.access = access;
+  }
+
+  @Override
+  protected void authorizeRead(String catalogId) {
+    access.require(Access.flightCaller(), catalogId, Action.READ);
   }
 
   @Override
@@ -56,6 +66,13 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
     }
     FlightSql.CommandStatementIngest resolved = named.isEmpty() && selected.isPresent()
         ? command.toBuilder().setCatalog(selected.get()).build() : command;
+    if (!resolved.getCatalog().isEmpty()) {
+      try {
+        access.require(Access.flightCaller(), resolved.getCatalog(), Action.WRITE);
+      } catch (SeException e) {
+        return () -> ackStream.onError(FlightErrors.toException(e));
+      }
+    }
     return ingest.acceptBulkIngest(resolved, context, stream, ackStream);
   }
 }

@@ -1,6 +1,8 @@
 package io.storageengine.server;
 
 import com.linecorp.armeria.server.HttpService;
+import io.storageengine.auth.Action;
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.ErrorCode;
@@ -47,6 +49,7 @@ public final class EngineServer implements AutoCloseable {
   private final Listener listener;
   private final IngestService ingest;
   private final ReconcileLoop reconcileLoop;
+  private final List<String> routes;
 
   private EngineServer(EngineContext context, Role role) {
     this.context = context;
@@ -54,6 +57,7 @@ public final class EngineServer implements AutoCloseable {
     try {
       ServerConfig config = context.config();
       ServerObservability observability = context.observability();
+      Access access = context.access();
       this.store = context.store();
       this.registry = context.registry();
       if (role == Role.DEV) {
@@ -73,9 +77,12 @@ public final class EngineServer implements AutoCloseable {
       IngestConfig ingestConfig = config.ingest();
       ReconcileLoop triggerTarget = loop;
       ReconcileScheduler scheduler = role == Role.SERVER
-          ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"))) : null;
+          ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"),
+          context.clusterToken().value())) : null;
       BufferAllocator ingestAllocator = context.allocator(EngineContext.Subsystem.INGEST);
-      this.ingest = context.own(new IngestService(ingestAllocator, registry, wal, ingestConfig,
+      // Inside a Flight call, ingestion looks a catalog up only for a caller who may write to it.
+      this.ingest = context.own(new IngestService(ingestAllocator, access.forCallers(registry, Action.WRITE), wal,
+          ingestConfig,
           (table, seq, rows, bytes) -> {
             if (triggerTarget != null) {
               triggerTarget.trigger(table);
@@ -86,18 +93,28 @@ public final class EngineServer implements AutoCloseable {
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
-          context.threads("se-query")));
+          context.threads("se-query"), access));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));
-      routes.put("/metrics", observability.metricsService());
-      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses);
+      // Metrics name catalogs and tables: cluster admins only.
+      routes.put("/metrics", access.adminOnly(observability.metricsService()));
+      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access);
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
+      AccessHttpService principals = new AccessHttpService(access);
+      routes.put("/principals", principals);
+      routes.put("prefix:/principals/", principals);
+      routes.put("prefix:/admins/", principals);
+      // One decorator authenticates every route (/health stays open, see Access.OPEN_PATHS).
+      routes.replaceAll((path, service) -> access.decorate(service));
+      this.routes = List.copyOf(routes.keySet());
       // Flight's incoming messages are mostly ingestion's, so the listener allocates from its allocator.
       this.listener = context.own(Listener.start(config.serverAddress(), routes, ingestAllocator, producer,
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
-          List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), observability.flightInterceptor())));
+          // The last runs first: tracing sees every call, then the caller is established.
+          List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), access.flightInterceptor(),
+              observability.flightInterceptor())));
       if (role == Role.SERVER) {
         // Last, so a load balancer never discovers a server that is not listening yet.
         context.own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC(),
@@ -127,6 +144,7 @@ public final class EngineServer implements AutoCloseable {
   /** Starts with a given cluster store (tests: memory or fault-injecting stores). */
   public static EngineServer start(ServerConfig config, Role role, ObjectStore store) {
     return start(EngineContext.builder(config).store(store).devKey(role == Role.DEV)
+        .launch(role == Role.DEV ? AuthConfig.Launch.DEV : AuthConfig.Launch.START)
         .duckdbDirectory(config.duckdbDirectory()).build(), role);
   }
 
@@ -145,6 +163,11 @@ public final class EngineServer implements AutoCloseable {
 
   public ObjectStore store() {
     return store;
+  }
+
+  /** The HTTP routes of the listener, in Armeria's syntax ({@code /health}, {@code prefix:/catalogs/}); tests enumerate them. */
+  List<String> routes() {
+    return routes;
   }
 
   /** The reconcile loop of a {@link Role#DEV} process; empty for {@link Role#SERVER}. */

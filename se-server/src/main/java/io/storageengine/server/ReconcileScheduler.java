@@ -7,6 +7,7 @@ import io.storageengine.wal.TableWal;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledExecutorService;
@@ -33,8 +34,8 @@ final class ReconcileScheduler implements AutoCloseable {
   private final Set<TableWal> due = ConcurrentHashMap.newKeySet();
 
   /** @param executor the one background thread (shut down by {@link #close}) */
-  ReconcileScheduler(ObjectStore store, ScheduledExecutorService executor) {
-    this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100));
+  ReconcileScheduler(ObjectStore store, ScheduledExecutorService executor, Optional<String> clusterToken) {
+    this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100), clusterToken);
     this.executor = executor;
     executor.scheduleWithFixedDelay(this::scheduleDue, RETRY.toMillis(), RETRY.toMillis(), TimeUnit.MILLISECONDS);
   }

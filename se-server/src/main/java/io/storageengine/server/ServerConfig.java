@@ -1,5 +1,6 @@
 package io.storageengine.server;
 
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.broker.BrokerConfig;
 import io.storageengine.common.config.ConfigSource;
 import io.storageengine.common.config.Setting;
@@ -98,6 +99,12 @@ public final class ServerConfig {
     broker();
     query();
     secretStoreOptions();
+    auth(AuthConfig.Launch.START);
+  }
+
+  /** The authentication settings ({@code auth.*}); the mode defaults as {@code launch} says. */
+  public AuthConfig auth(AuthConfig.Launch launch) {
+    return AuthConfig.from(source, launch);
   }
 
   /** Ingestion's config ({@code ingest.*}). */
@@ -191,7 +198,7 @@ public final class ServerConfig {
     Stream.of(ConfigKey.values()).map(ConfigKey::setting).filter(s -> !ROLE_SETTINGS.contains(s))
         .forEach(s -> byKey.put(s.key(), s));
     Stream.of(IngestConfig.SETTINGS, ReconcileOptions.SETTINGS, MaintenancePolicy.SETTINGS, QueryConfig.SETTINGS,
-        DuckRuntime.SETTINGS, BrokerConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
+        DuckRuntime.SETTINGS, BrokerConfig.SETTINGS, AuthConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
     Map<String, List<Setting<?>>> groups = new LinkedHashMap<>();
     for (Setting<?> s : byKey.values()) {
       groups.computeIfAbsent(s.key().split("\\.")[0], g -> new ArrayList<>()).add(s);

@@ -71,7 +71,7 @@ public final class WorkerProcess implements AutoCloseable {
     Reconciler reconciler = context.reconciler();
     Maintainer maintainer = context.maintainer();
     Duration maintenanceInterval = context.config().duration(ConfigKey.MAINTENANCE_INTERVAL);
-    BrokerClient broker = new BrokerClient(store);
+    BrokerClient broker = new BrokerClient(store, context.clusterToken().value());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
     ReconcileStatusStore statuses = new ReconcileStatusStore(store);
     handlers.put(TaskKeys.RECONCILE, task -> {

@@ -3,6 +3,7 @@ package io.storageengine.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.common.Json;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.testing.FaultInjectingObjectStore;
@@ -50,7 +51,9 @@ class CatalogApiTest {
     return ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
-        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        // se start roles default to --auth.mode tokens; the test calls without credentials, on loopback.
+        .with(AuthConfig.MODE, "none");
   }
 
   private HttpResponse<String> send(String method, String path, String contentType, String body) throws Exception {

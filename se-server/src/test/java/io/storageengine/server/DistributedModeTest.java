@@ -2,6 +2,7 @@ package io.storageengine.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.TableProperties;
@@ -44,6 +45,8 @@ class DistributedModeTest {
         .with(ConfigKey.SERVER_ADDRESS, address)
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        // se start roles default to --auth.mode tokens; the test calls without credentials, on loopback.
+        .with(AuthConfig.MODE, "none")
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms");
   }
 

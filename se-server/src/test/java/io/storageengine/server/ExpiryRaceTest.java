@@ -3,6 +3,7 @@ package io.storageengine.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
@@ -118,7 +119,9 @@ class ExpiryRaceTest {
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms")
         // se start roles write catalogs only with a secret-store key (se dev generates one).
-        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"), Role.SERVER);
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        // se start roles default to --auth.mode tokens; the test calls without credentials, on loopback.
+        .with(AuthConfig.MODE, "none"), Role.SERVER);
     server.registry().create(CATALOG_ID, CatalogConfig.embedded());
     catalog = server.registry().catalog(CATALOG_ID);
     engineAllocator = new RootAllocator();

@@ -38,6 +38,8 @@ import picocli.CommandLine.Option;
 public final class ClusterSuite implements Callable<Integer> {
   /** A random AES-256 key (hex) for the file secret store of this run's cluster. */
   private static final String SECRET_STORE_KEY = java.util.HexFormat.of().formatHex(randomKey());
+  /** The bootstrap token of every role (also the cluster token): the load clients are admins. */
+  private static final String ADMIN_TOKEN = java.util.HexFormat.of().formatHex(randomKey());
 
   private static byte[] randomKey() {
     byte[] key = new byte[32];
@@ -117,9 +119,10 @@ public final class ClusterSuite implements Callable<Integer> {
 
     void start() throws IOException {
       // se start roles write catalog configs only with a secret-store key: one per suite run,
-      // shared by every role, passed as the operator would (the variable, not a flag).
+      // shared by every role, passed as the operator would (the variable, not a flag). Roles run
+      // in their default --auth.mode tokens; the bootstrap token doubles as the cluster token.
       process = DevProcess.startRole(options.launcher.toAbsolutePath(), name, args, port, log, javaOpts,
-          java.util.Map.of("SE_SECRET_STORE_KEY", SECRET_STORE_KEY));
+          java.util.Map.of("SE_SECRET_STORE_KEY", SECRET_STORE_KEY, "SE_AUTH_BOOTSTRAP_TOKEN", ADMIN_TOKEN));
     }
 
     void awaitReady() throws InterruptedException {
@@ -169,7 +172,7 @@ public final class ClusterSuite implements Callable<Integer> {
       for (Role role : roles) {
         role.awaitReady();
       }
-      ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", lbPort);
+      ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", lbPort).withToken(ADMIN_TOKEN);
       createCatalog(endpoint);
       long producerSeed = random.nextLong();
       try (LoadSession append = new LoadSession(load(false, producerSeed), endpoint, allocator, null);
@@ -296,7 +299,7 @@ public final class ClusterSuite implements Callable<Integer> {
   }
 
   private void createCatalog(ServerEndpoint endpoint) throws IOException, InterruptedException {
-    HttpRequest request = HttpRequest.newBuilder(URI.create(endpoint.httpBase() + "/catalogs"))
+    HttpRequest request = endpoint.authorize(HttpRequest.newBuilder(URI.create(endpoint.httpBase() + "/catalogs")))
         .header("content-type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(
             "{\"catalog_id\":\"" + CATALOG + "\",\"config\":{\"type\":\"embedded\"}}"))

@@ -86,16 +86,21 @@ public final class CrashSuite implements Callable<Integer> {
     Path dataDir = work.resolve("data");
     Path log = work.resolve("se-dev.log");
     int port = DevProcess.freePort();
-    ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", port);
+    // Authentication on, as a cluster runs it: se dev in tokens mode, the load clients admins
+    // through the bootstrap token (passed as the variable, like an operator would).
+    String adminToken = java.util.HexFormat.of().formatHex(randomBytes());
+    ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", port).withToken(adminToken);
+    java.util.Map<String, String> serverEnvironment = java.util.Map.of("SE_AUTH_BOOTSTRAP_TOKEN", adminToken);
     List<String> serverArgs = List.of("--ingest.flush-interval", options.flushInterval,
-        "--reconcile.interval", "1s");
+        "--reconcile.interval", "1s", "--auth.mode", "tokens");
     err.printf("crash-suite: seed %d, se dev on 127.0.0.1:%d, data in %s, log %s%n",
         actualSeed, port, dataDir, log);
 
     ArrayNode kills = Json.MAPPER.createArrayNode();
     ObjectNode report = Json.object();
     boolean passed;
-    DevProcess[] dev = {DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts)};
+    DevProcess[] dev = {DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts,
+        serverEnvironment)};
     Thread reaper = new Thread(() -> dev[0].pidKill(), "crash-suite-reaper");
     Runtime.getRuntime().addShutdownHook(reaper);
     try (BufferAllocator allocator = new RootAllocator()) {
@@ -118,7 +123,8 @@ public final class CrashSuite implements Callable<Integer> {
           dev[0].kill();
           long down = System.nanoTime();
           Thread.sleep((long) (random.nextDouble() * 500));
-          dev[0] = DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts);
+          dev[0] = DevProcess.start(options.launcher.toAbsolutePath(), port, dataDir, log, serverArgs, serverJavaOpts,
+        serverEnvironment);
           dev[0].awaitHealthy(options.startupTimeout);
           double downSeconds = (System.nanoTime() - down) / 1e9;
           ObjectNode kill = kills.addObject();
@@ -222,4 +228,10 @@ public final class CrashSuite implements Callable<Integer> {
     SuiteOptions.putOutcome(report, outcome, append, entity);
   }
 
+
+  private static byte[] randomBytes() {
+    byte[] bytes = new byte[32];
+    new java.security.SecureRandom().nextBytes(bytes);
+    return bytes;
+  }
 }

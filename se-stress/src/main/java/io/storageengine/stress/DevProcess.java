@@ -40,10 +40,16 @@ final class DevProcess implements AutoCloseable {
    */
   static DevProcess start(Path launcher, int port, Path dataDir, Path log, List<String> extraArgs,
       String javaOpts) throws IOException {
+    return start(launcher, port, dataDir, log, extraArgs, javaOpts, java.util.Map.of());
+  }
+
+  /** As {@link #start(Path, int, Path, Path, List, String)}, with {@code environment} added. */
+  static DevProcess start(Path launcher, int port, Path dataDir, Path log, List<String> extraArgs,
+      String javaOpts, java.util.Map<String, String> environment) throws IOException {
     List<String> args = new ArrayList<>(List.of("dev",
         "--server.address", "127.0.0.1:" + port, "--data-dir", dataDir.toString()));
     args.addAll(extraArgs);
-    return startRole(launcher, "se dev", args, port, log, javaOpts);
+    return startRole(launcher, "se dev", args, port, log, javaOpts, environment);
   }
 
   /**

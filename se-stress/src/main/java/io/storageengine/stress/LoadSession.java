@@ -6,7 +6,6 @@ import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
-import io.storageengine.ingest.client.IngestClient;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -135,7 +134,7 @@ final class LoadSession implements AutoCloseable {
     for (int t = 0; t < workloads.size(); t++) {
       for (int p = 0; p < config.concurrency(); p++) {
         Producer producer = new Producer(n, workloads.get(t),
-            () -> IngestClient.connect(endpoint.flightLocation(), allocator), allocator,
+            () -> endpoint.ingestClient(allocator), allocator,
             config.catalogId(), config.batchRows(), config.window(), rate, metrics,
             trackers.get(t), stop, config.seed() * 1_000_003L + n);
         Thread thread = new Thread(producer, "se-stress-producer-" + n);

@@ -8,7 +8,6 @@ import java.util.function.Consumer;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.FlightCallHeaders;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightEndpoint;
 import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
@@ -74,7 +73,7 @@ final class SqlReader implements AutoCloseable {
 
   private synchronized FlightSqlClient client() {
     if (sql == null) {
-      sql = new FlightSqlClient(FlightClient.builder(allocator, endpoint.flightLocation()).build());
+      sql = new FlightSqlClient(endpoint.flightClient(allocator));
     }
     return sql;
   }

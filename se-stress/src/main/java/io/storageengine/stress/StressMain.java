@@ -30,6 +30,10 @@ public final class StressMain implements Callable<Integer> {
   @Option(names = "--server-address", defaultValue = "127.0.0.1:7777", description = "Server host:port (default ${DEFAULT-VALUE}).")
   String serverAddress;
 
+  @Option(names = "--token", defaultValue = "${env:SE_TOKEN}", showDefaultValue = CommandLine.Help.Visibility.NEVER,
+      description = "Token sent as Authorization: Bearer (default: the SE_TOKEN variable); servers in --auth.mode none need none.")
+  String token;
+
   @Option(names = "--catalog-id", defaultValue = "warehouse", description = "Tenant catalog (default ${DEFAULT-VALUE}).")
   String catalogId;
 
@@ -119,7 +123,7 @@ public final class StressMain implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     LoadConfig config = config();
-    ServerEndpoint endpoint = ServerEndpoint.parse(serverAddress);
+    ServerEndpoint endpoint = ServerEndpoint.parse(serverAddress).withToken(token);
     ObjectNode summary;
     boolean passed = true;
     try (BufferAllocator allocator = new RootAllocator()) {

@@ -53,6 +53,15 @@ public final class IngestClient implements AutoCloseable {
   }
 
   /**
+   * Connects to a server, sending {@code token} as {@code authorization: Bearer <token>} with
+   * every call ({@link BearerToken}); the client is closed with this object.
+   */
+  public static IngestClient connect(Location location, BufferAllocator allocator, String token) {
+    return new IngestClient(FlightClient.builder(allocator, location).intercept(new BearerToken(token)).build(),
+        allocator, true);
+  }
+
+  /**
    * Opens a stream writing {@code operation} rows of {@code schema} to the table and waits until
    * the server accepted the target. Throws the server's {@code FlightRuntimeException} if not.
    */

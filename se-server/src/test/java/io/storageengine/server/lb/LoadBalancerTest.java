@@ -3,6 +3,7 @@ package io.storageengine.server.lb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
@@ -104,6 +105,8 @@ class LoadBalancerTest {
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        // se start roles default to --auth.mode tokens; the test calls without credentials, on loopback.
+        .with(AuthConfig.MODE, "none")
         .with(ConfigKey.OBJECT_STORE_ROOT, dir.resolve("store").toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "50ms");
   }

@@ -4,6 +4,7 @@ import io.opentelemetry.sdk.common.CompletableResultCode;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.opentelemetry.sdk.trace.export.BatchSpanProcessor;
 import io.opentelemetry.sdk.trace.export.SpanExporter;
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
@@ -69,7 +70,9 @@ public final class TracingOverheadBenchmark {
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms")
         // se start roles write catalogs only with a secret-store key (se dev generates one).
-        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+        .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+        // se start roles default to --auth.mode tokens; the test calls without credentials, on loopback.
+        .with(AuthConfig.MODE, "none");
     try (EngineServer server = EngineServer.start(EngineContext.builder(config)
             .duckdbDirectory(config.duckdbDirectory()).telemetry(telemetry).build(), Role.SERVER);
         BufferAllocator allocator = new RootAllocator()) {
