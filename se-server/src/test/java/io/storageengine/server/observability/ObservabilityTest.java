@@ -8,6 +8,7 @@ import io.opentelemetry.sdk.trace.ReadWriteSpan;
 import io.opentelemetry.sdk.trace.ReadableSpan;
 import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
@@ -92,7 +93,7 @@ class ObservabilityTest {
         .with(ConfigKey.DATA_DIR, dir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "50ms")
         .with(ConfigKey.RECONCILE_INTERVAL, "100ms");
-    server = EngineServer.start(EngineContext.builder(config).devKey(true)
+    server = EngineServer.start(EngineContext.builder(config).devKey(true).launch(AuthConfig.Launch.DEV)
         .duckdbDirectory(config.duckdbDirectory()).telemetry(telemetry).build(), Role.DEV);
     allocator = new RootAllocator();
   }
