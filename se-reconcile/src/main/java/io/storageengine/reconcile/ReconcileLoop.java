@@ -7,6 +7,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,9 +29,14 @@ import org.slf4j.LoggerFactory;
  * named table's pass at once when a pool thread is free (the ingestor calls it after every WAL
  * segment, so this is what freshness depends on); a table triggered while its pass runs gets one
  * more pass right after it, because the running pass may have listed the WAL before the new
- * segment landed. A ticker thread lists every table with a WAL once per interval and starts a
- * pass for each one with segments after its {@code published_seq}: that catches segments
- * written by other processes and retries failures; triggers never list.
+ * segment landed. A ticker thread lists the tables with a pending marker ({@link
+ * WalLog#pendingTables}) once per interval and starts a pass for each one with segments after
+ * its {@code published_seq} (a stale marker is cleared): that catches segments written by other
+ * processes and retries failures at a cost of O(tenants + tables with new WAL) per tick;
+ * triggers never list. The first tick, and then one at most every {@link
+ * #DEFAULT_SWEEP_INTERVAL}, is a full sweep over every table with a WAL ({@link WalLog#tables})
+ * instead, which puts the marker of a table with pending segments but none (a writer crashed
+ * between its segment and its marker, or WAL written before markers existed).
  *
  * <p>A failing table backs off exponentially (interval, 2x, 4x ... up to {@link #MAX_BACKOFF})
  * without delaying the others; a trigger does not override its backoff.
@@ -50,6 +56,8 @@ import org.slf4j.LoggerFactory;
 public final class ReconcileLoop implements TableGate, AutoCloseable {
   public static final Duration DEFAULT_INTERVAL = Duration.ofSeconds(1);
   public static final Duration MAX_BACKOFF = Duration.ofMinutes(1);
+  /** How often at most a tick is a full sweep over every table with a WAL, by default. */
+  public static final Duration DEFAULT_SWEEP_INTERVAL = Duration.ofMinutes(1);
   /** How long the WAL of a dropped table is kept before it is deleted, by default. */
   public static final Duration DEFAULT_DROPPED_WAL_RETENTION = Duration.ofHours(1);
   /**
@@ -77,6 +85,7 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
   private ReconcileStatusStore statusStore;
   private Duration droppedWalRetention = DEFAULT_DROPPED_WAL_RETENTION;
   private Clock clock = Clock.systemUTC();
+  private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
 
   /** Scheduling state of one table. */
   private static final class TableState {
@@ -162,6 +171,18 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
       throw new IllegalArgumentException("dropped WAL retention must not be negative, got " + retention);
     }
     this.droppedWalRetention = retention;
+    return this;
+  }
+
+  /**
+   * How often at most a tick is a full sweep over every table with a WAL (call before {@link
+   * #start}); the first tick always is one.
+   */
+  public ReconcileLoop withSweepInterval(Duration interval) {
+    if (interval == null || interval.isNegative()) {
+      throw new IllegalArgumentException("sweep interval must not be negative, got " + interval);
+    }
+    this.sweepInterval = interval;
     return this;
   }
 
@@ -434,15 +455,17 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
   /** The interval tick: finds tables with pending segments that nobody triggered. */
   private void tick() {
     reconciler.warmUp();
+    long lastSweep = 0;
+    boolean swept = false;
     while (!closed) {
       try {
-        for (TableWal table : wal.tables(catalogId)) {
-          if (closed) {
-            return;
-          }
-          if (isIdle(table) && reconciler.hasPending(table)) {
-            request(table, false);
-          }
+        if (!swept || System.nanoTime() - lastSweep >= sweepInterval.toNanos()) {
+          long started = System.nanoTime();
+          sweep();
+          swept = true;
+          lastSweep = started;
+        } else {
+          passMarkedTables();
         }
       } catch (RuntimeException e) {
         // Listing the WAL failed (storage unavailable): try again next interval.
@@ -457,6 +480,50 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
             return;
           }
         }
+      }
+    }
+  }
+
+  /**
+   * A normal tick: a pass for each marked table with segments after its {@code published_seq};
+   * a marked table without any gets its marker cleared.
+   */
+  private void passMarkedTables() {
+    for (TableWal table : wal.pendingTables(catalogId)) {
+      if (closed) {
+        return;
+      }
+      if (!isIdle(table)) {
+        continue;
+      }
+      if (reconciler.hasPending(table)) {
+        request(table, false);
+      } else {
+        reconciler.clearPending(table);
+      }
+    }
+  }
+
+  /**
+   * A full sweep: a pass for each table with a WAL and segments after its {@code published_seq},
+   * whose missing marker is put first (so a failing pass is retried by the normal ticks).
+   */
+  private void sweep() {
+    Set<TableWal> marked = new HashSet<>(wal.pendingTables(catalogId));
+    for (TableWal table : wal.tables(catalogId)) {
+      if (closed) {
+        return;
+      }
+      if (!isIdle(table)) {
+        continue;
+      }
+      if (reconciler.hasPending(table)) {
+        if (!marked.contains(table)) {
+          wal.markPending(table);
+        }
+        request(table, false);
+      } else if (marked.contains(table)) {
+        reconciler.clearPending(table);
       }
     }
   }

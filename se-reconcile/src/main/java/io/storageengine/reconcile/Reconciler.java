@@ -91,8 +91,26 @@ public final class Reconciler {
    * conflicting. Nothing is published by a pass that throws.
    */
   public ReconcileResult reconcile(TableWal table) {
-    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator,
-        telemetry).run(table);
+    ReconcileResult result = new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb,
+        options, hooks, locator, telemetry).run(table);
+    if (result.outcome() == ReconcileResult.Outcome.COMMITTED
+        || result.outcome() == ReconcileResult.Outcome.UP_TO_DATE) {
+      clearPending(table);
+    }
+    return result;
+  }
+
+  /**
+   * Clears the table's pending marker after a pass that published (or found nothing); the marker
+   * is put back when segments remain ({@link WalLog#clearPending}). A failure does not fail the
+   * pass: the marker then stays (or the full sweep puts it back) and only costs another pass.
+   */
+  void clearPending(TableWal table) {
+    try {
+      wal.clearPending(table);
+    } catch (RuntimeException e) {
+      LOG.debug("could not clear the pending marker of {}: {}", table, e.getMessage());
+    }
   }
 
   /**

@@ -240,6 +240,45 @@ class ReconcileLoopTest {
   }
 
   @Test
+  void normalTicksPassOnlyMarkedTablesAndTheFullSweepHealsAMissingMarker() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of());
+      TableWal tw = env.walOf(table, "events");
+      CountingWal wal = new CountingWal(env.wal);
+      Reconciler reconciler = new Reconciler(env.catalogs, wal, env.store, env.tombstones, env.allocator,
+          env.duckdb, TestEnvironment.options());
+      Duration sweepInterval = Duration.ofSeconds(3);
+      try (ReconcileLoop loop = new ReconcileLoop(reconciler, wal, TestEnvironment.CATALOG,
+          Duration.ofMillis(50), r -> {}).withSweepInterval(sweepInterval).start()) {
+        await(() -> wal.listings.get() == 1); // the first tick is a full sweep
+        long swept = System.nanoTime();
+
+        // A marked segment is published by a normal tick, which then clears the marker.
+        env.append(tw, AppendTableTest.frame(env, 0, 10));
+        assertThat(env.store.head(tw.pendingKey())).isPresent();
+        await(() -> env.wal.state(tw).publishedSeq() == 1);
+        await(() -> env.store.head(tw.pendingKey()).isEmpty());
+
+        // A writer that crashed between its segment and its marker: normal ticks do not see it.
+        env.append(tw, AppendTableTest.frame(env, 10, 10));
+        env.store.delete(tw.pendingKey());
+        int ticks = wal.pendingListings.get();
+        await(() -> wal.pendingListings.get() >= ticks + 3);
+        if (System.nanoTime() - swept < sweepInterval.toNanos()) {
+          assertThat(wal.listings.get()).isEqualTo(1);
+          assertThat(env.wal.state(tw).publishedSeq()).isEqualTo(1);
+        }
+        // The next full sweep finds it.
+        await(() -> env.wal.state(tw).publishedSeq() == 2);
+        assertThat(wal.listings.get()).isGreaterThanOrEqualTo(2);
+        await(() -> env.store.head(tw.pendingKey()).isEmpty());
+      }
+      AppendTableTest.assertIds(TestEnvironment.readAll(table), 20);
+    }
+  }
+
+  @Test
   void closeWaitsForThePassInFlight() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),
@@ -286,9 +325,10 @@ class ReconcileLoopTest {
         .hasMessage("reconcile parallelism must be positive, got 0");
   }
 
-  /** A WAL that counts how often the tables are listed. */
+  /** A WAL that counts how often the tables (all, or the marked ones) are listed. */
   private static final class CountingWal implements WalLog {
     final AtomicInteger listings = new AtomicInteger();
+    final AtomicInteger pendingListings = new AtomicInteger();
     private final WalLog delegate;
 
     CountingWal(WalLog delegate) {
@@ -334,6 +374,22 @@ class ReconcileLoopTest {
     public List<TableWal> tables(String catalogId) {
       listings.incrementAndGet();
       return delegate.tables(catalogId);
+    }
+
+    @Override
+    public List<TableWal> pendingTables(String catalogId) {
+      pendingListings.incrementAndGet();
+      return delegate.pendingTables(catalogId);
+    }
+
+    @Override
+    public void markPending(TableWal table) {
+      delegate.markPending(table);
+    }
+
+    @Override
+    public boolean clearPending(TableWal table) {
+      return delegate.clearPending(table);
     }
   }
 

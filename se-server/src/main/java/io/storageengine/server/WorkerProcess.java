@@ -15,6 +15,7 @@ import io.storageengine.reconcile.maintenance.Maintainer;
 import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatus;
@@ -24,8 +25,10 @@ import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
@@ -49,6 +52,13 @@ public final class WorkerProcess implements AutoCloseable {
    * a server that died between writing a segment and scheduling its reconcile task.
    */
   static final Duration SWEEP = Duration.ofSeconds(15);
+  /**
+   * Every how many sweeps one (and the first) is a full one over every table with a WAL; the
+   * others look only at the tables with a pending marker ({@link ObjectStoreWal#pendingTables}).
+   */
+  static final int FULL_SWEEP_EVERY = 4;
+  /** Sweeps run so far (the scheduler runs one at a time). */
+  private final AtomicLong sweeps = new AtomicLong();
   /** Table -> when this worker last scheduled its maintenance (nanoTime). */
   private final Map<TableWal, Long> maintenanceScheduled = new ConcurrentHashMap<>();
 
@@ -111,7 +121,8 @@ public final class WorkerProcess implements AutoCloseable {
         context.threads("se-worker")));
     worker.start();
     // Registered after the worker, so closing stops the sweep first.
-    context.scheduler("se-worker-sweep").scheduleWithFixedDelay(() -> sweep(wal, broker), SWEEP.toMillis(),
+    context.scheduler("se-worker-sweep").scheduleWithFixedDelay(
+        () -> sweep(wal, broker, sweeps.getAndIncrement() % FULL_SWEEP_EVERY == 0), SWEEP.toMillis(),
         SWEEP.toMillis(), TimeUnit.MILLISECONDS);
     LOG.info("worker {} started with concurrency {}", worker.id(), concurrency);
     return worker;
@@ -135,13 +146,23 @@ public final class WorkerProcess implements AutoCloseable {
     return new TableWal(TaskKeys.catalogOf(task), UUID.fromString(TaskKeys.tableUuidOf(task)));
   }
 
-  /** Schedules a reconcile task for every table whose WAL has segments beyond {@code published_seq}. */
-  private static void sweep(ObjectStoreWal wal, BrokerClient broker) {
+  /**
+   * Schedules a reconcile task for every table whose WAL has segments beyond {@code published_seq}:
+   * of the tables with a pending marker (clearing a stale one), or when {@code full} of every
+   * table with a WAL, putting the marker of a pending table that has none.
+   */
+  private static void sweep(ObjectStoreWal wal, BrokerClient broker, boolean full) {
     try {
-      for (TableWal table : wal.tables(null)) {
+      Set<TableWal> marked = new HashSet<>(wal.pendingTables(null));
+      for (TableWal table : full ? wal.tables(null) : List.copyOf(marked)) {
         long published = wal.state(table).publishedSeq();
         if (!wal.segmentsAfter(table, published).isEmpty()) {
+          if (!marked.contains(table)) {
+            wal.markPending(table);
+          }
           ReconcileScheduler.scheduleReconcile(broker, table);
+        } else if (marked.contains(table)) {
+          wal.clearPending(table);
         }
       }
     } catch (RuntimeException e) {

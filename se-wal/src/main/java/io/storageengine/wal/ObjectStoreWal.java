@@ -13,6 +13,7 @@ import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.objectstore.ObjectStore.ObjectInfo;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -50,6 +51,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   public static final Duration DEFAULT_BACKOFF = Duration.ofMillis(20);
 
   private static final Logger LOG = LoggerFactory.getLogger(ObjectStoreWal.class);
+  private static final byte[] PENDING_MARKER = "{}".getBytes(StandardCharsets.UTF_8);
   private static final Pattern SEGMENT_NAME = Pattern.compile("(\\d{20})\\.seg");
 
   private final ObjectStore store;
@@ -123,6 +125,9 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
       byte[] segment = WalSegmentCodec.encode(writerId, nonce, table.tableUuid(), frames);
       span.setAttribute(SpanFields.BYTES, (long) segment.length);
       AppendResult result = appendSegment(table, segment, nonce);
+      // After the segment, never before: a reconcile that cleared a marker put first could see
+      // no segment yet and leave the table unmarked.
+      putMarkerAfterAppend(table);
       span.setAttribute(SpanFields.SEGMENT_SEQ, result.seq());
       telemetry.metrics().walFlush(segment.length, System.nanoTime() - start);
       backlog.appended(table, result.seq(), segment.length, result.publishedSeq());
@@ -132,6 +137,19 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
       throw e;
     } finally {
       span.end();
+    }
+  }
+
+  /**
+   * One small PUT per segment. A failure does not fail the durable append (a retry would write
+   * the rows twice): the table is then found by the full sweep, as after a crash here.
+   */
+  private void putMarkerAfterAppend(TableWal table) {
+    try {
+      markPending(table);
+    } catch (RuntimeException e) {
+      LOG.warn("could not put the pending marker of {} after a WAL append; the table is found "
+          + "by the next full sweep: {}", table, e.getMessage());
     }
   }
 
@@ -294,6 +312,8 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
         deleted++;
       }
     }
+    // Before state.json: an interrupted deletion is still listed by tables() and finished.
+    retry.run("delete " + table.pendingKey(), () -> store.delete(table.pendingKey()));
     if (objects.stream().anyMatch(o -> o.key().equals(table.stateKey()))) {
       retry.run("delete " + table.stateKey(), () -> store.delete(table.stateKey()));
       deleted++;
@@ -324,6 +344,56 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
    */
   @Override
   public List<TableWal> tables(String catalogId) {
+    List<TableWal> tables = new ArrayList<>();
+    for (String tenant : tenants(catalogId)) {
+      for (String directory : children("tenants/" + tenant + "/tables/").directories()) {
+        Optional<UUID> uuid = parseUuid(lastSegment(directory));
+        if (uuid.isPresent() && hasWal(new TableWal(tenant, uuid.get()))) {
+          tables.add(new TableWal(tenant, uuid.get()));
+        }
+      }
+    }
+    return List.copyOf(tables);
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Costs one listing of {@code tenants/} (none when {@code catalogId} is given) and one of
+   * each tenant's {@code pending/}: about {@code tenants + marked tables} listed entries.
+   */
+  @Override
+  public List<TableWal> pendingTables(String catalogId) {
+    List<TableWal> tables = new ArrayList<>();
+    for (String tenant : tenants(catalogId)) {
+      String prefix = TableWal.pendingPrefix(tenant);
+      for (ObjectInfo marker : children(prefix).objects()) {
+        parseUuid(marker.key().substring(prefix.length()))
+            .ifPresent(uuid -> tables.add(new TableWal(tenant, uuid)));
+      }
+    }
+    return List.copyOf(tables);
+  }
+
+  @Override
+  public void markPending(TableWal table) {
+    String key = table.pendingKey();
+    retry.run("put " + key, () -> store.put(key, PENDING_MARKER));
+  }
+
+  @Override
+  public boolean clearPending(TableWal table) {
+    String key = table.pendingKey();
+    retry.run("delete " + key, () -> store.delete(key));
+    if (segmentsAfter(table, stateFile.read(table).publishedSeq()).isEmpty()) {
+      return false;
+    }
+    markPending(table);
+    return true;
+  }
+
+  /** The tenant asked for, or every tenant directory under {@code tenants/} when null. */
+  private List<String> tenants(String catalogId) {
     List<String> tenants = new ArrayList<>();
     if (catalogId != null) {
       tenants.add(Ids.requireCatalogId(catalogId));
@@ -335,16 +405,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
         }
       }
     }
-    List<TableWal> tables = new ArrayList<>();
-    for (String tenant : tenants) {
-      for (String directory : children("tenants/" + tenant + "/tables/").directories()) {
-        Optional<UUID> uuid = parseUuid(lastSegment(directory));
-        if (uuid.isPresent() && hasWal(new TableWal(tenant, uuid.get()))) {
-          tables.add(new TableWal(tenant, uuid.get()));
-        }
-      }
-    }
-    return List.copyOf(tables);
+    return tenants;
   }
 
   /** True when the table's directory holds {@code state.json} or a {@code wal/} directory. */

@@ -47,6 +47,19 @@ public record TableWal(String catalogId, UUID tableUuid) {
     return prefix() + "quarantine/" + String.format("%020d", seq) + ".json";
   }
 
+  /**
+   * {@code tenants/<catalog_id>/pending/}: where the pending markers of the tenant's tables are,
+   * see {@link WalLog#pendingTables}.
+   */
+  public static String pendingPrefix(String catalogId) {
+    return "tenants/" + Ids.requireCatalogId(catalogId) + "/pending/";
+  }
+
+  /** {@code tenants/<catalog_id>/pending/<table_uuid>}: this table's pending marker. */
+  public String pendingKey() {
+    return pendingPrefix(catalogId) + tableUuid;
+  }
+
   public String tombstonePrefix() {
     return prefix() + "tombstones/";
   }

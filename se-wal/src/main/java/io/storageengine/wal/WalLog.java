@@ -25,7 +25,7 @@ public interface WalLog {
 
   /**
    * Deletes everything the table has on cluster storage (segments, state, name, tombstones and
-   * any other file under its directory), {@code state.json} last so that an interrupted deletion
+   * any other file under its directory, and its pending marker), {@code state.json} last so that an interrupted deletion
    * is still listed by {@link #tables} and finished by a later call. Only for a table that no
    * longer exists in its catalog: its segments are never published. Returns the keys deleted.
    */
@@ -34,6 +34,39 @@ public interface WalLog {
   /** The last name recorded by {@link WalWriter#registerTableName}, if any. */
   Optional<TableName> tableName(TableWal table);
 
-  /** Every table of {@code catalogId} (or of all catalogs when null) that has a WAL. */
+  /**
+   * Every table of {@code catalogId} (or of all catalogs when null) that has a WAL. Costs a
+   * listing per table: a periodic full sweep, not every tick (see {@link #pendingTables}).
+   */
   List<TableWal> tables(String catalogId);
+
+  /**
+   * The tables of {@code catalogId} (or of all catalogs when null) that have a pending marker
+   * ({@link TableWal#pendingKey}), found with one listing per tenant, never per table.
+   *
+   * <p>Every table with a segment after its {@code published_seq} whose writer finished the
+   * append has a marker: {@link WalWriter#append} puts it after the segment and before it
+   * returns. The exceptions are an append whose process crashed (or whose marker put failed)
+   * between the segment and the marker, and a failed re-put in {@link #clearPending}; a periodic
+   * full sweep over {@link #tables} finds those and puts the marker with {@link #markPending}.
+   * A marker may also be stale (nothing pending): a caller finding so calls {@link
+   * #clearPending}.
+   */
+  List<TableWal> pendingTables(String catalogId);
+
+  /** Puts the table's pending marker (a tiny object; idempotent). */
+  void markPending(TableWal table);
+
+  /**
+   * Deletes the table's pending marker, then lists the segments after its {@code published_seq}
+   * and, if there are any, puts the marker again. Returns true when the marker was put again.
+   * Call after a pass over the table (committed, or found nothing to do).
+   *
+   * <p>Never loses a marker a writer needs: a writer puts its segment, then its marker. If its
+   * marker put precedes the delete, its segment precedes the listing, which sees it (unless it
+   * is published, and then nothing is pending); if its marker put follows the delete, the marker
+   * stays. A failure after the delete (storage unavailable) may leave a table with pending
+   * segments and no marker, which the full sweep heals.
+   */
+  boolean clearPending(TableWal table);
 }

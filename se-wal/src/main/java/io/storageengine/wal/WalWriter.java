@@ -12,6 +12,8 @@ public interface WalWriter {
    * is durable (the caller may then acknowledge). Retries lost responses and recycled slots
    * internally; a returned seq is never shared with another writer's segment. Storage failures
    * throw {@code SeException(UNAVAILABLE)}: nothing was acknowledged, the caller may retry.
+   * After the segment and before returning it puts the table's pending marker ({@link
+   * WalLog#pendingTables}).
    */
   long append(TableWal table, List<WalFrame> frames);
 

@@ -242,6 +242,99 @@ class ObjectStoreWalTest {
   }
 
   @Test
+  void appendPutsThePendingMarkerAfterItsSegment() {
+    List<Boolean> segmentFirst = new java.util.ArrayList<>();
+    try (var hook = store.before(PUT, k -> k.equals(table.pendingKey()),
+        (op, k) -> segmentFirst.add(memory.head(table.segmentKey(1)).isPresent()))) {
+      wal.append(table, List.of(frame(1, bytes("a"))));
+    }
+    assertThat(segmentFirst).containsExactly(true);
+    assertThat(memory.head(table.pendingKey())).isPresent();
+    assertThat(table.pendingKey()).isEqualTo("tenants/acme/pending/" + table.tableUuid());
+  }
+
+  @Test
+  void aFailedMarkerPutDoesNotFailTheDurableAppend() {
+    store.failNext(PUT, 3, k -> k.equals(table.pendingKey()));
+    assertThat(wal.append(table, List.of(frame(1, bytes("a"))))).isEqualTo(1);
+    // Like a crash between segment and marker: only the full sweep over tables() finds it.
+    assertThat(wal.pendingTables("acme")).isEmpty();
+    assertThat(wal.tables("acme")).containsExactly(table);
+    wal.markPending(table);
+    assertThat(wal.pendingTables("acme")).containsExactly(table);
+  }
+
+  @Test
+  void pendingTablesAreThoseWithAMarkerFoundPerTenant() {
+    TableWal published = new TableWal("acme", UUID.randomUUID());
+    TableWal otherTenant = new TableWal("globex", UUID.randomUUID());
+    wal.append(table, List.of(frame(1, bytes("x"))));
+    wal.append(published, List.of(frame(1, bytes("y"))));
+    wal.advancePublished(published, 1);
+    assertThat(wal.clearPending(published)).isFalse();
+    wal.append(otherTenant, List.of(frame(1, bytes("z"))));
+    memory.put(TableWal.pendingPrefix("acme") + "not-a-uuid", bytes("{}"));
+    store.resetCounters();
+
+    assertThat(wal.pendingTables("acme")).containsExactly(table);
+    assertThat(wal.pendingTables(null)).containsExactlyInAnyOrder(table, otherTenant);
+    assertThat(wal.pendingTables("initech")).isEmpty();
+    // One listing of tenants/ and one per tenant: none of a table directory or of segments.
+    assertThat(store.calls(LIST)).isZero();
+    assertThat(store.calls(FaultInjectingObjectStore.Operation.LIST_CHILDREN)).isEqualTo(1 + 1 + 2 + 1);
+  }
+
+  @Test
+  void clearPendingDeletesTheMarkerOnlyWhenNothingIsPending() {
+    wal.append(table, List.of(frame(1, bytes("a"))));
+    wal.append(table, List.of(frame(2, bytes("b"))));
+    wal.advancePublished(table, 1);
+    assertThat(wal.clearPending(table)).isTrue();
+    assertThat(memory.head(table.pendingKey())).isPresent();
+    wal.advancePublished(table, 2);
+    assertThat(wal.clearPending(table)).isFalse();
+    assertThat(memory.head(table.pendingKey())).isEmpty();
+    assertThat(wal.pendingTables("acme")).isEmpty();
+    assertThat(wal.clearPending(table)).isFalse(); // no marker: deleting it again is harmless
+  }
+
+  @Test
+  void clearPendingKeepsTheMarkerOfASegmentLandingBetweenDeleteAndRelist() {
+    ObjectStoreWal other = new ObjectStoreWal(memory, "writer-b");
+    wal.append(table, List.of(frame(1, bytes("a"))));
+    wal.advancePublished(table, 1);
+
+    // The writer's marker put follows the delete: its own marker stays.
+    try (var hook = store.after(FaultInjectingObjectStore.Operation.DELETE,
+        k -> k.equals(table.pendingKey()), (op, k) -> other.append(table, List.of(frame(2, bytes("b")))))) {
+      assertThat(wal.clearPending(table)).isTrue();
+    }
+    assertThat(memory.head(table.pendingKey())).isPresent();
+
+    // The writer's marker put preceded the delete (its segment landed before the re-list):
+    // clearPending puts the marker back.
+    wal.advancePublished(table, 2);
+    try (var hook = store.after(FaultInjectingObjectStore.Operation.DELETE,
+        k -> k.equals(table.pendingKey()), (op, k) -> {
+          other.append(table, List.of(frame(3, bytes("c"))));
+          memory.delete(table.pendingKey());
+        })) {
+      assertThat(wal.clearPending(table)).isTrue();
+    }
+    assertThat(memory.head(table.pendingKey())).isPresent();
+    assertThat(wal.pendingTables("acme")).containsExactly(table);
+  }
+
+  @Test
+  void deleteTableDeletesItsMarker() {
+    wal.append(table, List.of(frame(1, bytes("a"))));
+    assertThat(wal.pendingTables("acme")).containsExactly(table);
+    wal.deleteTable(table);
+    assertThat(memory.head(table.pendingKey())).isEmpty();
+    assertThat(memory.list("tenants/")).isEmpty();
+  }
+
+  @Test
   void writerIdMustFitTheHeader() {
     assertThatThrownBy(() -> new ObjectStoreWal(memory, ""))
         .isInstanceOf(SeException.class)

@@ -20,9 +20,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What one reconcile tick lists at 1,000 tables with 50 WAL segments each: the entries returned
- * by every listing, counted through the spans of a {@link TracingObjectStore}. Printed, not
- * timed; the assertions pin only the shape of the cost (no listing returns a table's segments).
+ * What one reconcile tick lists at 1,000 tables with 50 WAL segments each, 10 of them with new
+ * WAL: the entries returned by every listing, counted through the spans of a {@link
+ * TracingObjectStore}, for a full sweep (every table) and for a normal tick (the marked tables).
+ * Printed, not timed; the assertions pin only the shape of the cost (no discovery listing
+ * returns a table's segments; a normal tick touches no unmarked table).
  */
 class TableDiscoveryCostTest {
   private static final int TENANTS = 4;
@@ -79,6 +81,9 @@ class TableDiscoveryCostTest {
         memory.put(table.tableNameKey(), bytes("{\"namespace\":[\"n\"],\"name\":\"t" + t + "\"}"));
         memory.put(table.tombstonePrefix() + "000/a.arrow", bytes("tombstone"));
         memory.put(table.tombstonePrefix() + "001/b.arrow", bytes("tombstone"));
+        if (pending) {
+          memory.put(table.pendingKey(), bytes("{}")); // as its last append left it
+        }
         all.add(table);
       }
     }
@@ -106,15 +111,35 @@ class TableDiscoveryCostTest {
     }
     long perTable = listed.get();
 
+    // A normal tick (not a full sweep): the marked tables, then their pending checks.
+    listed.set(0);
+    listings.set(0);
+    List<TableWal> marked = wal.pendingTables(null);
+    int markedPending = 0;
+    for (TableWal table : marked) {
+      if (!wal.segmentsAfter(table, wal.state(table).publishedSeq()).isEmpty()) {
+        markedPending++;
+      }
+    }
+    long normalTick = listed.get();
+    long normalTickListings = listings.get();
+
     System.out.printf("table discovery at %d tables x %d segments: before %d listed keys in 1 listing,"
-            + " after %d listed entries in %d listings; pending checks of the tick list %d keys more%n",
-        all.size(), SEGMENTS_PER_TABLE, wholeSubtree, discovery, discoveryListings, perTable);
+            + " after %d listed entries in %d listings; pending checks of the tick list %d keys more;"
+            + " a normal tick over the %d marked tables lists %d entries in %d listings%n",
+        all.size(), SEGMENTS_PER_TABLE, wholeSubtree, discovery, discoveryListings, perTable,
+        marked.size(), normalTick, normalTickListings);
+    assertThat(marked).containsExactlyInAnyOrderElementsOf(all.subList(0, PENDING_TABLES));
+    assertThat(markedPending).isEqualTo(PENDING_TABLES);
+    // Tenants, markers, and the segments of the marked tables only: nothing per unmarked table.
+    assertThat(normalTick).isEqualTo(TENANTS + PENDING_TABLES + (long) PENDING_TABLES * SEGMENTS_PER_TABLE);
+    assertThat(normalTickListings).isEqualTo(1 + TENANTS + PENDING_TABLES);
     assertThat(found).containsExactlyInAnyOrderElementsOf(all);
     assertThat(pending).isEqualTo(PENDING_TABLES);
     // 1 + tenants + (tenant, table, and 4 entries of each table directory): no segment.
     assertThat(discovery).isEqualTo(TENANTS + (long) all.size() * (1 + 4));
     assertThat(discoveryListings).isEqualTo(1 + TENANTS + all.size());
-    assertThat(wholeSubtree).isEqualTo((long) all.size() * (SEGMENTS_PER_TABLE + 4));
+    assertThat(wholeSubtree).isEqualTo((long) all.size() * (SEGMENTS_PER_TABLE + 4) + PENDING_TABLES);
   }
 
   private static byte[] bytes(String text) {
