@@ -677,10 +677,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   @Override
   public void getStreamExportedKeys(FlightSql.CommandGetExportedKeys command, CallContext context,
       ServerStreamListener listener) {
-    metadataStream(listener, () -> {
-      selectedCatalog();
-      metadata.noForeignKeys(Schemas.GET_EXPORTED_KEYS_SCHEMA, listener);
-    });
+    streamNoForeignKeys(Schemas.GET_EXPORTED_KEYS_SCHEMA, listener);
   }
 
   @Override
@@ -692,10 +689,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   @Override
   public void getStreamImportedKeys(FlightSql.CommandGetImportedKeys command, CallContext context,
       ServerStreamListener listener) {
-    metadataStream(listener, () -> {
-      selectedCatalog();
-      metadata.noForeignKeys(Schemas.GET_IMPORTED_KEYS_SCHEMA, listener);
-    });
+    streamNoForeignKeys(Schemas.GET_IMPORTED_KEYS_SCHEMA, listener);
   }
 
   @Override
@@ -707,9 +701,14 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   @Override
   public void getStreamCrossReference(FlightSql.CommandGetCrossReference command, CallContext context,
       ServerStreamListener listener) {
+    streamNoForeignKeys(Schemas.GET_CROSS_REFERENCE_SCHEMA, listener);
+  }
+
+  /** The tables have no foreign keys: an empty stream of {@code schema}, once a catalog is selected. */
+  private void streamNoForeignKeys(Schema schema, ServerStreamListener listener) {
     metadataStream(listener, () -> {
       selectedCatalog();
-      metadata.noForeignKeys(Schemas.GET_CROSS_REFERENCE_SCHEMA, listener);
+      metadata.noForeignKeys(schema, listener);
     });
   }
 
