@@ -8,6 +8,7 @@ import io.storageengine.server.ConfigKey;
 import io.storageengine.server.EngineServer;
 import io.storageengine.server.Role;
 import io.storageengine.server.ServerConfig;
+import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -53,6 +54,8 @@ class TableDescribeReconcileTest {
     // A segment that cannot be decoded: every pass over the table fails on it.
     TableWal wal = new TableWal("warehouse", UUID.fromString(table.uuid().toString()));
     server.store().put(wal.segmentKey(1), "not a WAL segment".getBytes(StandardCharsets.UTF_8));
+    // As a writer does after each segment: the pending marker makes the next tick look at it.
+    new ObjectStoreWal(server.store(), "test").markPending(wal);
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     String described = describe();
     while (!described.contains("failing since")) {

@@ -123,9 +123,11 @@ class TableLifecycleTest {
     assertThat(Json.parse(get("/catalogs/warehouse/tables/" + table.uuid() + "/reconcile").body()
         .getBytes(StandardCharsets.UTF_8)).toString()).isEqualTo("{\"state\":\"healthy\"}");
     // As ingestion does before its first segment; then a segment that cannot be decoded.
-    new ObjectStoreWal(server.store(), "test").registerTableName(wal,
-        new TableName(List.of("ops"), "stuck"));
+    ObjectStoreWal writer = new ObjectStoreWal(server.store(), "test");
+    writer.registerTableName(wal, new TableName(List.of("ops"), "stuck"));
     server.store().put(wal.segmentKey(1), "not a WAL segment".getBytes(StandardCharsets.UTF_8));
+    // As a writer does after each segment: the pending marker makes the next tick look at it.
+    writer.markPending(wal);
 
     long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
     JsonNode detail;
