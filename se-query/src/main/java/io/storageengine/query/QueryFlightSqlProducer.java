@@ -67,6 +67,8 @@ import org.apache.iceberg.catalog.Catalog;
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
   public static final String CATALOG_OPTION = "catalog";
+  /** The principal of every call when the host authenticates nobody (see {@link #callerName}). */
+  public static final String ANONYMOUS = "anonymous";
   private static final long READY_POLL_MS = 1;
   private static final String SERVER_NAME = "Storage Engine";
   private static final long BACKPRESSURE_WAIT_MS = 30_000;
@@ -145,11 +147,24 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   protected void authorizeRead(String catalogId) {
   }
 
-  /** The catalog id the current call selects by header or session, if any. */
+  /**
+   * The name of the principal the current call authenticated as. Sessions, prepared statement
+   * handles and tickets belong to the principal of the call that created them and serve no
+   * other (FORBIDDEN). This class has no authentication: every caller is {@code anonymous}.
+   */
+  protected String callerName() {
+    return ANONYMOUS;
+  }
+
+  /**
+   * The catalog id the current call selects by header or session, if any. A session of another
+   * principal is FORBIDDEN, also when a header selects the catalog.
+   */
   protected Optional<String> callCatalogId() {
     QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<String> fromSession = call.sessionId().flatMap(id -> sessions.catalog(id, callerName()));
     Optional<String> fromHeader = call.headerCatalogId();
-    return fromHeader.isPresent() ? fromHeader : call.sessionId().flatMap(sessions::catalog);
+    return fromHeader.isPresent() ? fromHeader : fromSession;
   }
 
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
@@ -164,7 +179,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       FlightDescriptor descriptor) {
     try {
       String catalogId = selectedCatalogId();
-      return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor);
+      return plannedFlightInfo(new StatementHandle(callerName(), catalogId, command.getQuery(), Map.of()), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toException(e);
     }
@@ -213,8 +228,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
-      byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
-          .encode();
+      byte[] encoded = statement.withPins(query.pins()).encode();
       FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
           .setStatementHandle(ByteString.copyFrom(encoded)).build();
       FlightInfo info = new FlightInfo(schema, descriptor,
@@ -425,7 +439,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
           parameters.add(ParameterTypes.arrowField(i + 1, types.get(i)));
         }
       }
-      byte[] handle = new StatementHandle(catalogId, request.getQuery(), Map.of()).encode();
+      byte[] handle = new StatementHandle(callerName(), catalogId, request.getQuery(), Map.of()).encode();
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult.newBuilder()
           .setPreparedStatementHandle(ByteString.copyFrom(handle))
           .setDatasetSchema(ByteString.copyFrom(schema.serializeAsMessage()))
@@ -524,11 +538,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   /**
-   * The statement a ticket or prepared statement handle carries, usable only by calls selecting
-   * the same tenant ({@code what} names it in the error).
+   * The statement a ticket or prepared statement handle carries, usable only by calls of the
+   * principal that created it (FORBIDDEN) selecting the same tenant ({@code what} names it in the
+   * error).
    */
   private StatementHandle ownHandle(ByteString bytes, String what) {
     StatementHandle handle = StatementHandle.decode(bytes.toByteArray());
+    String caller = callerName();
+    if (!handle.owner().equals(caller)) {
+      throw QuerySessions.refusal(caller, "this " + what);
+    }
     authorizeRead(handle.catalogId());
     Optional<String> selected = callCatalogId();
     if (selected.isPresent() && !selected.get().equals(handle.catalogId())) {
@@ -582,15 +601,27 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   // ---------------------------------------------------------------- sessions
 
+  /**
+   * Sets the {@code catalog} option of the call's session, opening one (a new id, returned as a
+   * cookie) when the call presents none. A session belongs to the principal whose call opened
+   * it: presenting another principal's session is FORBIDDEN, for this and every other call.
+   */
   @Override
   public void setSessionOptions(SetSessionOptionsRequest request, CallContext context,
       StreamListener<SetSessionOptionsResult> listener) {
     QueryCallContext call = QueryMetadataInterceptor.current();
+    String caller = callerName();
     String sessionId = call.sessionId().orElseGet(() -> {
       String id = QuerySessions.newSessionId();
       call.issueSession(id);
       return id;
     });
+    try {
+      sessions.catalog(sessionId, caller);
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     Map<String, SetSessionOptionsResult.Error> errors = new HashMap<>();
     request.getSessionOptions().forEach((name, value) -> {
       if (!CATALOG_OPTION.equals(name)) {
@@ -598,7 +629,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         return;
       }
       if (value.isEmpty()) {
-        sessions.clearCatalog(sessionId);
+        sessions.clearCatalog(sessionId, caller);
         return;
       }
       String catalogId = value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
@@ -613,7 +644,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         }
         authorizeRead(catalogId);
         catalogs.catalog(catalogId);
-        sessions.setCatalog(sessionId, catalogId);
+        sessions.setCatalog(sessionId, caller, catalogId);
       } catch (RuntimeException e) {
         errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
       }
@@ -626,15 +657,27 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public void getSessionOptions(GetSessionOptionsRequest request, CallContext context,
       StreamListener<GetSessionOptionsResult> listener) {
     Map<String, SessionOptionValue> options = new HashMap<>();
-    QueryMetadataInterceptor.current().sessionId().flatMap(sessions::catalog)
-        .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+    try {
+      String caller = callerName();
+      QueryMetadataInterceptor.current().sessionId().flatMap(id -> sessions.catalog(id, caller))
+          .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     listener.onNext(new GetSessionOptionsResult(options));
     listener.onCompleted();
   }
 
   @Override
   public void closeSession(CloseSessionRequest request, CallContext context, StreamListener<CloseSessionResult> listener) {
-    QueryMetadataInterceptor.current().sessionId().ifPresent(sessions::close);
+    try {
+      String caller = callerName();
+      QueryMetadataInterceptor.current().sessionId().ifPresent(id -> sessions.close(id, caller));
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     listener.onNext(new CloseSessionResult(CloseSessionResult.Status.CLOSED));
     listener.onCompleted();
   }
