@@ -17,7 +17,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -81,6 +86,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final ServerSqlInfo sqlInfo;
   private final CatalogMetadataStreams metadata;
   private final PlannedQueryHandoff handoff;
+  /** Runs the starts of prepared statements' queries after their GetFlightInfo answered. */
+  private final ExecutorService starts;
   /** Queries being streamed by a DoGet, by ticket handle (see {@link #cancelFlightInfo}). */
   private final Map<String, PreparedQuery> streaming = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -98,7 +105,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
-    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemonNamed("se-query-handoff-sweep"));
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"));
   }
 
   /**
@@ -108,6 +115,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
     this.handoff = new PlannedQueryHandoff(threads);
+    this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
@@ -229,10 +237,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
       byte[] encoded = statement.withPins(query.pins()).encode();
-      FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
-          .setStatementHandle(ByteString.copyFrom(encoded)).build();
-      FlightInfo info = new FlightInfo(schema, descriptor,
-          List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+      FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
       handoff.offer(encoded, query);
       return info;
     } catch (IOException e) {
@@ -242,6 +247,47 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       query.close();
       throw e;
     }
+  }
+
+  /**
+   * Plans the statement of {@code statement} as {@link #plannedFlightInfo} does, but answers
+   * before running it: the bound values are checked and the schema is DuckDB's description of the
+   * result ({@link PreparedQuery#schema}, binding only); the query then starts on a background
+   * thread and waits for its DoGet in the handoff. Drivers that cannot cancel a GetFlightInfo in
+   * flight (the JDBC driver holds the statement's lock during it, so {@code Statement.cancel()}
+   * and its query timeout act only on the DoGet stream) thus get their work into the DoGet, where
+   * a cancelled stream stops it. Execution errors are reported by that DoGet.
+   */
+  private FlightInfo startedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
+    try {
+      query.checkParameters();
+      Schema schema = query.schema(allocator);
+      byte[] encoded = statement.withPins(query.pins()).encode();
+      FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
+      handoff.offer(encoded, query);
+      try {
+        starts.execute(() -> {
+          try {
+            query.start(allocator, config.batchRows());
+          } catch (RuntimeException e) {
+            // Kept by the query: the DoGet that takes it reports the error.
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        // Shutting down: the DoGet, if any comes, starts the query itself.
+      }
+      return info;
+    } catch (RuntimeException e) {
+      query.close();
+      throw e;
+    }
+  }
+
+  private static Ticket ticket(byte[] encodedHandle) {
+    FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
+        .setStatementHandle(ByteString.copyFrom(encodedHandle)).build();
+    return new Ticket(Any.pack(ticket).toByteArray());
   }
 
   /**
@@ -502,7 +548,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public FlightInfo getFlightInfoPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
       CallContext context, FlightDescriptor descriptor) {
     try {
-      return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
+      return startedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toException(e);
     }
@@ -819,8 +865,14 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
+  /** The engine planning and running the queries (for tests). */
+  QueryEngine engine() {
+    return engine;
+  }
+
   @Override
   public void close() throws Exception {
+    starts.shutdown();
     handoff.close();
     engine.close();
   }

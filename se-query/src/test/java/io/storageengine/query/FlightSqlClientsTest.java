@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
@@ -446,6 +447,175 @@ class FlightSqlClientsTest {
     } catch (Exception expected) {
       // the stream was cancelled
     }
+  }
+
+  @Test
+  void jdbcCancelFromAnotherThreadStopsAnAggregateBeforeItsFirstRow() throws Exception {
+    int idleBefore = idleDatabases();
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      CompletableFuture<Throwable> outcome = runAsync(() -> statement.executeQuery(LONG_QUERY));
+      awaitBusy();
+      long start = System.nanoTime();
+      statement.cancel();
+      long returned = (System.nanoTime() - start) / 1_000_000;
+      Throwable thrown = outcome.get(10, TimeUnit.SECONDS);
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("JDBC Statement.cancel during an aggregate: returned after %d ms, executeQuery failed after "
+          + "%d ms, DuckDB idle %d ms and its database released %d ms later%n", returned, failed, idle, released);
+      assertThat(thrown).isInstanceOf(SQLException.class);
+      assertThat(returned).isLessThan(2_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void jdbcQueryTimeoutStopsAnAggregate() throws Exception {
+    int idleBefore = idleDatabases();
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      statement.setQueryTimeout(1);
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> statement.executeQuery(LONG_QUERY)).isInstanceOf(SQLException.class)
+          .hasMessageContaining("timed out");
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      // The driver gives up waiting and leaves the stream to the statement: closing it cancels the DoGet.
+      long closing = System.nanoTime();
+      statement.close();
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("JDBC setQueryTimeout(1): executeQuery failed after %d ms; after close (%d ms) DuckDB idle "
+          + "%d ms and its database released %d ms later%n", failed, (System.nanoTime() - closing) / 1_000_000,
+          idle, released);
+      assertThat(failed).isLessThan(3_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void deadlineOnDoGetStopsTheQuery() throws Exception {
+    int idleBefore = idleDatabases();
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      FlightInfo info = prepared.execute(QueryFlightSqlProducerTest.tenant("warehouse"));
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> {
+        try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+            QueryFlightSqlProducerTest.tenant("warehouse"), CallOptions.timeout(1, TimeUnit.SECONDS))) {
+          while (stream.next()) {
+            // an aggregate: no batch before the deadline
+          }
+        }
+      }).isInstanceOfSatisfying(FlightRuntimeException.class,
+          e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.TIMED_OUT));
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("DoGet deadline (1 s): failed after %d ms, DuckDB idle %d ms and its database released %d ms "
+          + "later%n", failed, idle, released);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void cancelFlightInfoStopsAPreparedAggregateBeforeItsDoGet() throws Exception {
+    int idleBefore = idleDatabases();
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      long asked = System.nanoTime();
+      FlightInfo info = prepared.execute(QueryFlightSqlProducerTest.tenant("warehouse"));
+      long answered = (System.nanoTime() - asked) / 1_000_000;
+      awaitBusy();
+      long start = System.nanoTime();
+      CancelFlightInfoResult result = sqlClient.cancelFlightInfo(new CancelFlightInfoRequest(info),
+          QueryFlightSqlProducerTest.tenant("warehouse"));
+      long returned = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("CancelFlightInfo of a prepared aggregate (GetFlightInfo answered in %d ms): returned after "
+          + "%d ms, DuckDB idle %d ms and its database released %d ms later%n", answered, returned, idle, released);
+      assertThat(result.getStatus()).isEqualTo(CancelStatus.CANCELLED);
+      assertThat(returned).isLessThan(2_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void aClientGoingAwayDuringGetFlightInfoStopsTheQuery() throws Exception {
+    int idleBefore = idleDatabases();
+    io.grpc.ManagedChannel channel = io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+        .usePlaintext().build();
+    FlightSqlClient client = new FlightSqlClient(org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(allocator,
+        channel));
+    CompletableFuture<Throwable> outcome = runAsync(() -> client.execute(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse")));
+    awaitBusy();
+    long start = System.nanoTime();
+    channel.shutdownNow();
+    assertThat(outcome.get(10, TimeUnit.SECONDS)).isNotNull();
+    long idle = millisUntilIdle();
+    long released = millisUntilReleased(idleBefore);
+    System.out.printf("client gone during GetFlightInfo: DuckDB idle %d ms and its database released %d ms later "
+        + "(%d ms after the channel closed)%n", idle, released, (System.nanoTime() - start) / 1_000_000);
+    assertThat(idle).isLessThan(2_000);
+    assertThat(released).isLessThan(2_000);
+  }
+
+  @FunctionalInterface
+  private interface Call {
+    Object run() throws Exception;
+  }
+
+  /** Runs {@code call} on another thread; the future holds what it threw (null when it returned). */
+  private static CompletableFuture<Throwable> runAsync(Call call) {
+    CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+    Thread thread = new Thread(() -> {
+      try {
+        call.run();
+        outcome.complete(null);
+      } catch (Throwable t) {
+        outcome.complete(t);
+      }
+    }, "flight-sql-clients-test-call");
+    thread.setDaemon(true);
+    thread.start();
+    return outcome;
+  }
+
+  /** Waits (at most 10 s) until the process burns at least half a core: DuckDB is computing. */
+  private static void awaitBusy() throws InterruptedException {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < 10_000_000_000L) {
+      long cpu = processCpuNanos();
+      long wall = System.nanoTime();
+      Thread.sleep(100);
+      if ((double) (processCpuNanos() - cpu) / (System.nanoTime() - wall) > 0.5) {
+        Thread.sleep(200);
+        return;
+      }
+    }
+    throw new AssertionError("the query never started");
+  }
+
+  private static int idleDatabases() throws InterruptedException {
+    millisUntilIdle();
+    return server.producer.engine().pool().idleCount();
+  }
+
+  /** Milliseconds until the query's DuckDB database is back in the pool (10 000 when it never is). */
+  private static long millisUntilReleased(int idleBefore) throws InterruptedException {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < 10_000_000_000L) {
+      if (server.producer.engine().pool().idleCount() >= idleBefore) {
+        return (System.nanoTime() - start) / 1_000_000;
+      }
+      Thread.sleep(1);
+    }
+    return 10_000;
   }
 
   private static long processCpuNanos() {
