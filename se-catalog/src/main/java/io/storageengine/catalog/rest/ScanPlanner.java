@@ -3,8 +3,11 @@ package io.storageengine.catalog.rest;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.Json;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.Comparator;
 import java.util.Iterator;
@@ -202,6 +205,12 @@ final class ScanPlanner {
       return List.of(); // a table without snapshots
     }
     Schema schema = table.schemas().get(scan.schemaId());
+    for (Long id : Arrays.asList(request.snapshotId(), request.startSnapshotId(), request.endSnapshotId())) {
+      if (id != null && table.snapshot(id) == null) {
+        throw new NoSuchPlanTaskException("snapshot %d of the plan is no longer in table %s: plan the scan again",
+            id, table.name());
+      }
+    }
     if (schema == null) {
       throw new NoSuchPlanTaskException("the schema of the plan is no longer in table %s: plan the scan again",
           table.name());
@@ -213,8 +222,8 @@ final class ScanPlanner {
             .planFiles()
         : configure(table.newScan().useSnapshot(request.snapshotId()), schema, request).planFiles()) {
       planned.forEach(tasks::add);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
     tasks.sort(Comparator.comparing((FileScanTask t) -> t.file().location()).thenComparingLong(FileScanTask::start));
     return tasks;
