@@ -99,7 +99,8 @@ public final class EngineServer implements AutoCloseable {
       routes.put("/health", new HealthHttpService(reconcileStatuses));
       // Metrics name catalogs and tables: cluster admins only.
       routes.put("/metrics", access.adminOnly(observability.metricsService()));
-      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access);
+      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access,
+          config.integer(ConfigKey.REST_PLAN_PAGE_SIZE));
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
       AccessHttpService principals = new AccessHttpService(access);
