@@ -65,7 +65,7 @@ final class PemFiles {
           return pkcs8(flag, file, decode(flag, file, m.group(2)));
         }
         case "RSA PRIVATE KEY", "EC PRIVATE KEY" -> throw SeException.invalid(
-            "%s %s: a %s (PKCS#1 / SEC 1) key; give it as PKCS#8: "
+            "%s %s: a PKCS#1 / SEC 1 key (BEGIN %s), not PKCS#8; convert it: "
                 + "openssl pkcs8 -topk8 -nocrypt -in %s -out key.pkcs8.pem", flag, file, type, file.getFileName());
         case "ENCRYPTED PRIVATE KEY" -> throw SeException.invalid(
             "%s %s: the key is encrypted; give an unencrypted PKCS#8 key (mode 0600): "
