@@ -61,7 +61,9 @@ final class TableCommand {
       } catch (NoSuchTableException e) {
         throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
       } catch (org.apache.iceberg.exceptions.RESTException e) {
-        throw new SeException(ErrorCode.UNAVAILABLE, "server at " + serverAddress + ": " + e.getMessage());
+        throw new SeException(ErrorCode.UNAVAILABLE, TlsOption.tlsFailure(e)
+            .map(ssl -> TlsOption.handshakeFailure(serverAddress, ssl))
+            .orElse("server at " + serverAddress + ": " + e.getMessage()));
       }
     }
 
