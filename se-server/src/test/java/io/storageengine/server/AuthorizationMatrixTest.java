@@ -151,12 +151,13 @@ class AuthorizationMatrixTest {
         new HttpCell("HEAD", "/catalogs/" + CATALOG + "/v1/namespaces/nope", null, Level.READ),
         new HttpCell("POST", "/catalogs/" + CATALOG + "/v1/namespaces", "{\"namespace\":[\"ns" + n + "\"]}", Level.DDL),
         new HttpCell("DELETE", "/catalogs/" + CATALOG + "/v1/namespaces/nope", null, Level.DDL),
-        // Scan planning and credentials only read: a reader's.
+        // Scan planning, credentials and scan metrics only read: a reader's.
         new HttpCell("POST", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t/plan", "{}", Level.READ),
         new HttpCell("DELETE", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t/plan/p" + n, null, Level.READ),
         new HttpCell("POST", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t/tasks", "{\"plan-task\":\"x\"}",
             Level.READ),
         new HttpCell("GET", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t/credentials", null, Level.READ),
+        new HttpCell("POST", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t/metrics", "{}", Level.READ),
         new HttpCell("POST", "/catalogs/" + CATALOG + "/v1/namespaces/nope/tables/t", "{}", Level.DDL),
         new HttpCell("GET", "/catalogs/" + CATALOG + "/grants", null, Level.ADMIN),
         new HttpCell("PUT", "/catalogs/" + CATALOG + "/grants/group:auditors", "{\"role\":\"reader\"}", Level.ADMIN),

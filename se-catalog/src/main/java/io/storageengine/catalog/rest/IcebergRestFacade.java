@@ -166,7 +166,9 @@ public final class IcebergRestFacade {
       return false;
     }
     String kind = seg.get(4);
-    return (seg.size() == 5 && method.equals("POST") && (kind.equals("plan") || kind.equals("tasks")))
+    // Reporting scan metrics is part of reading: a reader's scans report them too.
+    return (seg.size() == 5 && method.equals("POST")
+            && (kind.equals("plan") || kind.equals("tasks") || kind.equals("metrics")))
         || (seg.size() == 6 && method.equals("DELETE") && kind.equals("plan"));
   }
 
