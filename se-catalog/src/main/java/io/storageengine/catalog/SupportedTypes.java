@@ -14,9 +14,8 @@ import org.apache.iceberg.types.Types;
  * never be published.
  *
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
- * timestamp_ns, string, uuid, fixed, binary, and struct, list and map of these. Not yet: variant,
- * geometry, geography, unknown (and any type a later Iceberg adds), and timestamptz_ns, which
- * reconciliation would store rounded to microseconds (DuckDB has no zoned nanosecond type).
+ * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these.
+ * Not yet: variant, geometry, geography, unknown (and any type a later Iceberg adds).
  */
 public final class SupportedTypes {
   private SupportedTypes() {}
@@ -45,12 +44,9 @@ public final class SupportedTypes {
 
   private static Optional<Unsupported> unsupported(String path, Type type) {
     switch (type.typeId()) {
-      case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, STRING, UUID, FIXED, BINARY -> {
+      case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_NANO, STRING, UUID, FIXED,
+          BINARY -> {
         return Optional.empty();
-      }
-      case TIMESTAMP_NANO -> {
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
-            ? Optional.of(new Unsupported(path, type)) : Optional.empty();
       }
       case STRUCT -> {
         for (Types.NestedField field : type.asStructType().fields()) {

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class IngestEveryTypeTest {
   private static final String SCHEMA = "id int not null, b boolean, l bigint, f float, d double, dec decimal(10,2),"
-      + " dt date, t time, ts timestamp, tstz timestamptz, tsn timestamp_ns, tstzn timestamptz, s string,"
+      + " dt date, t time, ts timestamp, tstz timestamptz, tsn timestamp_ns, tstzn timestamptz_ns, s string,"
       + " u uuid, bin binary, fx fixed(4),"
       + " st struct<x: int, at: timestamptz, u: uuid, tags: list<string>>, li list<int>, m map<string, int>,"
       + " lm list<map<string, fixed(2)>>";
@@ -68,9 +68,9 @@ class IngestEveryTypeTest {
   void jsonLinesOfEveryTypeReadBackWithIcebergsReader() throws Exception {
     create("t.json_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.jsonl", """
-        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}]}
+        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654321Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}]}
         {"id":2}
-        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.1+02:00"}
+        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.000000001+02:00"}
         """.formatted(U1, U2));
     ingest("t.json_all", file);
 
@@ -87,9 +87,8 @@ class IngestEveryTypeTest {
     assertThat(r.getField("ts")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.123456"));
     assertThat(r.getField("tstz")).isEqualTo(OffsetDateTime.parse("2026-01-02T01:04:05.5Z"));
     assertThat(r.getField("tsn")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.123456789"));
-    // A second timestamptz column (text with offsets, spaces, 'Z'); timestamptz itself is
-    // refused by ingestion until reconciliation keeps its nanoseconds (TableCastTest covers the cast).
-    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.987654Z"));
+    // timestamptz_ns from text with offsets, spaces, 'Z': nanoseconds kept through reconciliation.
+    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.987654321Z"));
     assertThat(r.getField("s")).isEqualTo("x");
     assertThat(r.getField("u")).isEqualTo(UUID.fromString(U1));
     assertThat(r.getField("bin")).isEqualTo(ByteBuffer.wrap("ab".getBytes()));
@@ -114,7 +113,7 @@ class IngestEveryTypeTest {
     assertThat(((Record) empty.getField("st")).getField("x")).isNull();
     assertThat(empty.getField("li")).isEqualTo(List.of());
     assertThat(empty.getField("m")).isEqualTo(Map.of());
-    assertThat(empty.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.1Z"));
+    assertThat(empty.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.000000001Z"));
   }
 
   @Test
@@ -122,7 +121,7 @@ class IngestEveryTypeTest {
     create("t.csv_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.csv", """
         id,u,fx,tsn,tstzn,st,li,m,lm
-        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]"
+        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456789-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]"
         2,,,,,,,,
         """.formatted(U1, U2));
     ingest("t.csv_all", file);
@@ -132,7 +131,7 @@ class IngestEveryTypeTest {
     assertThat(r.getField("u")).isEqualTo(UUID.fromString(U1));
     assertThat(bytes(r.getField("fx"))).isEqualTo(new byte[] {0, (byte) 0xff, 0, (byte) 0xff});
     assertThat(r.getField("tsn")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.000000001"));
-    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T04:04:05.123456Z"));
+    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T04:04:05.123456789Z"));
     assertThat(((Record) r.getField("st")).getField("x")).isEqualTo(5);
     assertThat(((Record) r.getField("st")).getField("u")).isEqualTo(UUID.fromString(U2));
     assertThat(r.getField("li")).isEqualTo(List.of(4, 5));

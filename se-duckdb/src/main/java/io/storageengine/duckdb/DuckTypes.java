@@ -41,8 +41,9 @@ public final class DuckTypes {
       case TIMESTAMP:
         return ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
       case TIMESTAMP_NANO:
-        // DuckDB has no nanosecond TIMESTAMPTZ; the zoned variant is held at microseconds.
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
+        // TIMESTAMPTZ_NS: DuckDB's zoned nanosecond type, written to Parquet as
+        // TIMESTAMP(NANOS, isAdjustedToUTC=true), the annotation the Iceberg spec requires.
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ_NS" : "TIMESTAMP_NS";
       case STRING: return "VARCHAR";
       case UUID: return "UUID";
       case FIXED:

@@ -31,8 +31,7 @@ class DuckTypesTest {
     types.put(Types.TimestampType.withoutZone(), "TIMESTAMP");
     types.put(Types.TimestampType.withZone(), "TIMESTAMPTZ");
     types.put(Types.TimestampNanoType.withoutZone(), "TIMESTAMP_NS");
-    // DuckDB has no nanosecond TIMESTAMPTZ.
-    types.put(Types.TimestampNanoType.withZone(), "TIMESTAMPTZ");
+    types.put(Types.TimestampNanoType.withZone(), "TIMESTAMPTZ_NS");
     types.put(Types.StringType.get(), "VARCHAR");
     types.put(Types.UUIDType.get(), "UUID");
     types.put(Types.FixedType.ofLength(16), "BLOB");

@@ -118,9 +118,8 @@ final class IcebergTypes {
         return new ArrowType.Timestamp(TimeUnit.MICROSECOND,
             ((Types.TimestampType) type).shouldAdjustToUTC() ? "UTC" : null);
       case TIMESTAMP_NANO:
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
-            ? new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")
-            : new ArrowType.Timestamp(TimeUnit.NANOSECOND, null);
+        return new ArrowType.Timestamp(TimeUnit.NANOSECOND,
+            ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "UTC" : null);
       case STRING:
       case UUID: return ArrowType.Utf8.INSTANCE;
       case FIXED:
