@@ -2,8 +2,8 @@ package io.storageengine.query;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckLiterals;
 import io.storageengine.duckdb.DuckTypes;
-import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.types.DateUnit;
@@ -130,24 +130,10 @@ final class IcebergTypes {
     }
   }
 
-  /** A SQL literal for a primitive initial default, or {@code NULL}. */
+  /** A SQL literal for a primitive initial default ({@link DuckLiterals}), or {@code NULL}. */
   static String defaultLiteral(Types.NestedField field) {
     Object value = field.initialDefault();
-    if (value == null) {
-      return "NULL";
-    }
-    switch (field.type().typeId()) {
-      case BOOLEAN:
-      case INTEGER:
-      case LONG:
-      case FLOAT:
-      case DOUBLE:
-        return "CAST(" + SqlQuoting.literal(value.toString()) + " AS " + duckdbType(field.name(), field.type()) + ")";
-      case STRING:
-        return SqlQuoting.literal(value.toString());
-      default:
-        // Other defaults are rare; reading them as NULL is documented as a limitation.
-        return "NULL";
-    }
+    String literal = value == null ? null : DuckLiterals.of(field.type(), value);
+    return literal == null ? "NULL" : literal;
   }
 }
