@@ -142,6 +142,53 @@ class IngestEveryTypeTest {
   }
 
   @Test
+  void nanosecondTimestampsFromParquetAndArrowKeepNanosecondsAndQueriesShowThem() throws Exception {
+    create("t.nanos", TableDefinition.builder("id int not null, tsn timestamp_ns, tstzn timestamptz_ns").build());
+    Path parquet = dir.resolve("nanos.parquet");
+    try (java.sql.Connection duck = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+        java.sql.Statement st = duck.createStatement()) {
+      st.execute("COPY (SELECT 1 AS id, TIMESTAMP_NS '1969-12-31 23:59:59.999999999' AS tsn, "
+          + "CAST('2026-01-02 03:04:05.123456789+02' AS TIMESTAMPTZ_NS) AS tstzn) TO '" + parquet + "' (FORMAT parquet)");
+    }
+    ingest("t.nanos", parquet);
+    Path arrow = dir.resolve("nanos.arrow");
+    org.apache.arrow.vector.types.pojo.Schema schema = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        org.apache.arrow.vector.types.pojo.Field.notNullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(32, true)),
+        org.apache.arrow.vector.types.pojo.Field.nullable("tsn", new org.apache.arrow.vector.types.pojo.ArrowType.Timestamp(
+            org.apache.arrow.vector.types.TimeUnit.NANOSECOND, null)),
+        org.apache.arrow.vector.types.pojo.Field.nullable("tstzn", new org.apache.arrow.vector.types.pojo.ArrowType.Timestamp(
+            org.apache.arrow.vector.types.TimeUnit.NANOSECOND, "UTC"))));
+    try (org.apache.arrow.memory.RootAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+        org.apache.arrow.vector.VectorSchemaRoot root = org.apache.arrow.vector.VectorSchemaRoot.create(schema, allocator);
+        java.io.FileOutputStream out = new java.io.FileOutputStream(arrow.toFile());
+        org.apache.arrow.vector.ipc.ArrowFileWriter writer = new org.apache.arrow.vector.ipc.ArrowFileWriter(root, null,
+            out.getChannel())) {
+      ((org.apache.arrow.vector.IntVector) root.getVector("id")).setSafe(0, 2);
+      ((org.apache.arrow.vector.TimeStampNanoVector) root.getVector("tsn")).setSafe(0, 1L);
+      ((org.apache.arrow.vector.TimeStampNanoTZVector) root.getVector("tstzn")).setSafe(0, -1L);
+      root.setRowCount(1);
+      writer.start();
+      writer.writeBatch();
+      writer.end();
+    }
+    ingest("t.nanos", arrow);
+
+    List<Record> rows = awaitRows("t.nanos", 2);
+    assertThat(rows.get(0).getField("tsn")).isEqualTo(LocalDateTime.parse("1969-12-31T23:59:59.999999999"));
+    assertThat(rows.get(0).getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T01:04:05.123456789Z"));
+    assertThat(rows.get(1).getField("tsn")).isEqualTo(LocalDateTime.parse("1970-01-01T00:00:00.000000001"));
+    assertThat(rows.get(1).getField("tstzn")).isEqualTo(OffsetDateTime.parse("1969-12-31T23:59:59.999999999Z"));
+
+    String sql = Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "SELECT id, tsn, tstzn, epoch_ns(tstzn) AS ns FROM t.nanos ORDER BY id");
+    assertThat(sql).isEqualTo("""
+        id,tsn,tstzn,ns
+        1,1969-12-31T23:59:59.999999999,2026-01-02T01:04:05.123456789Z,1767315845123456789
+        2,1970-01-01T00:00:00.000000001,1969-12-31T23:59:59.999999999Z,-1
+        """);
+  }
+
+  @Test
   void entityPartialUpsertsOfNestedAndUuidColumnsKeepAbsentColumns() throws Exception {
     create("t.entity_all", TableDefinition.builder("id uuid not null, n int, st struct<x: int>, m map<string, bigint>,"
         + " at timestamptz").mode(TableDefinition.Mode.ENTITY).primaryKey("id").build());
