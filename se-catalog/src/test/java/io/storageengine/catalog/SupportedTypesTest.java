@@ -52,6 +52,7 @@ class SupportedTypesTest {
         .hasMessage("table a.b: column s.tags.value.element has type unknown, which ingestion does not support yet");
 
     SupportedTypes.requireIngestible("a.b", new Schema(required(1, "id", Types.LongType.get()),
-        optional(2, "ts", Types.TimestampNanoType.withoutZone()), optional(3, "at", Types.TimestampNanoType.withZone())));
+        optional(2, "ts", Types.TimestampNanoType.withoutZone()), optional(3, "at", Types.TimestampNanoType.withZone()),
+        optional(4, "later", Types.UnknownType.get())));
   }
 }

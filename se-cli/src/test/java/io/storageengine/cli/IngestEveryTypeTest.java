@@ -189,6 +189,33 @@ class IngestEveryTypeTest {
   }
 
   @Test
+  void unknownColumnsAreAlwaysNullAndQueryAsNull() throws Exception {
+    // A v3 table made by another client with a column of type unknown (not declarable in --schema).
+    rest.buildTable(TableIdentifier.parse("t.unknown"), new org.apache.iceberg.Schema(
+            org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.IntegerType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(2, "later", org.apache.iceberg.types.Types.UnknownType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(3, "s", org.apache.iceberg.types.Types.StringType.get())))
+        .withProperty("format-version", "3").create();
+    ingest("t.unknown", file("unknown.jsonl", "{\"id\":1,\"s\":\"a\"}\n{\"id\":2}\n"));
+    List<Record> rows = awaitRows("t.unknown", 2);
+    assertThat(rows.get(0).getField("later")).isNull();
+    assertThat(rows.get(0).getField("s")).isEqualTo("a");
+    Table table = server.registry().catalog("warehouse").loadTable(TableIdentifier.parse("t.unknown"));
+    try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        // Not stored in data files: the column has no metrics in them.
+        assertThat(task.file().valueCounts()).doesNotContainKey(2).containsKey(1);
+      }
+    }
+    assertThat(Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "SELECT id, later, s, later IS NULL AS n FROM t.unknown ORDER BY id")).isEqualTo("""
+        id,later,s,n
+        1,,a,true
+        2,,,true
+        """);
+  }
+
+  @Test
   void entityPartialUpsertsOfNestedAndUuidColumnsKeepAbsentColumns() throws Exception {
     create("t.entity_all", TableDefinition.builder("id uuid not null, n int, st struct<x: int>, m map<string, bigint>,"
         + " at timestamptz").mode(TableDefinition.Mode.ENTITY).primaryKey("id").build());

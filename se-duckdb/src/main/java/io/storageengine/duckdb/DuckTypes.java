@@ -7,8 +7,8 @@ import org.apache.iceberg.types.Types;
 
 /**
  * The DuckDB type of an Iceberg type: the type DuckDB writes a column of that Iceberg type with
- * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography, unknown)
- * are refused with the error each caller phrases for its purpose.
+ * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography) are
+ * refused with the error each caller phrases for its purpose.
  */
 public final class DuckTypes {
   private DuckTypes() {}
@@ -45,6 +45,8 @@ public final class DuckTypes {
         // TIMESTAMP(NANOS, isAdjustedToUTC=true), the annotation the Iceberg spec requires.
         return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ_NS" : "TIMESTAMP_NS";
       case STRING: return "VARCHAR";
+      // Iceberg v3's unknown: always null and never stored in data files; DuckDB's NULL type.
+      case UNKNOWN: return "\"NULL\"";
       case UUID: return "UUID";
       case FIXED:
       case BINARY: return "BLOB";

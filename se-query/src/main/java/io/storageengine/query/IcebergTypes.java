@@ -124,6 +124,7 @@ final class IcebergTypes {
       case UUID: return ArrowType.Utf8.INSTANCE;
       case FIXED:
       case BINARY: return ArrowType.Binary.INSTANCE;
+      case UNKNOWN: return ArrowType.Null.INSTANCE;
       default:
         throw new SeException(ErrorCode.UNSUPPORTED,
             String.format("column `%s`: Iceberg type %s cannot be queried", column, type));
