@@ -213,6 +213,13 @@ class IngestEveryTypeTest {
         1,,a,true
         2,,,true
         """);
+    assertThat(Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "DESCRIBE t.unknown")).isEqualTo("""
+        column_name,column_type,null,key,default,extra
+        id,INTEGER,NO,,,
+        later,NULL,YES,,,
+        s,VARCHAR,YES,,,
+        """);
   }
 
   @Test

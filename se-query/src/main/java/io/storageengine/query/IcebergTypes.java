@@ -69,10 +69,15 @@ final class IcebergTypes {
   /** The SQL type name of a column: DuckDB's, or Iceberg's for a type DuckDB cannot read. */
   static String typeName(String column, Type type) {
     try {
-      return duckdbType(column, type);
+      return displayName(duckdbType(column, type));
     } catch (SeException e) {
       return type.toString();
     }
+  }
+
+  /** A DuckDB type as DuckDB names it: {@code NULL} (Iceberg's unknown) without the quotes a cast needs. */
+  static String displayName(String duckdbType) {
+    return duckdbType.equals("\"NULL\"") ? "NULL" : duckdbType;
   }
 
   /** The Arrow field DuckDB returns for an Iceberg field (every DuckDB result column is nullable). */

@@ -57,7 +57,7 @@ final class MetadataStatements {
       try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table + " VALUES (?, ?, ?, ?, "
           + (writeDefault == null ? "NULL" : "CAST(" + writeDefault + " AS VARCHAR)") + ", NULL, ?)")) {
         insert.setString(1, field.name());
-        insert.setString(2, IcebergTypes.duckdbType(field.name(), field.type()));
+        insert.setString(2, IcebergTypes.displayName(IcebergTypes.duckdbType(field.name(), field.type())));
         insert.setString(3, field.isOptional() ? "YES" : "NO");
         insert.setString(4, identifierFields.contains(field.fieldId()) ? "PRI" : null);
         insert.setInt(5, position++);
