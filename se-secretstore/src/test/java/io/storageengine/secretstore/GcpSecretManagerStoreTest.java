@@ -108,6 +108,23 @@ class GcpSecretManagerStoreTest extends SecretStoreContractTest {
   }
 
   @Test
+  void referencesResolveThroughTheServerOptions() {
+    fake.putRaw(resource("resolver-credential"), bytes("client:s3cr3t-r"));
+    SecretStoreOptions options = new SecretStoreOptions("file", java.util.Map.of("gcp-sm.project", PROJECT,
+        "gcp-sm.access-token", FakeSecretManager.TOKEN, "gcp-sm.endpoint", fake.endpoint()));
+    try (ReferenceResolver resolver = new ReferenceResolver(options)) {
+      assertThat(resolver.resolve(SecretReference.parse("secret-ref:gcp-sm://resolver-credential"))).isEqualTo("client:s3cr3t-r");
+      assertThatThrownBy(() -> resolver.resolve(SecretReference.parse("secret-ref:gcp-sm://nothing-here")))
+          .isInstanceOf(SeException.class)
+          .hasMessageStartingWith("secret reference secret-ref:gcp-sm://nothing-here: no such secret in gcp-sm:");
+      assertThatThrownBy(() -> resolver.resolve(SecretReference.parse("secret-ref:azure-kv://lake")))
+          .isInstanceOf(SeException.class)
+          .hasMessageStartingWith("azure-kv secret store: no vault URL; set --secret-store.azure-kv.vault-url")
+          .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    }
+  }
+
+  @Test
   void badCredentialsAreUnavailableWithoutTokenOrValue() {
     try (SecretStore bad = open("gcp-wrong-token", "x-")) {
       assertThatThrownBy(() -> bad.put("catalog/a", bytes("hunter2")))
