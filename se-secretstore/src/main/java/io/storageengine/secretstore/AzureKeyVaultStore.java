@@ -93,17 +93,18 @@ public final class AzureKeyVaultStore implements ExternalSecretStore {
 
   /** A client for {@code options}, over the JDK HTTP client. */
   public static AzureKeyVaultStore open(Options options) {
-    return open(options, java.net.http.HttpClient.newBuilder(), true);
+    return open(options, java.net.http.HttpClient.newBuilder(), true, null);
   }
 
   /**
    * As {@link #open(Options)} over {@code http} (tests: a client trusting their certificate).
    * {@code verifyChallengeResource} false skips the SDK's check that the vault's host lies under
    * the challenge's resource domain ({@code *.vault.azure.net}), which a server on a loopback
-   * address cannot satisfy.
+   * address cannot satisfy. {@code authorityHost} (null: the SDK's, {@code AZURE_AUTHORITY_HOST}
+   * or Entra ID's public cloud) is where a service principal signs in, without instance discovery.
    */
   static AzureKeyVaultStore open(Options options, java.net.http.HttpClient.Builder http,
-      boolean verifyChallengeResource) {
+      boolean verifyChallengeResource, String authorityHost) {
     String url = blankToNull(options.vaultUrl());
     if (url == null) {
       throw SeException.invalid("azure-kv secret store: no vault URL; set --secret-store.azure-kv.vault-url or "
@@ -122,7 +123,7 @@ public final class AzureKeyVaultStore implements ExternalSecretStore {
         .responseTimeout(Duration.ofSeconds(30)).build();
     SecretClientBuilder builder = new SecretClientBuilder()
         .vaultUrl(url)
-        .credential(credential(options, httpClient))
+        .credential(credential(options, httpClient, authorityHost))
         .httpClient(httpClient)
         .retryOptions(new RetryOptions(new ExponentialBackoffOptions().setMaxRetries(3)
             .setBaseDelay(Duration.ofMillis(200)).setMaxDelay(Duration.ofSeconds(5))));
@@ -133,7 +134,7 @@ public final class AzureKeyVaultStore implements ExternalSecretStore {
     return new AzureKeyVaultStore(client, options.prefix() == null ? null : options.prefix().strip());
   }
 
-  private static TokenCredential credential(Options o, HttpClient http) {
+  private static TokenCredential credential(Options o, HttpClient http, String authorityHost) {
     String token = blankToNull(o.accessToken());
     if (token != null) {
       return request -> Mono.just(new AccessToken(token, OffsetDateTime.now().plusHours(1)));
@@ -146,8 +147,12 @@ public final class AzureKeyVaultStore implements ExternalSecretStore {
         throw SeException.invalid("azure-kv secret store: a client secret needs --secret-store.azure-kv.tenant-id and "
             + "--secret-store.azure-kv.client-id");
       }
-      return new ClientSecretCredentialBuilder().tenantId(tenant).clientId(clientId).clientSecret(secret)
-          .httpClient(http).build();
+      ClientSecretCredentialBuilder principal = new ClientSecretCredentialBuilder().tenantId(tenant).clientId(clientId)
+          .clientSecret(secret).httpClient(http);
+      if (authorityHost != null) {
+        principal.authorityHost(authorityHost).disableInstanceDiscovery();
+      }
+      return principal.build();
     }
     DefaultAzureCredentialBuilder chain = new DefaultAzureCredentialBuilder().httpClient(http);
     if (tenant != null) {

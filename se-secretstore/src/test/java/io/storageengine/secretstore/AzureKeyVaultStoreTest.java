@@ -37,7 +37,8 @@ class AzureKeyVaultStoreTest extends SecretStoreContractTest {
     fake.close();
     // Nothing the tests stored, and no credential, reached a log line (SDK logs included).
     assertThat(logs.lines()).isNotEmpty().noneMatch(l -> l.contains("hunter2") || l.contains("s3cr3t")
-        || l.contains(FakeKeyVault.TOKEN) || l.contains(FakeKeyVault.DENIED_TOKEN) || l.contains("aHVudGVyMg"));
+        || l.contains(FakeKeyVault.TOKEN) || l.contains(FakeKeyVault.DENIED_TOKEN) || l.contains("aHVudGVyMg")
+        || l.contains(FakeKeyVault.CLIENT_SECRET));
     logs.close();
   }
 
@@ -49,7 +50,7 @@ class AzureKeyVaultStoreTest extends SecretStoreContractTest {
   private static AzureKeyVaultStore open(String token, String prefix) {
     try {
       return AzureKeyVaultStore.open(new AzureKeyVaultStore.Options(fake.uri().toString(), null, null, null, token,
-          prefix), HttpClient.newBuilder().sslContext(tls.client()), false);
+          prefix), HttpClient.newBuilder().sslContext(tls.client()), false, null);
     } catch (SeException e) {
       throw e;
     } catch (Exception e) {
@@ -111,6 +112,28 @@ class AzureKeyVaultStoreTest extends SecretStoreContractTest {
           .hasMessage("azure-kv secret store: cannot read secret 'catalog/a' (HTTP 403: permission denied, check the "
               + "identity's access policy or role)")
           .hasMessageNotContaining(FakeKeyVault.DENIED_TOKEN);
+    }
+  }
+
+  @Test
+  void signsInAsAServicePrincipal() throws Exception {
+    AzureKeyVaultStore.Options principal = new AzureKeyVaultStore.Options(fake.uri().toString(), FakeKeyVault.TENANT,
+        FakeKeyVault.CLIENT_ID, FakeKeyVault.CLIENT_SECRET, null, "se-test-principal-");
+    try (SecretStore signedIn = AzureKeyVaultStore.open(principal, HttpClient.newBuilder().sslContext(tls.client()),
+        false, fake.uri().toString())) {
+      signedIn.put("catalog/a", bytes("hunter2"));
+      assertThat(text(signedIn.get("catalog/a").orElseThrow())).isEqualTo("hunter2");
+    }
+    assertThat(fake.tokensIssued()).isGreaterThanOrEqualTo(1);
+    AzureKeyVaultStore.Options wrong = new AzureKeyVaultStore.Options(fake.uri().toString(), FakeKeyVault.TENANT,
+        FakeKeyVault.CLIENT_ID, "not-the-s3cr3t", null, "se-test-principal-");
+    try (SecretStore refused = AzureKeyVaultStore.open(wrong, HttpClient.newBuilder().sslContext(tls.client()),
+        false, fake.uri().toString())) {
+      assertThatThrownBy(() -> refused.get("catalog/a"))
+          .isInstanceOf(SeException.class)
+          .hasMessageStartingWith("azure-kv secret store: cannot read secret 'catalog/a' (")
+          .hasMessageNotContaining("not-the-s3cr3t")
+          .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.UNAVAILABLE));
     }
   }
 

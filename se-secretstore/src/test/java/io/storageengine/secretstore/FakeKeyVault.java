@@ -27,6 +27,10 @@ import javax.net.ssl.SSLContext;
 final class FakeKeyVault extends FakeHttpServer {
   static final String TOKEN = "kv-test-token";
   static final String DENIED_TOKEN = "kv-denied-token";
+  static final String TENANT = "00000000-0000-0000-0000-000000000000";
+  static final String CLIENT_ID = "11111111-1111-1111-1111-111111111111";
+  static final String CLIENT_SECRET = "kv-client-s3cr3t";
+  private int tokensIssued;
 
   private record Version(String id, String value, String contentType, long created) {}
 
@@ -60,13 +64,21 @@ final class FakeKeyVault extends FakeHttpServer {
     return deleted.containsKey(name.toLowerCase(Locale.ROOT));
   }
 
+  synchronized int tokensIssued() {
+    return tokensIssued;
+  }
+
   @Override
   void handle(HttpExchange ex) throws IOException {
+    if (ex.getRequestURI().getPath().startsWith("/" + TENANT + "/")) {
+      signIn(ex);
+      return;
+    }
     String auth = ex.getRequestHeaders().getFirst("Authorization");
     if (auth == null || !(auth.equals("Bearer " + TOKEN) || auth.equals("Bearer " + DENIED_TOKEN))) {
       ex.getRequestBody().readAllBytes();
       ex.getResponseHeaders().set("WWW-Authenticate",
-          "Bearer authorization=\"https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000\", "
+          "Bearer authorization=\"https://login.microsoftonline.com/" + TENANT + "\", "
               + "resource=\"https://vault.azure.net\"");
       error(ex, 401, "Unauthorized", "AKV10000: Request is missing a Bearer or PoP token.");
       return;
@@ -135,6 +147,48 @@ final class FakeKeyVault extends FakeHttpServer {
         error(ex, 404, "NotFound", "no such route");
       }
     }
+  }
+
+  /**
+   * Entra ID's sign-in for the tenant: OpenID metadata, and the token endpoint's client-credentials
+   * grant ({@code client_id}, {@code client_secret}, {@code scope} form fields).
+   */
+  private void signIn(HttpExchange ex) throws IOException {
+    String path = ex.getRequestURI().getPath();
+    String base = uri() + "/" + TENANT;
+    if (path.endsWith("/.well-known/openid-configuration")) {
+      ObjectNode meta = Json.object().put("issuer", base + "/v2.0").put("token_endpoint", base + "/oauth2/v2.0/token")
+          .put("authorization_endpoint", base + "/oauth2/v2.0/authorize");
+      respond(ex, 200, Json.toString(meta), "application/json");
+      return;
+    }
+    if (!path.endsWith("/oauth2/v2.0/token") || !ex.getRequestMethod().equals("POST")) {
+      respond(ex, 404, "{\"error\":\"not_found\"}", "application/json");
+      return;
+    }
+    Map<String, String> form = new HashMap<>();
+    for (String pair : new String(ex.getRequestBody().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).split("&")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) {
+        form.put(java.net.URLDecoder.decode(pair.substring(0, eq), java.nio.charset.StandardCharsets.UTF_8),
+            java.net.URLDecoder.decode(pair.substring(eq + 1), java.nio.charset.StandardCharsets.UTF_8));
+      }
+    }
+    if (!"client_credentials".equals(form.get("grant_type")) || !CLIENT_ID.equals(form.get("client_id"))
+        || !CLIENT_SECRET.equals(form.get("client_secret"))) {
+      respond(ex, 401, "{\"error\":\"invalid_client\",\"error_description\":\"AADSTS7000215: Invalid client secret provided.\"}",
+          "application/json");
+      return;
+    }
+    if (form.get("scope") == null || !form.get("scope").contains("https://vault.azure.net/.default")) {
+      respond(ex, 400, "{\"error\":\"invalid_scope\"}", "application/json");
+      return;
+    }
+    synchronized (this) {
+      tokensIssued++;
+    }
+    respond(ex, 200, Json.toString(Json.object().put("token_type", "Bearer").put("expires_in", 3599)
+        .put("ext_expires_in", 3599).put("access_token", TOKEN)), "application/json");
   }
 
   private ObjectNode bundle(HttpExchange ex, String name, Version v) {
