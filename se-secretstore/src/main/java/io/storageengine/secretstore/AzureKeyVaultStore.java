@@ -41,8 +41,9 @@ import reactor.core.publisher.Mono;
  * <ul>
  *   <li>{@link #put}: Set Secret, which adds a version.</li>
  *   <li>{@link #delete}: Delete Secret, waiting until the deletion has finished, then Purge
- *       Deleted Secret, so that the name can be created again at once. The vault must allow
- *       purging (no purge protection) and the identity needs the purge permission.</li>
+ *       Deleted Secret, so that the name can be created again at once (also when an earlier
+ *       delete's purge failed). The vault must allow purging (no purge protection) and the
+ *       identity needs the purge permission.</li>
  *   <li>{@link #create}: Key Vault has no conditional write. Create reads the secret and, when it
  *       is absent, sets it, holding a lock for that secret in this process. It is therefore
  *       atomic among the threads of one process, <b>not</b> among processes: two processes
@@ -202,9 +203,13 @@ public final class AzureKeyVaultStore implements ExternalSecretStore {
       try {
         client.beginDeleteSecret(name).setPollInterval(Duration.ofMillis(250)).waitForCompletion(Duration.ofMinutes(2));
       } catch (ResourceNotFoundException e) {
-        return null;
+        // Absent, or deleted earlier without the purge (which failed): purge below all the same.
       }
-      client.purgeDeletedSecret(name);
+      try {
+        client.purgeDeletedSecret(name);
+      } catch (ResourceNotFoundException e) {
+        // Nothing held the name.
+      }
       return null;
     });
   }

@@ -60,6 +60,12 @@ final class FakeKeyVault extends FakeHttpServer {
     return out;
   }
 
+  /** Deletes {@code name} without purging it, as a delete whose purge failed leaves it. */
+  synchronized void softDelete(String name) {
+    String key = name.toLowerCase(Locale.ROOT);
+    deleted.put(key, secrets.remove(key));
+  }
+
   synchronized boolean isDeleted(String name) {
     return deleted.containsKey(name.toLowerCase(Locale.ROOT));
   }
