@@ -48,6 +48,7 @@ public enum ConfigKey {
   RECONCILE_INTERVAL(Setting.duration("reconcile.interval", "1s", "how often se dev and se reconcile --watch look for WAL to publish")),
   MAINTENANCE_INTERVAL(Setting.duration("maintenance.interval", "30s", "how often se dev maintains every table; a worker schedules a table's maintenance at most this often")),
   DEFAULT_CATALOG(Setting.string("dev.catalog", "warehouse", "ID", "se dev: the embedded catalog created on first start")),
+  REST_PLAN_PAGE_SIZE(Setting.integer("rest.plan-page-size", "1000", 1, "Iceberg REST scan planning: file scan tasks per response; larger plans continue in plan tasks")),
   /** Only {@code se start lb} has the flag ({@code --probe-interval}, as before, or the derived one). */
   LB_PROBE_INTERVAL(Setting.duration("lb.probe-interval", "500ms", "se start lb: how often each server's /health is probed")
       .withAliases("--probe-interval")),

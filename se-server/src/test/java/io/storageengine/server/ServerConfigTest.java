@@ -60,6 +60,7 @@ class ServerConfigTest {
         Map.entry("reconcile.interval SE_RECONCILE_INTERVAL", "1s"),
         Map.entry("maintenance.interval SE_MAINTENANCE_INTERVAL", "30s"),
         Map.entry("dev.catalog SE_DEV_CATALOG", "warehouse"),
+        Map.entry("rest.plan-page-size SE_REST_PLAN_PAGE_SIZE", "1000"),
         Map.entry("lb.probe-interval SE_LB_PROBE_INTERVAL", "500ms"),
         Map.entry("worker.concurrency SE_WORKER_CONCURRENCY", "2")));
     assertThat(ConfigKey.LB_PROBE_INTERVAL.setting().flags()).containsExactly("--lb.probe-interval", "--probe-interval");
