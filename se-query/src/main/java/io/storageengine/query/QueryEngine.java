@@ -5,6 +5,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.QueryDatabasePool;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
@@ -39,6 +40,8 @@ import org.apache.iceberg.expressions.Expressions;
 final class QueryEngine implements AutoCloseable {
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
+  /** The DuckDB schemas (numbered) of the views of references with time travel. */
+  static final String TRAVEL_SCHEMA = "__se_at_";
 
   private final TenantCatalogs catalogs;
   private final SnapshotPlanCache plans = new SnapshotPlanCache();
@@ -108,12 +111,33 @@ final class QueryEngine implements AutoCloseable {
       Analysis analysis = analyzed.analysis();
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
+      Map<String, TimeTravel.Spec> travel = new LinkedHashMap<>();
+      analysis.travel().forEach(reference -> travel.put(reference.key(), reference.spec()));
+      // The view each time travel key is read through (its references are renamed to it).
+      Map<String, TableName> travelViews = new LinkedHashMap<>();
+      List<MetadataRead> metadata = new ArrayList<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
+        String metadataKind = analysis.metadataTables().get(entry.getKey());
+        if (metadataKind != null) {
+          TableName base = new TableName(name.schema(), MetadataTables.baseTable(name.table()), name.namespace());
+          TableIdentifier baseId = TableIdentifier.of(TenantMetadata.namespace(base.namespace()), base.table());
+          Table table = load(catalogId, catalog, baseId, base);
+          if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE) {
+            describe = MetadataTables.schema(table, metadataKind);
+          } else {
+            metadata.add(new MetadataRead(name, table, metadataKind, TenantMetadata.displayName(baseId)));
+          }
+          continue;
+        }
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
         Table table = load(catalogId, catalog, id, name);
-        SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
+        TimeTravel.Spec at = travel.get(entry.getKey());
+        SnapshotPin pin = pins.get(entry.getKey());
+        if (pin == null) {
+          pin = at == null ? SnapshotPin.current(table) : TimeTravel.pin(table, TenantMetadata.displayName(id), at);
+        }
         used.put(entry.getKey(), pin);
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
@@ -123,7 +147,12 @@ final class QueryEngine implements AutoCloseable {
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
-        planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+        TableName view = name;
+        if (at != null) {
+          view = new TableName(TRAVEL_SCHEMA + travelViews.size(), name.table(), name.namespace());
+          travelViews.put(entry.getKey(), view);
+        }
+        planned.put(view, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
       }
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {
@@ -138,13 +167,19 @@ final class QueryEngine implements AutoCloseable {
       }
       int viewNumber = 0;
       for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
-        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++);
+        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
+      }
+      for (MetadataRead read : metadata) {
+        MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName());
       }
       if (analysis.kind() == StatementAnalyzer.Kind.SHOW_TABLES) {
         statement = MetadataStatements.showTables(connection, catalog);
       }
       if (!analysis.informationSchema().isEmpty()) {
-        statement = MetadataStatements.informationSchema(connection, catalog, statement, analysis.informationSchema());
+        MetadataStatements.materializeInformationSchema(connection, catalog, analysis.informationSchema());
+      }
+      if (describe == null) {
+        statement = renameReferences(statement, analysis, travelViews);
       }
       resources.addAll(leases);
       resources.add(database);
@@ -164,6 +199,31 @@ final class QueryEngine implements AutoCloseable {
       throw PreparedQuery.translate(reads, e);
     }
   }
+
+  /**
+   * {@code statement} reading the emulated information_schema views and, for each reference with
+   * time travel, the view of its snapshot (the clause removed), in one pass over the statement
+   * (see {@link StatementSplice}).
+   */
+  private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews) {
+    List<StatementAnalyzer.Span> spans = new ArrayList<>(analysis.informationSchema());
+    Map<StatementAnalyzer.Span, String> renamed = new java.util.HashMap<>();
+    for (StatementAnalyzer.Travel reference : analysis.travel()) {
+      TableName view = travelViews.get(reference.key());
+      if (view != null) {
+        spans.add(reference.span());
+        renamed.put(reference.span(), SqlQuoting.identifier(view.schema()) + "." + SqlQuoting.identifier(view.table()));
+      }
+    }
+    if (spans.isEmpty()) {
+      return statement;
+    }
+    return StatementSplice.replace(statement, spans,
+        span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span));
+  }
+
+  /** A metadata table the statement reads: the name it uses, the table and which of its metadata. */
+  private record MetadataRead(TableName name, Table table, String kind, String displayName) {}
 
   /** The SQL keywords of the dialect (see {@link StatementParser#keywords}). */
   List<String> keywords() {

@@ -20,6 +20,10 @@ import java.util.function.Function;
  * come in any order and must not overlap. A span reaching past the end of the statement, with an
  * end inside a multi-byte character, or not starting with a qualified name of its parts, is
  * INVALID_ARGUMENT naming its view: the statement is not the text the locations were taken from.
+ *
+ * <p>A span with {@link Span#timeTravel} also loses its time travel clause {@code AT (...)} (the
+ * first {@code AT} followed by a parenthesis after the name, up to its closing parenthesis): its
+ * replacement is a view of the very snapshot the clause names.
  */
 final class StatementSplice {
   private StatementSplice() {}
@@ -41,6 +45,11 @@ final class StatementSplice {
       int nameEnd = span.start() + nameLength(reference, span);
       out.append(text(bytes, kept, span.start())).append(replacement.apply(span));
       kept = nameEnd;
+      if (span.timeTravel()) {
+        int[] clause = atClause(reference, span);
+        out.append(text(bytes, nameEnd, span.start() + clause[0]));
+        kept = span.start() + clause[1];
+      }
     }
     out.append(text(bytes, kept, bytes.length));
     return out.toString();
@@ -70,6 +79,34 @@ final class StatementSplice {
     return reference.substring(0, tokens.get(count - 1).end()).getBytes(StandardCharsets.UTF_8).length;
   }
 
+  /** The UTF-8 byte range {start, end} within {@code reference} of its {@code AT (...)} clause. */
+  private static int[] atClause(String reference, Span span) {
+    List<SqlText.Token> tokens;
+    try {
+      tokens = SqlText.tokens(reference);
+    } catch (SeException e) {
+      throw unusable(span);
+    }
+    for (int i = 2 * span.nameParts() - 1; i + 1 < tokens.size(); i++) {
+      if (tokens.get(i).isWord("AT") && tokens.get(i + 1).text().equals("(")) {
+        int depth = 0;
+        for (int j = i + 1; j < tokens.size(); j++) {
+          SqlText.Token token = tokens.get(j);
+          if (token.kind() == SqlText.Kind.SYMBOL && token.text().equals("(")) {
+            depth++;
+          } else if (token.kind() == SqlText.Kind.SYMBOL && token.text().equals(")") && --depth == 0) {
+            return new int[] {utf8Length(reference, tokens.get(i).start()), utf8Length(reference, token.end())};
+          }
+        }
+      }
+    }
+    throw unusable(span);
+  }
+
+  private static int utf8Length(String text, int chars) {
+    return text.substring(0, chars).getBytes(StandardCharsets.UTF_8).length;
+  }
+
   private static String text(byte[] bytes, int from, int to) {
     return new String(bytes, from, to - from, StandardCharsets.UTF_8);
   }
@@ -80,6 +117,9 @@ final class StatementSplice {
   }
 
   private static SeException unusable(Span span) {
+    if (span.timeTravel()) {
+      return SeException.invalid("table `%s`: time travel cannot be used here", span.view());
+    }
     return SeException.invalid("information_schema.%s cannot be used here", span.view());
   }
 }
