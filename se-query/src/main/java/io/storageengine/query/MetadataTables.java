@@ -35,7 +35,8 @@ import org.apache.iceberg.types.Types;
  * {@code "t$history"}, {@code "t$files"}, {@code "t$manifests"}, {@code "t$partitions"},
  * {@code "t$refs"}, {@code "t$entries"} (Iceberg's metadata tables of those names, with their
  * columns and types: {@link MetadataTableType}) and {@code "t$properties"} (Trino's: {@code key},
- * {@code value}, the table's properties).
+ * {@code value}, the table's properties); and the engine's own {@code "t$wal"}: the table's
+ * acknowledged WAL segments not yet reconciled ({@link PendingWal}), one row per segment.
  *
  * <p>A metadata table is read from the table's current metadata when the query is planned: its
  * rows are produced by Iceberg ({@code DataTask} rows of the metadata table's scan) and
@@ -47,12 +48,20 @@ import org.apache.iceberg.types.Types;
 final class MetadataTables {
   /** The metadata table kinds, by the suffix after {@code $}. */
   static final List<String> KINDS = List.of("snapshots", "history", "files", "manifests", "partitions", "refs",
-      "entries", "properties");
+      "entries", "properties", "wal");
   /** Rows per INSERT statement. */
   private static final int BATCH_ROWS = 256;
   private static final Schema PROPERTIES = new Schema(
       Types.NestedField.required(1, "key", Types.StringType.get()),
       Types.NestedField.required(2, "value", Types.StringType.get()));
+  private static final Schema WAL = new Schema(
+      Types.NestedField.required(1, "seq", Types.LongType.get()),
+      Types.NestedField.required(2, "writer_id", Types.StringType.get()),
+      Types.NestedField.required(3, "writer_nonce", Types.StringType.get()),
+      Types.NestedField.required(4, "frames", Types.IntegerType.get()),
+      Types.NestedField.required(5, "rows", Types.LongType.get()),
+      Types.NestedField.required(6, "bytes", Types.LongType.get()),
+      Types.NestedField.required(7, "published_seq", Types.LongType.get()));
   private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS", Locale.ROOT);
   private static final DateTimeFormatter TIMESTAMP_NANOS =
       DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSSSSS", Locale.ROOT);
@@ -76,7 +85,7 @@ final class MetadataTables {
 
   /** The columns of metadata table {@code kind} of {@code table}, as they are materialized. */
   static Schema schema(Table table, String kind) {
-    Schema schema = kind.equals("properties") ? PROPERTIES : metadataTable(table, kind).schema();
+    Schema schema = ownSchema(table, kind);
     List<Types.NestedField> columns = new ArrayList<>();
     for (Types.NestedField column : schema.columns()) {
       if (supported(column.type())) {
@@ -90,9 +99,9 @@ final class MetadataTables {
    * Creates metadata table {@code kind} of {@code table} named {@code name} (and its schema, if
    * new) on {@code connection}, filled with its rows.
    */
-  static void create(Connection connection, TableName name, Table table, String kind, String displayName)
-      throws SQLException {
-    Schema all = kind.equals("properties") ? PROPERTIES : metadataTable(table, kind).schema();
+  static void create(Connection connection, TableName name, Table table, String kind, String displayName,
+      String catalogId, PendingWal wal) throws SQLException {
+    Schema all = ownSchema(table, kind);
     Schema schema = schema(table, kind);
     String schemaName = SqlQuoting.identifier(name.schema());
     String target = schemaName + "." + SqlQuoting.identifier(name.table());
@@ -107,7 +116,13 @@ final class MetadataTables {
       positions.add(all.columns().indexOf(all.findField(column.fieldId())));
     }
     Inserter insert = new Inserter(connection, target);
-    if (kind.equals("properties")) {
+    if (kind.equals("wal")) {
+      for (PendingWal.Segment segment : wal.pending(catalogId, table.uuid())) {
+        insert.row(segment.seq() + ", " + SqlQuoting.literal(segment.writerId()) + ", "
+            + SqlQuoting.literal(segment.writerNonce()) + ", " + segment.frames() + ", " + segment.rows() + ", "
+            + segment.bytes() + ", " + segment.publishedSeq());
+      }
+    } else if (kind.equals("properties")) {
       for (Map.Entry<String, String> property : new java.util.TreeMap<>(table.properties()).entrySet()) {
         insert.row(SqlQuoting.literal(property.getKey()) + ", " + SqlQuoting.literal(property.getValue()));
       }
@@ -130,6 +145,14 @@ final class MetadataTables {
       }
     }
     insert.flush();
+  }
+
+  private static Schema ownSchema(Table table, String kind) {
+    switch (kind) {
+      case "properties": return PROPERTIES;
+      case "wal": return WAL;
+      default: return metadataTable(table, kind).schema();
+    }
   }
 
   private static Table metadataTable(Table table, String kind) {

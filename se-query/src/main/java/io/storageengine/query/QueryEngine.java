@@ -50,12 +50,19 @@ final class QueryEngine implements AutoCloseable {
   private final TableViews views;
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
+  private final PendingWal wal;
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
    *     footers are its (closing the engine leaves them to it)
    */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
+    this(catalogs, duckdb, config, PendingWal.NONE);
+  }
+
+  /** As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}). */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal) {
+    this.wal = wal;
     this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
@@ -170,7 +177,7 @@ final class QueryEngine implements AutoCloseable {
         views.create(connection, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
       }
       for (MetadataRead read : metadata) {
-        MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName());
+        MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName(), catalogId, wal);
       }
       if (analysis.kind() == StatementAnalyzer.Kind.SHOW_TABLES) {
         statement = MetadataStatements.showTables(connection, catalog);

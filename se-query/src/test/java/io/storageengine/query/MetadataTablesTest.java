@@ -195,6 +195,29 @@ class MetadataTablesTest {
   }
 
   @Test
+  void walShowsThePendingSegmentsOfThisTableOnly() throws Exception {
+    List<String> asked = new ArrayList<>();
+    PendingWal wal = (catalogId, tableUuid) -> {
+      asked.add(catalogId + "/" + tableUuid);
+      return tableUuid.equals(table.uuid()) ? List.of(new PendingWal.Segment(7, "ingest-1", "n1", 2, 300, 4096, 6),
+          new PendingWal.Segment(8, "ingest-2", "n2", 1, 5, 128, 6)) : List.of();
+    };
+    try (QueryEngine withWal = new QueryEngine(warehouse, duckdb,
+        QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"), wal)) {
+      List<String> result = TimeTravelTest.query(withWal, allocator, "alpha",
+          "SELECT * FROM ns.\"t$wal\" ORDER BY seq", Map.of());
+      assertThat(result).containsExactly("seq,writer_id,writer_nonce,frames,rows,bytes,published_seq",
+          "7|ingest-1|n1|2|300|4096|6", "8|ingest-2|n2|1|5|128|6");
+      assertThat(TimeTravelTest.query(withWal, allocator, "alpha", "SELECT writer_id, sum(rows) FROM ns.\"t$wal\" "
+          + "WHERE bytes > 1000 GROUP BY ALL", Map.of())).containsExactly("writer_id,sum(\"rows\")", "ingest-1|300");
+    }
+    assertThat(asked).containsOnly("alpha/" + table.uuid());
+    // Without a WAL (a host that has none): no rows, the same columns.
+    assertThat(query("alpha", "SELECT * FROM ns.\"t$wal\"")).containsExactly(
+        "seq,writer_id,writer_nonce,frames,rows,bytes,published_seq");
+  }
+
+  @Test
   void describedAndScopedLikeTheTable() throws Exception {
     assertThat(rows("DESCRIBE ns.\"t$refs\"")).extracting(row -> row.split("\\|")[0] + " " + row.split("\\|")[1])
         .containsExactly("name VARCHAR", "type VARCHAR", "snapshot_id BIGINT", "max_reference_age_in_ms BIGINT",
