@@ -186,7 +186,9 @@ final class QueryEngine implements AutoCloseable {
         MetadataStatements.materializeInformationSchema(connection, catalog, analysis.informationSchema());
       }
       if (describe == null) {
-        statement = renameReferences(statement, analysis, travelViews);
+        boolean hideLineage = analysis.lineage()
+            && planned.values().stream().allMatch(table -> RowLineage.hidesBoth(table.schema()));
+        statement = renameReferences(statement, analysis, travelViews, hideLineage);
       }
       resources.addAll(leases);
       resources.add(database);
@@ -209,10 +211,12 @@ final class QueryEngine implements AutoCloseable {
 
   /**
    * {@code statement} reading the emulated information_schema views and, for each reference with
-   * time travel, the view of its snapshot (the clause removed), in one pass over the statement
-   * (see {@link StatementSplice}).
+   * time travel, the view of its snapshot (the clause removed), and with {@code hideLineage}
+   * the lineage columns excluded from plain stars ({@link RowLineage#starExclusion}), in one pass
+   * over the statement (see {@link StatementSplice}).
    */
-  private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews) {
+  private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews,
+      boolean hideLineage) {
     List<StatementAnalyzer.Span> spans = new ArrayList<>(analysis.informationSchema());
     Map<StatementAnalyzer.Span, String> renamed = new java.util.HashMap<>();
     for (StatementAnalyzer.Travel reference : analysis.travel()) {
@@ -222,11 +226,15 @@ final class QueryEngine implements AutoCloseable {
         renamed.put(reference.span(), SqlQuoting.identifier(view.schema()) + "." + SqlQuoting.identifier(view.table()));
       }
     }
-    if (spans.isEmpty()) {
+    Map<Integer, String> insertions = new java.util.HashMap<>();
+    if (hideLineage) {
+      analysis.stars().forEach(offset -> insertions.put(offset, RowLineage.starExclusion()));
+    }
+    if (spans.isEmpty() && insertions.isEmpty()) {
       return statement;
     }
     return StatementSplice.replace(statement, spans,
-        span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span));
+        span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span), insertions);
   }
 
   /** A metadata table the statement reads: the name it uses, the table and which of its metadata. */

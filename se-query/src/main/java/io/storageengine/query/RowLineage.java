@@ -23,7 +23,9 @@ import org.duckdb.DuckDBConnection;
  * The row lineage columns of Iceberg v3, {@code _row_id} and {@code _last_updated_sequence_number}
  * (both BIGINT), as hidden columns of a table's view: they are there only for a statement that
  * names one of them (see {@link StatementAnalyzer.Analysis#lineage}), after the schema's columns,
- * unless the schema has a column of that name (which then wins).
+ * unless the schema has a column of that name (which then wins). In such a statement a plain
+ * {@code *} over a table is followed by {@link #starExclusion}, so {@code SELECT *} never shows
+ * them.
  *
  * <p>Values follow the spec: the value a data file holds (its column of the reserved field id),
  * or when that is null (or the file has no such column), for {@code _row_id} the file's
@@ -117,6 +119,20 @@ final class RowLineage {
       parts.add("SELECT " + empty + " WHERE false");
     }
     return String.join(" UNION ALL ", parts);
+  }
+
+  /**
+   * What follows a plain {@code *} of a statement whose views carry the lineage columns, so that
+   * they stay hidden from it: {@code EXCLUDE} of both. Right only when every view carries both
+   * ({@link #hidesBoth}).
+   */
+  static String starExclusion() {
+    return " EXCLUDE (" + SqlQuoting.identifier(ROW_ID) + ", " + SqlQuoting.identifier(LAST_UPDATED_SEQUENCE_NUMBER) + ")";
+  }
+
+  /** Whether a view of a table of {@code schema} adds both lineage columns (it has neither name). */
+  static boolean hidesBoth(Schema schema) {
+    return hiddenColumns(schema).size() == 2;
   }
 
   /** The lineage columns the view adds: those the schema has no column of that name for. */

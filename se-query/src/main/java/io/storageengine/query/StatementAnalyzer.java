@@ -103,11 +103,14 @@ final class StatementAnalyzer {
   /**
    * What one statement references. {@code tables} are keyed by {@link TableName#key()}, with the
    * clause appended for a reference with time travel (each such reference in {@code travel}); {@code metadataTables} gives the kind of the keys that name a metadata table;
-   * {@code lineage} whether the statement names a row lineage column.
+   * {@code lineage} whether the statement names a row lineage column; {@code stars} the byte
+   * offsets just after each plain {@code *} (or {@code t.*}) of a select list that reads a tenant
+   * table directly (not through a subquery or CTE), where the lineage columns are excluded again
+   * (see {@link RowLineage#starExclusion}).
    */
   record Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
       List<Span> informationSchema, TableName describeTarget, List<Travel> travel,
-      Map<String, String> metadataTables, boolean lineage) {
+      Map<String, String> metadataTables, boolean lineage, List<Integer> stars) {
     /** Immutable (shared by every query of the same text), keeping the order tables appear in. */
     Analysis {
       tables = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tables));
@@ -117,11 +120,12 @@ final class StatementAnalyzer {
       informationSchema = List.copyOf(informationSchema);
       travel = List.copyOf(travel);
       metadataTables = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(metadataTables));
+      stars = List.copyOf(stars);
     }
 
     Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
         List<Span> informationSchema, TableName describeTarget) {
-      this(kind, tables, filters, informationSchema, describeTarget, List.of(), Map.of(), false);
+      this(kind, tables, filters, informationSchema, describeTarget, List.of(), Map.of(), false, List.of());
     }
   }
 
@@ -154,7 +158,7 @@ final class StatementAnalyzer {
         if (walker.tables.size() == 1 && walker.informationSchema.isEmpty()) {
           TableName target = walker.tables.values().iterator().next();
           return new Analysis(Kind.DESCRIBE_TABLE, walker.tables, Map.of(), List.of(), target, walker.travel,
-              walker.metadataTables, false);
+              walker.metadataTables, false, List.of());
         }
       }
     }
@@ -167,7 +171,7 @@ final class StatementAnalyzer {
       }
     });
     return new Analysis(Kind.QUERY, walker.tables, filters, walker.informationSchema, null, walker.travel,
-        walker.metadataTables, walker.lineage);
+        walker.metadataTables, walker.lineage, walker.lineage ? walker.stars : List.of());
   }
 
   private static boolean isPlainStar(JsonNode select) {
@@ -190,6 +194,7 @@ final class StatementAnalyzer {
     final List<Travel> travel = new ArrayList<>();
     final Map<String, String> metadataTables = new LinkedHashMap<>();
     boolean lineage;
+    final List<Integer> stars = new ArrayList<>();
     /** BASE_TABLE nodes naming a CTE in scope (see {@link SqlSandbox#check}). */
     final Set<JsonNode> cteReferences;
     final Map<JsonNode, List<Comparison>> whereByTableRef = new IdentityHashMap<>();
@@ -215,6 +220,7 @@ final class StatementAnalyzer {
         if ("BASE_TABLE".equals(from.path("type").asText())) {
           whereByTableRef.put(from, comparisons(node.path("where_clause"), from));
         }
+        plainStars(node);
       }
       if ("BASE_TABLE".equals(type) && !cteReferences.contains(node)) {
         tableReference(node);
@@ -317,6 +323,44 @@ final class StatementAnalyzer {
       List<Comparison> found = whereByTableRef.get(ref);
       if (found != null) {
         filters.put(key, found);
+      }
+    }
+
+    /** Records the end of each plain star of {@code select} that covers a tenant table of its FROM. */
+    private void plainStars(JsonNode select) {
+      List<String> qualifiers = new ArrayList<>();
+      directTables(select.path("from_table"), qualifiers);
+      if (qualifiers.isEmpty()) {
+        return;
+      }
+      for (JsonNode item : select.path("select_list")) {
+        if (!"STAR".equals(item.path("class").asText()) || item.path("exclude_list").size() > 0
+            || item.path("replace_list").size() > 0 || item.path("rename_list").size() > 0
+            || item.path("qualified_exclude_list").size() > 0 || item.path("columns").asBoolean(false)
+            || !(item.path("expr").isNull() || item.path("expr").isMissingNode())) {
+          continue;
+        }
+        String relation = item.path("relation_name").asText();
+        long location = item.path("query_location").asLong(-1);
+        int length = item.path("query_location_length").asInt(0);
+        if ((relation.isEmpty() || qualifiers.contains(relation.toLowerCase(Locale.ROOT)))
+            && location >= 0 && location + length <= Integer.MAX_VALUE && length > 0) {
+          stars.add((int) (location + length));
+        }
+      }
+    }
+
+    /** The qualifiers (alias or name, lower case) of the tenant tables {@code ref} joins directly. */
+    private void directTables(JsonNode ref, List<String> out) {
+      String type = ref.path("type").asText();
+      if ("JOIN".equals(type)) {
+        directTables(ref.path("left"), out);
+        directTables(ref.path("right"), out);
+      } else if ("BASE_TABLE".equals(type) && !cteReferences.contains(ref)
+          && !SqlAllowList.fold(ref.path("schema_name").asText()).equals("information_schema")
+          && MetadataTables.kind(ref.path("table_name").asText()) == null) {
+        String alias = ref.path("alias").asText();
+        out.add((alias.isEmpty() ? ref.path("table_name").asText() : alias).toLowerCase(Locale.ROOT));
       }
     }
 

@@ -30,7 +30,23 @@ final class StatementSplice {
 
   /** {@code statement} with the name of each span's reference replaced by {@code replacement.apply(span)}. */
   static String replace(String statement, List<Span> spans, Function<Span, String> replacement) {
+    return replace(statement, spans, replacement, java.util.Map.of());
+  }
+
+  /**
+   * As {@link #replace(String, List, Function)}, also inserting each of {@code insertions}' texts
+   * at its byte offset (outside every span; at a character boundary, at most the statement's
+   * length, else INVALID_ARGUMENT).
+   */
+  static String replace(String statement, List<Span> spans, Function<Span, String> replacement,
+      java.util.Map<Integer, String> insertions) {
     byte[] bytes = statement.getBytes(StandardCharsets.UTF_8);
+    java.util.TreeMap<Integer, String> inserts = new java.util.TreeMap<>(insertions);
+    for (int offset : inserts.keySet()) {
+      if (offset < 0 || offset > bytes.length || continuation(bytes, offset)) {
+        throw SeException.invalid("SQL: a select list cannot be used here");
+      }
+    }
     List<Span> ordered = new ArrayList<>(spans);
     ordered.sort((a, b) -> Integer.compare(a.start(), b.start()));
     StringBuilder out = new StringBuilder(statement.length() + 32 * spans.size());
@@ -43,6 +59,10 @@ final class StatementSplice {
       }
       String reference = text(bytes, span.start(), (int) end);
       int nameEnd = span.start() + nameLength(reference, span);
+      if (!inserts.subMap(0, true, kept, false).isEmpty()) {
+        throw unusable(span);
+      }
+      kept = insert(out, bytes, kept, span.start(), inserts);
       out.append(text(bytes, kept, span.start())).append(replacement.apply(span));
       kept = nameEnd;
       if (span.timeTravel()) {
@@ -51,8 +71,26 @@ final class StatementSplice {
         kept = span.start() + clause[1];
       }
     }
+    if (!inserts.subMap(0, true, kept, false).isEmpty()) {
+      throw SeException.invalid("SQL: a select list cannot be used here");
+    }
+    kept = insert(out, bytes, kept, bytes.length, inserts);
     out.append(text(bytes, kept, bytes.length));
     return out.toString();
+  }
+
+  /**
+   * Appends the text from {@code kept} up to {@code until} with the insertions in that range (each
+   * removed from {@code inserts}); returns the offset copied up to (the last insertion's).
+   */
+  private static int insert(StringBuilder out, byte[] bytes, int kept, int until, java.util.TreeMap<Integer, String> inserts) {
+    var range = inserts.subMap(kept, true, until, true);
+    for (var entry : range.entrySet()) {
+      out.append(text(bytes, kept, entry.getKey())).append(entry.getValue());
+      kept = entry.getKey();
+    }
+    range.clear();
+    return kept;
   }
 
   /** The length in UTF-8 bytes of the qualified name {@code reference} starts with. */

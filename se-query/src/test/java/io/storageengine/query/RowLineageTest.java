@@ -135,6 +135,14 @@ class RowLineageTest {
   @Test
   void lineageColumnsAreHiddenFromStar() throws Exception {
     assertThat(query("SELECT * FROM ns.t WHERE id = 1")).containsExactly("id,name", "1|a");
+    // Also in a statement that names them: a star over a table never shows them.
+    assertThat(query("SELECT *, _row_id FROM ns.t WHERE id = 1")).containsExactly("id,name,_row_id", "1|a|0");
+    assertThat(query("SELECT x.* FROM ns.t x WHERE x._row_id = 0")).containsExactly("id,name", "1|a");
+    assertThat(query("SELECT * FROM ns.t a JOIN ns.t b ON a._row_id = b._row_id WHERE a.id = 1"))
+        .containsExactly("id,name,id,name", "1|a|1|a");
+    // A star over a subquery shows what the subquery selects.
+    assertThat(query("SELECT * FROM (SELECT *, _last_updated_sequence_number AS s FROM ns.t) WHERE id = 1"))
+        .containsExactly("id,name,s", "1|a|1");
   }
 
   @Test
