@@ -33,7 +33,9 @@ import org.apache.iceberg.expressions.Expressions;
  * before, {@link TableSnapshotPlanner}), and sets up, on a connection to a locked DuckDB database
  * of the tenant (see {@link QueryDatabasePool}), a view per table over its Parquet files
  * ({@link TableViews}) or the catalog's answer to a metadata statement
- * ({@link MetadataStatements}). The database reads only below the tenant's data directories,
+ * ({@link MetadataStatements}). A reference with time travel is read at the snapshot its clause
+ * names ({@link TimeTravel}) through a view of its own; a metadata table ({@code "t$files"}, ...)
+ * is materialized from the table's metadata ({@link MetadataTables}). The database reads only below the tenant's data directories,
  * changes no setting and loads no extension; each query gets a fresh in-memory catalog
  * {@code default} for its views, detached when it ends.
  */
