@@ -4,6 +4,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import java.io.IOException;
+import java.math.BigDecimal;
 import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -19,6 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.StringJoiner;
+import java.util.TreeMap;
 import org.apache.iceberg.DataTask;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.MetadataTableType;
@@ -123,7 +125,7 @@ final class MetadataTables {
             + segment.bytes() + ", " + segment.publishedSeq());
       }
     } else if (kind.equals("properties")) {
-      for (Map.Entry<String, String> property : new java.util.TreeMap<>(table.properties()).entrySet()) {
+      for (Map.Entry<String, String> property : new TreeMap<>(table.properties()).entrySet()) {
         insert.row(SqlQuoting.literal(property.getKey()) + ", " + SqlQuoting.literal(property.getValue()));
       }
     } else {
@@ -199,7 +201,7 @@ final class MetadataTables {
       case FLOAT:
       case DOUBLE:
       case DECIMAL:
-        expression = SqlQuoting.literal(value instanceof java.math.BigDecimal decimal ? decimal.toPlainString()
+        expression = SqlQuoting.literal(value instanceof BigDecimal decimal ? decimal.toPlainString()
             : value.toString());
         break;
       case DATE:

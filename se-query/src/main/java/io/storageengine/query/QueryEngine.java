@@ -13,6 +13,7 @@ import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -220,7 +221,7 @@ final class QueryEngine implements AutoCloseable {
   private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews,
       boolean hideLineage) {
     List<StatementAnalyzer.Span> spans = new ArrayList<>(analysis.informationSchema());
-    Map<StatementAnalyzer.Span, String> renamed = new java.util.HashMap<>();
+    Map<StatementAnalyzer.Span, String> renamed = new HashMap<>();
     for (StatementAnalyzer.Travel reference : analysis.travel()) {
       TableName view = travelViews.get(reference.key());
       if (view != null) {
@@ -228,7 +229,7 @@ final class QueryEngine implements AutoCloseable {
         renamed.put(reference.span(), SqlQuoting.identifier(view.schema()) + "." + SqlQuoting.identifier(view.table()));
       }
     }
-    Map<Integer, String> insertions = new java.util.HashMap<>();
+    Map<Integer, String> insertions = new HashMap<>();
     if (hideLineage) {
       analysis.stars().forEach(offset -> insertions.put(offset, RowLineage.starExclusion()));
     }

@@ -5,6 +5,8 @@ import io.storageengine.query.StatementAnalyzer.Span;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 /**
@@ -30,7 +32,7 @@ final class StatementSplice {
 
   /** {@code statement} with the name of each span's reference replaced by {@code replacement.apply(span)}. */
   static String replace(String statement, List<Span> spans, Function<Span, String> replacement) {
-    return replace(statement, spans, replacement, java.util.Map.of());
+    return replace(statement, spans, replacement, Map.of());
   }
 
   /**
@@ -39,12 +41,12 @@ final class StatementSplice {
    * length, else INVALID_ARGUMENT).
    */
   static String replace(String statement, List<Span> spans, Function<Span, String> replacement,
-      java.util.Map<Integer, String> insertions) {
+      Map<Integer, String> insertions) {
     byte[] bytes = statement.getBytes(StandardCharsets.UTF_8);
-    java.util.TreeMap<Integer, String> inserts = new java.util.TreeMap<>(insertions);
+    TreeMap<Integer, String> inserts = new TreeMap<>(insertions);
     for (int offset : inserts.keySet()) {
       if (offset < 0 || offset > bytes.length || continuation(bytes, offset)) {
-        throw SeException.invalid("SQL: a select list cannot be used here");
+        throw misplacedInsertion();
       }
     }
     List<Span> ordered = new ArrayList<>(spans);
@@ -60,7 +62,7 @@ final class StatementSplice {
       String reference = text(bytes, span.start(), (int) end);
       int nameEnd = span.start() + nameLength(reference, span);
       if (!inserts.subMap(0, true, kept, false).isEmpty()) {
-        throw unusable(span);
+        throw misplacedInsertion();
       }
       kept = insert(out, bytes, kept, span.start(), inserts);
       out.append(text(bytes, kept, span.start())).append(replacement.apply(span));
@@ -72,7 +74,7 @@ final class StatementSplice {
       }
     }
     if (!inserts.subMap(0, true, kept, false).isEmpty()) {
-      throw SeException.invalid("SQL: a select list cannot be used here");
+      throw misplacedInsertion();
     }
     kept = insert(out, bytes, kept, bytes.length, inserts);
     out.append(text(bytes, kept, bytes.length));
@@ -83,7 +85,7 @@ final class StatementSplice {
    * Appends the text from {@code kept} up to {@code until} with the insertions in that range (each
    * removed from {@code inserts}); returns the offset copied up to (the last insertion's).
    */
-  private static int insert(StringBuilder out, byte[] bytes, int kept, int until, java.util.TreeMap<Integer, String> inserts) {
+  private static int insert(StringBuilder out, byte[] bytes, int kept, int until, TreeMap<Integer, String> inserts) {
     var range = inserts.subMap(kept, true, until, true);
     for (var entry : range.entrySet()) {
       out.append(text(bytes, kept, entry.getKey())).append(entry.getValue());
@@ -152,6 +154,11 @@ final class StatementSplice {
   /** Whether {@code offset} falls inside a multi-byte UTF-8 character (on a continuation byte). */
   private static boolean continuation(byte[] bytes, int offset) {
     return offset < bytes.length && (bytes[offset] & 0xC0) == 0x80;
+  }
+
+  /** An insertion inside a replaced reference or a character: the offsets are not of this statement. */
+  private static SeException misplacedInsertion() {
+    return SeException.invalid("SQL: a select list cannot be used here");
   }
 
   private static SeException unusable(Span span) {

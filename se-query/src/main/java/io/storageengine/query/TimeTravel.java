@@ -18,6 +18,7 @@ import java.time.temporal.ChronoField;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.TreeSet;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotRef;
@@ -149,7 +150,7 @@ final class TimeTravel {
     SnapshotRef ref = table.refs().get(spec.value());
     if (ref == null) {
       throw SeException.notFound("table %s has no branch or tag `%s` (refs: %s)", displayName, spec.value(),
-          String.join(", ", new java.util.TreeSet<>(table.refs().keySet())));
+          String.join(", ", new TreeSet<>(table.refs().keySet())));
     }
     Snapshot snapshot = table.snapshot(ref.snapshotId());
     if (snapshot == null) {
@@ -227,7 +228,7 @@ final class TimeTravel {
    * {@code statement} with each Trino/Spark clause {@code FOR VERSION|SYSTEM_VERSION|TIMESTAMP|SYSTEM_TIME
    * AS OF <literal>} after a table name written as DuckDB's {@code AT (VERSION|TIMESTAMP => <literal>)},
    * placed after the reference's alias (and column aliases) when one follows. Everything else is
-   * kept as written; a clause whose value is not a literal is left for DuckDB to refuse.
+   * kept as written; a clause whose value is not a literal is INVALID_ARGUMENT.
    */
   static String rewrite(String statement) {
     List<Token> tokens = SqlText.tokens(statement);
@@ -249,7 +250,8 @@ final class TimeTravel {
           && valueStart + 1 < tokens.size() && tokens.get(valueStart + 1).kind() == Kind.STRING) {
         valueEnd = valueStart + 1;
       } else if (value.kind() != Kind.STRING && value.kind() != Kind.NUMBER) {
-        continue;
+        throw SeException.invalid("FOR %s AS OF: the time travel value must be a literal: a snapshot id, a 'branch' "
+            + "or 'tag' name (VERSION), or a 'timestamp' (TIMESTAMP)", unitWord);
       }
       // An alias after the clause: [AS] name [(column, ...)].
       int aliasStart = valueEnd + 1;

@@ -35,8 +35,10 @@ class SqlTextTest {
     assertThat(SqlText.rewrite("SELECT * FROM t FOR VERSION AS OF 1 \"q\" WHERE true"))
         .isEqualTo("SELECT * FROM t \"q\" AT (VERSION => 1) WHERE true");
     assertThat(SqlText.rewrite("DESCRIBE ns.t FOR VERSION AS OF 3")).isEqualTo("DESCRIBE SELECT * FROM ns.t AT (VERSION => 3)");
-    // Not a literal, or in a string: left as written (DuckDB then refuses the former).
-    assertThat(SqlText.rewrite("SELECT * FROM t FOR VERSION AS OF x")).isEqualTo("SELECT * FROM t FOR VERSION AS OF x");
+    // Not a literal: refused; in a string: kept.
+    assertThatThrownBy(() -> SqlText.rewrite("SELECT * FROM t FOR VERSION AS OF x"))
+        .hasMessage("FOR VERSION AS OF: the time travel value must be a literal: a snapshot id, a 'branch' or 'tag' "
+            + "name (VERSION), or a 'timestamp' (TIMESTAMP)");
     assertThat(SqlText.rewrite("SELECT 'FOR VERSION AS OF 1' FROM t")).isEqualTo("SELECT 'FOR VERSION AS OF 1' FROM t");
   }
 

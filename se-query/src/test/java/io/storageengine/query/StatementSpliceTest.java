@@ -75,9 +75,10 @@ class StatementSpliceTest {
     // Inside a replaced reference, or inside a character: refused.
     int insideName = sql.indexOf("_schema");
     assertThatThrownBy(() -> StatementSplice.replace(sql, List.of(span(sql, "information_schema.tables é", "tables", 2)),
-        span -> "x", java.util.Map.of(insideName + 1, " Z"))).isInstanceOf(SeException.class);
+        span -> "x", java.util.Map.of(insideName + 1, " Z"))).isInstanceOf(SeException.class)
+        .hasMessage("SQL: a select list cannot be used here");
     assertThatThrownBy(() -> StatementSplice.replace(sql, List.of(), span -> "x", java.util.Map.of(11, " Z")))
-        .isInstanceOf(SeException.class);
+        .isInstanceOf(SeException.class).hasMessage("SQL: a select list cannot be used here");
   }
 
   @Test
