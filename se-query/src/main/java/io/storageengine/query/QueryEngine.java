@@ -198,7 +198,9 @@ final class QueryEngine implements AutoCloseable {
       List<ResultColumns.Origin> origins = List.of();
       if (analyzed.select() != null && analysis.kind() == StatementAnalyzer.Kind.QUERY
           && analysis.informationSchema().isEmpty()) {
-        PlannedTable read = planned.get(analyzed.select().table());
+        // The one table of the select; a reference with time travel is planned under its view's name.
+        PlannedTable read = travelViews.size() == 1 && planned.size() == 1 ? planned.values().iterator().next()
+            : planned.get(analyzed.select().table());
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
       return new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);

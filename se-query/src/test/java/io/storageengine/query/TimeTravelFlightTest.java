@@ -66,6 +66,10 @@ class TimeTravelFlightTest {
     FlightInfo info = sql.execute("SELECT id FROM ns.t FOR VERSION AS OF 'dev' ORDER BY id",
         QueryFlightSqlProducerTest.tenant("local"));
     Ticket ticket = info.getEndpoints().get(0).getTicket();
+    // The required column reads as not nullable, naming its table, as for the current snapshot.
+    Field id = info.getSchemaOptional().orElseThrow().getFields().get(0);
+    assertThat(id.isNullable()).isFalse();
+    assertThat(id.getMetadata()).containsEntry("ARROW:FLIGHT:SQL:TABLE_NAME", "t");
     TestWarehouse.append(table, List.of(TestWarehouse.record(SCHEMA, 2L, "b")));
     table.manageSnapshots().replaceBranch("dev", "main").commit();
     // The started query, then the ticket planned again from its pin: both read the old branch head.
