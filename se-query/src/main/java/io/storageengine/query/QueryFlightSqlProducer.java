@@ -114,12 +114,18 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
+    this(allocator, catalogs, duckdb, config, bulkIngestion, threads, PendingWal.NONE);
+  }
+
+  /** As above, {@code wal} telling what the WAL holds for {@code "t$wal"} (see {@link PendingWal}). */
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, PendingWal wal) {
     this.handoff = new PlannedQueryHandoff(threads);
     this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
-    this.engine = new QueryEngine(catalogs, duckdb, config);
+    this.engine = new QueryEngine(catalogs, duckdb, config, wal);
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,

@@ -8,6 +8,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
+import io.storageengine.query.PendingWal;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import java.util.Optional;
@@ -27,10 +28,13 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
   private final Access access;
 
-  /** @param threads makes the query side's background threads */
+  /**
+   * @param threads makes the query side's background threads
+   * @param wal what {@code "t$wal"} shows of the cluster's WAL
+   */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access) {
-    super(allocator, catalogs, duckdb, config, true, threads);
+      IngestService ingest, ThreadFactory threads, Access access, PendingWal wal) {
+    super(allocator, catalogs, duckdb, config, true, threads, wal);
     this.ingest = ingest;
     this.access = access;
   }
