@@ -323,6 +323,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     listener.start(root);
+    ResultLimit limit = new ResultLimit(config.limits());
     boolean first = true;
     while (reader.loadNextBatch()) {
       BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
@@ -330,7 +331,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       first = false;
       if (query.isCancelled() && !listener.isCancelled()) {
         // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
-        listener.error(FlightErrors.toException(PreparedQuery.cancelledError()));
+        listener.error(FlightErrors.toException(query.stoppedError()));
         return;
       }
       if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
@@ -341,6 +342,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         return;
       }
       sender.load();
+      limit.add(root);
       listener.putNext();
     }
     listener.completed();
