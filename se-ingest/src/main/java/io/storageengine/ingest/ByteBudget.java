@@ -79,6 +79,11 @@ final class ByteBudget {
     return used;
   }
 
+  /** Streams queued for room. */
+  synchronized int queued() {
+    return waiters.size();
+  }
+
   private void checkFits(long bytes) {
     if (bytes > capacity) {
       throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
