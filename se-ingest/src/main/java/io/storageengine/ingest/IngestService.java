@@ -36,9 +36,9 @@ import org.apache.arrow.memory.BufferAllocator;
  * Durable ingestion over Arrow Flight: the native protocol (descriptor recognised by
  * {@link #isNativeIngest}) through the DoPut method {@link #serveDoPut} installs in Flight's
  * service, Flight SQL's {@code CommandStatementIngest} through {@link #acceptBulkIngest}, to
- * which the server's one Flight producer delegates. Each batch is validated against the target table, converted to
- * the table's types, group-committed into the table's WAL, and acknowledged only once its
- * segment is durable. Nothing acknowledged is lost; nothing rejected is written.
+ * which the server's one Flight producer delegates. Each batch is validated against the target
+ * table, converted to the table's types, group-committed into the table's WAL, and acknowledged
+ * only once its segment is durable. Nothing acknowledged is lost; nothing rejected is written.
  *
  * <p>Errors end the stream with a Flight status ({@link io.storageengine.common.FlightErrors}): bad header, schema or
  * batch INVALID_ARGUMENT naming the field; unknown catalog or table NOT_FOUND; memory limits

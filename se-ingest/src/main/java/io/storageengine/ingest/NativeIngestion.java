@@ -85,6 +85,8 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
   // Guarded by this.
   /** Submits {@link #waiting} once the global budget granted its bytes; the identity to cancel. */
   private Runnable grant;
+  /** Messages asked for and not received yet: never more than one beyond the one in hand. */
+  private int requested = 1;
   private int batches;
   private long bytes;
   private BatchIntake.Prepared waiting;
@@ -110,11 +112,15 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
       throw e;
     }
     this.input = in;
+    // The router holds the first message (the schema). The header follows it at once and holds
+    // no budget: ask for it now, so admission takes no round trip between the two.
+    requested++;
+    this.call.request();
   }
 
   @Override
   public void onMessage(byte[] message) {
-    if (!enter()) {
+    if (!enter(true)) {
       return;
     }
     try {
@@ -128,7 +134,7 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
 
   @Override
   public void onHalfClose() {
-    if (!enter()) {
+    if (!enter(false)) {
       return;
     }
     try {
@@ -401,8 +407,14 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
     finishIfDone();
   }
 
-  /** Starts a listener callback; false if the stream failed or ended and drops the message. */
-  private synchronized boolean enter() {
+  /**
+   * Starts a listener callback ({@code message}: for a received message); false if the stream
+   * failed or ended, and the callback is dropped.
+   */
+  private synchronized boolean enter(boolean message) {
+    if (message) {
+      requested = Math.max(0, requested - 1);
+    }
     if (ended || failure != null) {
       return false;
     }
@@ -422,11 +434,12 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
   /** Asks for the next message when one is wanted and the stream has room for it. */
   private void requestIfRoom() {
     synchronized (this) {
-      if (!wantsMessage || inCallback || waiting != null || failure != null || inputEnded
-          || batches >= maxBatches || bytes >= maxBytes) {
+      if (!wantsMessage || requested > 0 || inCallback || waiting != null || failure != null
+          || inputEnded || batches >= maxBatches || bytes >= maxBytes) {
         return;
       }
       wantsMessage = false;
+      requested++;
     }
     call.request();
   }
