@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
@@ -9,6 +10,7 @@ import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
+import io.storageengine.reconcile.WalHighWaterMark;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -47,13 +49,23 @@ final class QueryEngine implements AutoCloseable {
   private final TableViews views;
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
+  /** The WAL tails of append tables; null: every query reads snapshots only. */
+  private final WalTail tail;
+
+  /** An engine of a process without WAL: every query reads snapshots only. */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
+    this(catalogs, duckdb, config, null);
+  }
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
    *     footers are its (closing the engine leaves them to it)
+   * @param tail reads the acknowledged WAL after each table's snapshot ({@link ReadMode#LATEST});
+   *     null when the process has no WAL, and queries read snapshots only
    */
-  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, WalTail tail) {
     this.catalogs = catalogs;
+    this.tail = tail;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
     this.views = new TableViews(duckdb.footers());
@@ -65,21 +77,25 @@ final class QueryEngine implements AutoCloseable {
    * that state, others at their current snapshot. When maintenance expires the current snapshot
    * of a table while it is planned (its files deleted under the planner), a query without pins is
    * planned again on the new current snapshot; a pinned snapshot that is gone fails with
-   * {@link SnapshotExpiredException}.
+   * {@link SnapshotExpiredException}. Reads snapshots only ({@link ReadMode#SNAPSHOT}): for calls
+   * that need a statement's schema, not its rows.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins) {
-    return prepare(catalogId, sql, pins, QueryParameters.NONE);
+    return prepare(catalogId, sql, pins, QueryParameters.NONE, ReadMode.SNAPSHOT);
   }
 
   /**
    * Plans {@code sql} as {@link #prepare(String, String, Map)} does, with {@code parameters}
    * bound to its parameters when it runs (they also prune files where a column is compared with
    * a parameter). The values are not checked here: see {@link PreparedQuery#checkParameters}.
+   * {@code read} says whether tables not in {@code pins} are read with their WAL tail; a pinned
+   * table is read as its pin says.
    */
-  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
+  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters);
+        return prepareOnce(catalogId, sql, pins, parameters, read);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -89,7 +105,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters) {
+      QueryParameters parameters, ReadMode readMode) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -114,16 +130,28 @@ final class QueryEngine implements AutoCloseable {
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
         Table table = load(catalogId, catalog, id, name);
         SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
-        used.put(entry.getKey(), pin);
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
           // Answered from the catalog: no files are planned or read.
+          used.put(entry.getKey(), pin);
           describe = schema;
           continue;
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
-        planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+        PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
+        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null : readMode == ReadMode.LATEST;
+        if (withTail && tail != null && !TableSettings.of(table).entity()) {
+          // The snapshot's data files plus the staged WAL segments it does not include yet.
+          List<PlannedFile> files = new ArrayList<>(plannedTable.files());
+          long after = WalHighWaterMark.of(table, pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId()));
+          long through = tail.files(catalogId, plannedTable.displayName(), table, plannedTable.schema(), after,
+              pins.containsKey(entry.getKey()) ? pin.walThrough() : null, files, leases);
+          pin = pin.withWalThrough(through);
+          plannedTable = plannedTable.withFiles(files);
+        }
+        used.put(entry.getKey(), pin);
+        planned.put(name, plannedTable);
       }
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {

@@ -4,6 +4,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.wal.WalLog;
 import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.FlightErrors;
@@ -67,6 +68,8 @@ import org.apache.iceberg.catalog.Catalog;
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
   public static final String CATALOG_OPTION = "catalog";
+  /** Session option that chooses what queries read: {@code latest} (default) or {@code snapshot}, see {@link ReadMode}. */
+  public static final String READ_OPTION = "read";
   private static final long READY_POLL_MS = 1;
   private static final String SERVER_NAME = "Storage Engine";
   private static final long BACKPRESSURE_WAIT_MS = 30_000;
@@ -96,20 +99,24 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
-    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemonNamed("se-query-handoff-sweep"));
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemonNamed("se-query-handoff-sweep"), null);
   }
 
   /**
    * As above, with {@code threads} making the producer's background threads (a process's
-   * composition root passes threads whose uncaught throwables take its fatal-error path).
+   * composition root passes threads whose uncaught throwables take its fatal-error path) and
+   * {@code wal} the cluster's WAL: queries then read each append table's acknowledged WAL
+   * segments after its snapshot ({@link ReadMode#LATEST}); with a null {@code wal} they read
+   * snapshots only.
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
-      QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, WalLog wal) {
     this.handoff = new PlannedQueryHandoff(threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
-    this.engine = new QueryEngine(catalogs, duckdb, config);
+    this.engine = new QueryEngine(catalogs, duckdb, config,
+        wal == null ? null : new WalTail(wal, duckdb, allocator, config.duckdbThreads()));
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,
@@ -152,6 +159,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     return fromHeader.isPresent() ? fromHeader : call.sessionId().flatMap(sessions::catalog);
   }
 
+  /**
+   * What the current call's queries read: {@code read} of the {@code se-query-metadata} header,
+   * else the session option {@value #READ_OPTION}, else {@link ReadMode#LATEST}.
+   */
+  ReadMode callReadMode() {
+    QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<ReadMode> fromHeader = call.headerRead();
+    return fromHeader.or(() -> call.sessionId().flatMap(sessions::read)).orElse(ReadMode.LATEST);
+  }
+
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
   protected Catalog selectedCatalog() {
     return catalogs.catalog(selectedCatalogId());
@@ -188,7 +205,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       byte[] key = ticket.getStatementHandle().toByteArray();
       PreparedQuery planned = handoff.take(key);
       try (PreparedQuery query = planned != null ? planned
-          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters())) {
+          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters(), callReadMode())) {
         String streamKey = java.util.Base64.getEncoder().encodeToString(key);
         streaming.put(streamKey, query);
         try {
@@ -210,7 +227,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    * (a DoGet that misses it plans and runs the pinned statement again).
    */
   private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
-    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters(),
+        callReadMode());
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
       byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
@@ -499,7 +517,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       CallContext context, FlightDescriptor descriptor) {
     try {
       StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters(),
+          callReadMode())) {
         if (!prepared.parameters().isEmpty()) {
           query.checkParameters();
         }
@@ -515,7 +534,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       ServerStreamListener listener) {
     try {
       StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters(),
+          callReadMode())) {
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -593,20 +613,29 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     });
     Map<String, SetSessionOptionsResult.Error> errors = new HashMap<>();
     request.getSessionOptions().forEach((name, value) -> {
-      if (!CATALOG_OPTION.equals(name)) {
+      if (!CATALOG_OPTION.equals(name) && !READ_OPTION.equals(name)) {
         errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_NAME));
+        return;
+      }
+      String text = value.isEmpty() ? null : value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
+        @Override
+        public String visit(String text) {
+          return text;
+        }
+      });
+      if (READ_OPTION.equals(name)) {
+        try {
+          sessions.setRead(sessionId, value.isEmpty() ? null : ReadMode.parse(text, "session option " + READ_OPTION));
+        } catch (RuntimeException e) {
+          errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
+        }
         return;
       }
       if (value.isEmpty()) {
         sessions.clearCatalog(sessionId);
         return;
       }
-      String catalogId = value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
-        @Override
-        public String visit(String text) {
-          return text;
-        }
-      });
+      String catalogId = text;
       try {
         if (catalogId == null) {
           throw SeException.invalid("session option catalog must be a string");
@@ -628,6 +657,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     Map<String, SessionOptionValue> options = new HashMap<>();
     QueryMetadataInterceptor.current().sessionId().flatMap(sessions::catalog)
         .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+    QueryMetadataInterceptor.current().sessionId().flatMap(sessions::read)
+        .ifPresent(read -> options.put(READ_OPTION, SessionOptionValueFactory.makeSessionOptionValue(read.optionValue())));
     listener.onNext(new GetSessionOptionsResult(options));
     listener.onCompleted();
   }

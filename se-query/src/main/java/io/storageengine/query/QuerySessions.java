@@ -6,14 +6,21 @@ import java.util.Optional;
 import java.util.UUID;
 
 /**
- * Flight SQL session options by session id. Only {@code catalog} is stored. The oldest sessions
- * are forgotten beyond the configured maximum (a forgotten session simply has no catalog).
+ * Flight SQL session options by session id: {@code catalog} and {@code read} (see
+ * {@link ReadMode}). The oldest sessions are forgotten beyond the configured maximum (a forgotten
+ * session simply has no options).
  */
 final class QuerySessions {
-  private final Map<String, String> catalogBySession;
+  private record Options(String catalog, ReadMode read) {
+    boolean isEmpty() {
+      return catalog == null && read == null;
+    }
+  }
+
+  private final Map<String, Options> bySession;
 
   QuerySessions(int maxSessions) {
-    this.catalogBySession = new LruMap<>(maxSessions);
+    this.bySession = new LruMap<>(maxSessions);
   }
 
   static String newSessionId() {
@@ -21,18 +28,37 @@ final class QuerySessions {
   }
 
   synchronized Optional<String> catalog(String sessionId) {
-    return Optional.ofNullable(catalogBySession.get(sessionId));
+    Options options = bySession.get(sessionId);
+    return Optional.ofNullable(options == null ? null : options.catalog());
+  }
+
+  synchronized Optional<ReadMode> read(String sessionId) {
+    Options options = bySession.get(sessionId);
+    return Optional.ofNullable(options == null ? null : options.read());
   }
 
   synchronized void setCatalog(String sessionId, String catalogId) {
-    catalogBySession.put(sessionId, catalogId);
+    update(sessionId, new Options(catalogId, read(sessionId).orElse(null)));
   }
 
   synchronized void clearCatalog(String sessionId) {
-    catalogBySession.remove(sessionId);
+    update(sessionId, new Options(null, read(sessionId).orElse(null)));
+  }
+
+  /** Sets the session's read mode; null clears it (queries then read {@link ReadMode#LATEST}). */
+  synchronized void setRead(String sessionId, ReadMode read) {
+    update(sessionId, new Options(catalog(sessionId).orElse(null), read));
   }
 
   synchronized boolean close(String sessionId) {
-    return catalogBySession.remove(sessionId) != null;
+    return bySession.remove(sessionId) != null;
+  }
+
+  private void update(String sessionId, Options options) {
+    if (options.isEmpty()) {
+      bySession.remove(sessionId);
+    } else {
+      bySession.put(sessionId, options);
+    }
   }
 }

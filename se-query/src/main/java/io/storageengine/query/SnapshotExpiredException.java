@@ -27,6 +27,20 @@ final class SnapshotExpiredException extends SeException {
         + "after the query was planned; re-run the query to read the current snapshot", displayName, snapshotId));
   }
 
+  private SnapshotExpiredException(String message) {
+    super(ErrorCode.NOT_FOUND, message);
+  }
+
+  /**
+   * The WAL segment {@code seq} a query read (or was pinned to read) after its snapshot is gone:
+   * it was reconciled into a newer snapshot and collected.
+   */
+  static SnapshotExpiredException walSegmentGone(String displayName, long seq) {
+    return new SnapshotExpiredException(String.format("table %s: WAL segment %d read with the query's snapshot was "
+        + "reconciled into a newer snapshot and removed; re-run the query to read the current snapshot",
+        displayName, seq));
+  }
+
   /**
    * The error for files of {@code snapshotId} found missing while planning or reading it. Expiry
    * commits the new metadata before it deletes files, so a snapshot whose files vanished is no

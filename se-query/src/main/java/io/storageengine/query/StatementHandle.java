@@ -39,6 +39,9 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
         node.put("snapshot", pin.snapshotId());
       }
       node.put("schema", pin.schemaId());
+      if (pin.walThrough() != null) {
+        node.put("wal", pin.walThrough());
+      }
     });
     if (!parameters.isEmpty()) {
       root.set("parameters", parameters.toJson());
@@ -59,8 +62,9 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
     Map<String, SnapshotPin> pins = new LinkedHashMap<>();
     root.path("pins").fields().forEachRemaining(entry -> {
       JsonNode snapshot = entry.getValue().path("snapshot");
+      JsonNode wal = entry.getValue().path("wal");
       pins.put(entry.getKey(), new SnapshotPin(snapshot.isNumber() ? snapshot.asLong() : null,
-          entry.getValue().path("schema").asInt()));
+          entry.getValue().path("schema").asInt(), wal.isNumber() ? wal.asLong() : null));
     });
     return new StatementHandle(root.path("catalog").asText(), root.path("sql").asText(), pins,
         QueryParameters.fromJson(root.path("parameters")));

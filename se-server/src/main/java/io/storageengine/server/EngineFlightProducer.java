@@ -10,6 +10,7 @@ import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
+import io.storageengine.wal.WalLog;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.FlightStream;
@@ -27,10 +28,13 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
   private final Access access;
 
-  /** @param threads makes the query side's background threads */
+  /**
+   * @param threads makes the query side's background threads
+   * @param wal the cluster's WAL: queries read what is acknowledged and not yet reconciled
+   */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access) {
-    super(allocator, catalogs, duckdb, config, true, threads);
+      IngestService ingest, ThreadFactory threads, Access access, WalLog wal) {
+    super(allocator, catalogs, duckdb, config, true, threads, wal);
     this.ingest = ingest;
     this.access = access;
   }
