@@ -58,6 +58,10 @@ import org.apache.iceberg.catalog.Catalog;
  * Hosts may subclass this producer, e.g. to accept ingestion through {@code acceptPut} /
  * {@code acceptPutStatementBulkIngest}, which this class leaves alone.
  *
+ * <p>With a WAL, a query reads each append table's snapshot plus its acknowledged WAL segments
+ * not reconciled yet ({@link ReadMode#LATEST}, the default); {@code "read":"snapshot"} in the
+ * header or the session option {@value #READ_OPTION} {@code = snapshot} reads snapshots only.
+ *
  * <p>The server keeps no per-statement state: a prepared statement handle is a
  * {@link StatementHandle} (tenant and SQL); binding parameters ({@code DoPut} with
  * {@code CommandPreparedStatementQuery}) answers with a new handle that also carries the values
@@ -89,6 +93,15 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config) {
     this(allocator, catalogs, duckdb, config, false);
+  }
+
+  /**
+   * A producer whose host does not accept Flight SQL bulk ingest, whose queries read each append
+   * table's acknowledged WAL segments after its snapshot from {@code wal} (see {@link ReadMode}).
+   */
+  public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, WalLog wal) {
+    this(allocator, catalogs, duckdb, config, false, Threads.daemonNamed("se-query-handoff-sweep"), wal);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
@@ -15,6 +16,8 @@ import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The acknowledged WAL segments of an append table that its snapshot does not include yet, as
@@ -32,9 +35,14 @@ import org.apache.iceberg.Table;
  * per new segment. A remembered segment whose staged file was evicted and which has meanwhile
  * been collected (it was reconciled, so the query's snapshot is stale) fails the plan with
  * {@link SnapshotExpiredException}, which re-plans a query without pins on the new snapshot.
+ *
+ * <p>A segment that cannot be staged (corrupt, or frames without field ids: reconciliation
+ * quarantines it and stops there as well) ends the tail before it, with one warning, so the
+ * table stays queryable.
  */
 final class WalTail {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
+  private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
 
@@ -42,7 +50,10 @@ final class WalTail {
   private final DuckRuntime duckdb;
   private final BufferAllocator allocator;
   private final int threads;
-  /** Segments known to exist (a segment never changes once created). */
+  /**
+   * Segments known to exist and staged once (TRUE), or refused by staging (FALSE, warned once); a
+   * segment never changes once created.
+   */
   private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
 
   /**
@@ -68,39 +79,77 @@ final class WalTail {
     long last = afterSeq;
     for (long seq = afterSeq + 1; throughSeq == null || seq <= throughSeq; seq++) {
       SegmentKey key = new SegmentKey(tableWal, seq);
-      WalSegment read = null;
-      if (!remembered(key)) {
-        Optional<WalSegment> segment = wal.read(tableWal, seq);
-        if (segment.isEmpty()) {
-          if (throughSeq != null) {
-            throw gone(displayName, seq);
-          }
+      try {
+        PlannedFile file = file(catalogId, displayName, table, schema, tableWal, key, throughSeq != null, leases);
+        if (file == null) {
           break;
         }
-        read = check(tableWal, segment.get());
-        remember(key);
+        out.add(file);
+      } catch (SeException e) {
+        if (throughSeq != null || !refusedByReconcile(e)) {
+          throw e;
+        }
+        // Reconciliation stops at this segment too (it quarantines it): the tail ends before it.
+        if (markBroken(key)) {
+          LOG.warn("table {}: queries read the WAL tail only up to segment {}, which cannot be staged: {}",
+              displayName, seq - 1, e.getMessage());
+        }
+        break;
       }
-      String name = "wal-segment:" + table.uuid() + ":" + seq + ":schema-" + schema.schemaId();
-      WalSegment known = read;
-      long segmentSeq = seq;
-      DataFileCache.Lease lease = duckdb.files().acquire(catalogId, name, target -> {
-        WalSegment segment = known != null ? known
-            : wal.read(tableWal, segmentSeq).map(s -> check(tableWal, s)).orElseThrow(() -> gone(displayName, segmentSeq));
-        WalTailRows.writeAppendRows(duckdb, allocator, threads, catalogId, schema, List.of(segment), target);
-      });
-      leases.add(lease);
-      out.add(new PlannedFile(name, lease.path().toString(), new long[0]));
       last = seq;
     }
     return last;
   }
 
-  private synchronized boolean remembered(SegmentKey key) {
-    return seen.containsKey(key) && seen.get(key);
+  /** The staged file of one segment, or null when it does not exist (the end of the tail). */
+  private PlannedFile file(String catalogId, String displayName, Table table, Schema schema, TableWal tableWal,
+      SegmentKey key, boolean pinned, List<DataFileCache.Lease> leases) {
+    long seq = key.seq();
+    Boolean state = state(key);
+    if (Boolean.FALSE.equals(state) && !pinned) {
+      throw SeException.internal("WAL segment " + seq + " cannot be staged (see the earlier warning)", null);
+    }
+    WalSegment read = null;
+    if (state == null) {
+      Optional<WalSegment> segment = wal.read(tableWal, seq);
+      if (segment.isEmpty()) {
+        if (pinned) {
+          throw gone(displayName, seq);
+        }
+        return null;
+      }
+      read = check(tableWal, segment.get());
+    }
+    String name = "wal-segment:" + table.uuid() + ":" + seq + ":schema-" + schema.schemaId();
+    WalSegment known = read;
+    DataFileCache.Lease lease = duckdb.files().acquire(catalogId, name, target -> {
+      WalSegment segment = known != null ? known
+          : wal.read(tableWal, seq).map(s -> check(tableWal, s)).orElseThrow(() -> gone(displayName, seq));
+      WalTailRows.writeAppendRows(duckdb, allocator, threads, catalogId, schema, List.of(segment), target);
+    });
+    remember(key);
+    leases.add(lease);
+    return new PlannedFile(name, lease.path().toString(), new long[0]);
+  }
+
+  /** A segment reconciliation refuses as well (corrupt, or frames it cannot map): INTERNAL or INVALID_ARGUMENT. */
+  private static boolean refusedByReconcile(SeException e) {
+    return !(e instanceof SnapshotExpiredException)
+        && (e.code() == ErrorCode.INTERNAL || e.code() == ErrorCode.INVALID_ARGUMENT);
+  }
+
+  /** TRUE: staged before; FALSE: cannot be staged; null: not seen. */
+  private synchronized Boolean state(SegmentKey key) {
+    return seen.get(key);
   }
 
   private synchronized void remember(SegmentKey key) {
     seen.put(key, Boolean.TRUE);
+  }
+
+  /** Marks {@code key} as a segment that cannot be staged; true the first time. */
+  private synchronized boolean markBroken(SegmentKey key) {
+    return !Boolean.FALSE.equals(seen.put(key, Boolean.FALSE));
   }
 
   private static WalSegment check(TableWal tableWal, WalSegment segment) {

@@ -219,6 +219,23 @@ class ReadYourOwnWritesTest {
   }
 
   @Test
+  void aCorruptSegmentEndsTheTailWhereReconcileStopsAndTheTableStaysQueryable() throws Exception {
+    TableIdentifier id = TableIdentifier.of("logs", "broken");
+    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, new Schema(required(1, "id", Types.LongType.get()),
+        optional(2, "name", Types.StringType.get()))).create();
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+    send(id, List.<Object[]>of(new Object[] {1L, "a", null}), false);
+    server.store().putIfAbsent(wal.segmentKey(2), "not a segment".getBytes(StandardCharsets.UTF_8));
+    send(id, List.<Object[]>of(new Object[] {3L, "c", null}), false);
+    for (int i = 0; i < 2; i++) {
+      assertThat(rows("SELECT id, name FROM logs.broken", LATEST)).as("query %d", i).containsExactly("1|a");
+    }
+    assertThatThrownBy(() -> reconciler.reconcile(wal)).hasMessageContaining("corrupt WAL segment");
+    assertThat(rows("SELECT id, name FROM logs.broken", SNAPSHOT)).isEmpty();
+  }
+
+  @Test
   void entityTablesReadTheirSnapshotOnlyForNow() throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "people");
     ((SupportsNamespaces) catalog).createNamespace(id.namespace());
