@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
  * the encoded ticket handle (tenant, SQL and pinned snapshots): an entry can only serve a call
  * for exactly that statement on exactly those snapshots. Each entry is taken at most once;
  * entries not taken within {@link #TTL_NANOS} (looked for on every call and every
- * {@link #SWEEP_MILLIS}), or pushed out by {@link #MAX_ENTRIES} newer ones, are closed. A miss
- * only costs the planning again.
+ * {@link #SWEEP_MILLIS}), or pushed out by {@link #MAX_ENTRIES} newer ones, are cancelled
+ * (their DuckDB work stops) and closed. A miss only costs the planning again.
  */
 final class PlannedQueryHandoff implements AutoCloseable {
   static final int MAX_ENTRIES = 32;
@@ -62,7 +62,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
     synchronized (this) {
       expire(System.nanoTime(), evicted);
     }
-    evicted.forEach(PreparedQuery::close);
+    evicted.forEach(PlannedQueryHandoff::discard);
   }
 
   /** Keeps {@code query} for a later {@link #take} with the same handle; closes what it evicts. */
@@ -76,7 +76,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
       entries.computeIfAbsent(key(handle), k -> new ArrayList<>()).add(new Entry(query, System.nanoTime()));
       size++;
     }
-    evicted.forEach(PreparedQuery::close);
+    evicted.forEach(PlannedQueryHandoff::discard);
   }
 
   /** The query planned for {@code handle}, or null; the caller owns (and closes) it. */
@@ -94,7 +94,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
         }
       }
     }
-    evicted.forEach(PreparedQuery::close);
+    evicted.forEach(PlannedQueryHandoff::discard);
     return found;
   }
 
@@ -139,6 +139,12 @@ final class PlannedQueryHandoff implements AutoCloseable {
       entries.clear();
       size = 0;
     }
-    all.forEach(PreparedQuery::close);
+    all.forEach(PlannedQueryHandoff::discard);
+  }
+
+  /** Stops a query nobody took (it may still be running its start) and closes it. */
+  private static void discard(PreparedQuery query) {
+    query.cancel();
+    query.close();
   }
 }

@@ -56,6 +56,8 @@ final class PreparedQuery implements AutoCloseable {
   /** DuckDB's type name of each result column, once the statement was prepared. */
   private List<String> columnTypes = List.of();
   private ArrowReader started;
+  /** Why {@link #start} failed, rethrown by later calls (a start runs the statement once). */
+  private RuntimeException startFailure;
   private volatile boolean cancelled;
   /** The statement {@link #run} executes, for {@link #cancel} (DuckDB interrupts its connection). */
   private volatile PreparedStatement running;
@@ -288,13 +290,27 @@ final class PreparedQuery implements AutoCloseable {
    * reader, owned by this query and closed with it; later calls return the same reader. DuckDB
    * runs the statement as far as its first batch here: an aggregate or sort is computed, a scan
    * has produced its first batches; the reader's schema is the result's. Result memory comes from
-   * a child of {@code allocator}, closed with the query.
+   * a child of {@code allocator}, closed with the query. A start that failed (or was cancelled)
+   * throws the same error on later calls; a call made while another thread starts the query
+   * waits for that start, and {@link #cancel} stops both.
    */
   synchronized ArrowReader start(BufferAllocator allocator, int batchRows) {
+    if (closed && started == null) {
+      // Closed (by its owner, after a cancel) before a background start got to run.
+      throw cancelledError();
+    }
+    if (startFailure != null) {
+      throw startFailure;
+    }
     if (started == null) {
       BufferAllocator child = allocator.newChildAllocator("query-" + UUID.randomUUID(), 0, Long.MAX_VALUE);
       open.add(child);
-      started = run(child, batchRows, true);
+      try {
+        started = run(child, batchRows, true);
+      } catch (RuntimeException e) {
+        startFailure = cancelled ? cancelledError() : e;
+        throw startFailure;
+      }
       open.add(started);
     }
     return started;

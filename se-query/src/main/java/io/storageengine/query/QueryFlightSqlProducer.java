@@ -18,7 +18,12 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.BackpressureStrategy;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.CloseSessionRequest;
@@ -74,6 +79,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public static final String CATALOG_OPTION = "catalog";
   /** Session option that chooses what queries read: {@code latest} (default) or {@code snapshot}, see {@link ReadMode}. */
   public static final String READ_OPTION = "read";
+  /** The principal of every call when the host authenticates nobody (see {@link #callerName}). */
+  public static final String ANONYMOUS = "anonymous";
   private static final long READY_POLL_MS = 1;
   private static final String SERVER_NAME = "Storage Engine";
   private static final long BACKPRESSURE_WAIT_MS = 30_000;
@@ -86,6 +93,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   private final ServerSqlInfo sqlInfo;
   private final CatalogMetadataStreams metadata;
   private final PlannedQueryHandoff handoff;
+  /** Runs the starts of prepared statements' queries after their GetFlightInfo answered. */
+  private final ExecutorService starts;
   /** Queries being streamed by a DoGet, by ticket handle (see {@link #cancelFlightInfo}). */
   private final Map<String, PreparedQuery> streaming = new java.util.concurrent.ConcurrentHashMap<>();
 
@@ -101,7 +110,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, WalLog wal) {
-    this(allocator, catalogs, duckdb, config, false, Threads.daemonNamed("se-query-handoff-sweep"), wal);
+    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal);
   }
 
   /**
@@ -112,7 +121,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
-    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemonNamed("se-query-handoff-sweep"), null);
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"), null);
   }
 
   /**
@@ -125,6 +134,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion, ThreadFactory threads, WalLog wal) {
     this.handoff = new PlannedQueryHandoff(threads);
+    this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
@@ -165,11 +175,24 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   protected void authorizeRead(String catalogId) {
   }
 
-  /** The catalog id the current call selects by header or session, if any. */
+  /**
+   * The name of the principal the current call authenticated as. Sessions, prepared statement
+   * handles and tickets belong to the principal of the call that created them and serve no
+   * other (FORBIDDEN). This class has no authentication: every caller is {@code anonymous}.
+   */
+  protected String callerName() {
+    return ANONYMOUS;
+  }
+
+  /**
+   * The catalog id the current call selects by header or session, if any. A session of another
+   * principal is FORBIDDEN, also when a header selects the catalog.
+   */
   protected Optional<String> callCatalogId() {
     QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<String> fromSession = call.sessionId().flatMap(id -> sessions.catalog(id, callerName()));
     Optional<String> fromHeader = call.headerCatalogId();
-    return fromHeader.isPresent() ? fromHeader : call.sessionId().flatMap(sessions::catalog);
+    return fromHeader.isPresent() ? fromHeader : fromSession;
   }
 
   /**
@@ -179,7 +202,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   ReadMode callReadMode() {
     QueryCallContext call = QueryMetadataInterceptor.current();
     Optional<ReadMode> fromHeader = call.headerRead();
-    return fromHeader.or(() -> call.sessionId().flatMap(sessions::read)).orElse(ReadMode.LATEST);
+    return fromHeader.or(() -> call.sessionId().flatMap(id -> sessions.read(id, callerName()))).orElse(ReadMode.LATEST);
   }
 
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
@@ -194,7 +217,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       FlightDescriptor descriptor) {
     try {
       String catalogId = selectedCatalogId();
-      return plannedFlightInfo(new StatementHandle(catalogId, command.getQuery(), Map.of()), descriptor);
+      return plannedFlightInfo(new StatementHandle(callerName(), catalogId, command.getQuery(), Map.of()), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toException(e);
     }
@@ -244,12 +267,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         callReadMode());
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
-      byte[] encoded = new StatementHandle(statement.catalogId(), statement.sql(), query.pins(), statement.parameters())
-          .encode();
-      FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
-          .setStatementHandle(ByteString.copyFrom(encoded)).build();
-      FlightInfo info = new FlightInfo(schema, descriptor,
-          List.of(new FlightEndpoint(new Ticket(Any.pack(ticket).toByteArray()))), -1, -1);
+      byte[] encoded = statement.withPins(query.pins()).encode();
+      FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
       handoff.offer(encoded, query);
       return info;
     } catch (IOException e) {
@@ -259,6 +278,48 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       query.close();
       throw e;
     }
+  }
+
+  /**
+   * Plans the statement of {@code statement} as {@link #plannedFlightInfo} does, but answers
+   * before running it: the bound values are checked and the schema is DuckDB's description of the
+   * result ({@link PreparedQuery#schema}, binding only); the query then starts on a background
+   * thread and waits for its DoGet in the handoff. Drivers that cannot cancel a GetFlightInfo in
+   * flight (the JDBC driver holds the statement's lock during it, so {@code Statement.cancel()}
+   * and its query timeout act only on the DoGet stream) thus get their work into the DoGet, where
+   * a cancelled stream stops it. Execution errors are reported by that DoGet.
+   */
+  private FlightInfo startedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters(),
+        callReadMode());
+    try {
+      query.checkParameters();
+      Schema schema = query.schema(allocator);
+      byte[] encoded = statement.withPins(query.pins()).encode();
+      FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
+      handoff.offer(encoded, query);
+      try {
+        starts.execute(() -> {
+          try {
+            query.start(allocator, config.batchRows());
+          } catch (RuntimeException e) {
+            // Kept by the query: the DoGet that takes it reports the error.
+          }
+        });
+      } catch (RejectedExecutionException e) {
+        // Shutting down: the DoGet, if any comes, starts the query itself.
+      }
+      return info;
+    } catch (RuntimeException e) {
+      query.close();
+      throw e;
+    }
+  }
+
+  private static Ticket ticket(byte[] encodedHandle) {
+    FlightSql.TicketStatementQuery ticket = FlightSql.TicketStatementQuery.newBuilder()
+        .setStatementHandle(ByteString.copyFrom(encodedHandle)).build();
+    return new Ticket(Any.pack(ticket).toByteArray());
   }
 
   /**
@@ -456,7 +517,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
           parameters.add(ParameterTypes.arrowField(i + 1, types.get(i)));
         }
       }
-      byte[] handle = new StatementHandle(catalogId, request.getQuery(), Map.of()).encode();
+      byte[] handle = new StatementHandle(callerName(), catalogId, request.getQuery(), Map.of()).encode();
       FlightSql.ActionCreatePreparedStatementResult result = FlightSql.ActionCreatePreparedStatementResult.newBuilder()
           .setPreparedStatementHandle(ByteString.copyFrom(handle))
           .setDatasetSchema(ByteString.copyFrom(schema.serializeAsMessage()))
@@ -519,7 +580,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public FlightInfo getFlightInfoPreparedStatement(FlightSql.CommandPreparedStatementQuery command,
       CallContext context, FlightDescriptor descriptor) {
     try {
-      return plannedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
+      return startedFlightInfo(ownHandle(command.getPreparedStatementHandle(), "prepared statement"), descriptor);
     } catch (RuntimeException e) {
       throw FlightErrors.toException(e);
     }
@@ -557,11 +618,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   /**
-   * The statement a ticket or prepared statement handle carries, usable only by calls selecting
-   * the same tenant ({@code what} names it in the error).
+   * The statement a ticket or prepared statement handle carries, usable only by calls of the
+   * principal that created it (FORBIDDEN) selecting the same tenant ({@code what} names it in the
+   * error).
    */
   private StatementHandle ownHandle(ByteString bytes, String what) {
     StatementHandle handle = StatementHandle.decode(bytes.toByteArray());
+    String caller = callerName();
+    if (!handle.owner().equals(caller)) {
+      throw QuerySessions.refusal(caller, "this " + what);
+    }
     authorizeRead(handle.catalogId());
     Optional<String> selected = callCatalogId();
     if (selected.isPresent() && !selected.get().equals(handle.catalogId())) {
@@ -615,15 +681,27 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
 
   // ---------------------------------------------------------------- sessions
 
+  /**
+   * Sets the {@code catalog} option of the call's session, opening one (a new id, returned as a
+   * cookie) when the call presents none. A session belongs to the principal whose call opened
+   * it: presenting another principal's session is FORBIDDEN, for this and every other call.
+   */
   @Override
   public void setSessionOptions(SetSessionOptionsRequest request, CallContext context,
       StreamListener<SetSessionOptionsResult> listener) {
     QueryCallContext call = QueryMetadataInterceptor.current();
+    String caller = callerName();
     String sessionId = call.sessionId().orElseGet(() -> {
       String id = QuerySessions.newSessionId();
       call.issueSession(id);
       return id;
     });
+    try {
+      sessions.catalog(sessionId, caller);
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     Map<String, SetSessionOptionsResult.Error> errors = new HashMap<>();
     request.getSessionOptions().forEach((name, value) -> {
       if (!CATALOG_OPTION.equals(name) && !READ_OPTION.equals(name)) {
@@ -638,14 +716,14 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       });
       if (READ_OPTION.equals(name)) {
         try {
-          sessions.setRead(sessionId, value.isEmpty() ? null : ReadMode.parse(text, "session option " + READ_OPTION));
+          sessions.setRead(sessionId, caller, value.isEmpty() ? null : ReadMode.parse(text, "session option " + READ_OPTION));
         } catch (RuntimeException e) {
           errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
         }
         return;
       }
       if (value.isEmpty()) {
-        sessions.clearCatalog(sessionId);
+        sessions.clearCatalog(sessionId, caller);
         return;
       }
       String catalogId = text;
@@ -655,7 +733,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         }
         authorizeRead(catalogId);
         catalogs.catalog(catalogId);
-        sessions.setCatalog(sessionId, catalogId);
+        sessions.setCatalog(sessionId, caller, catalogId);
       } catch (RuntimeException e) {
         errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
       }
@@ -668,17 +746,29 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   public void getSessionOptions(GetSessionOptionsRequest request, CallContext context,
       StreamListener<GetSessionOptionsResult> listener) {
     Map<String, SessionOptionValue> options = new HashMap<>();
-    QueryMetadataInterceptor.current().sessionId().flatMap(sessions::catalog)
-        .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
-    QueryMetadataInterceptor.current().sessionId().flatMap(sessions::read)
-        .ifPresent(read -> options.put(READ_OPTION, SessionOptionValueFactory.makeSessionOptionValue(read.optionValue())));
+    try {
+      String caller = callerName();
+      QueryMetadataInterceptor.current().sessionId().flatMap(id -> sessions.catalog(id, caller))
+          .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+      QueryMetadataInterceptor.current().sessionId().flatMap(id -> sessions.read(id, caller))
+          .ifPresent(read -> options.put(READ_OPTION, SessionOptionValueFactory.makeSessionOptionValue(read.optionValue())));
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     listener.onNext(new GetSessionOptionsResult(options));
     listener.onCompleted();
   }
 
   @Override
   public void closeSession(CloseSessionRequest request, CallContext context, StreamListener<CloseSessionResult> listener) {
-    QueryMetadataInterceptor.current().sessionId().ifPresent(sessions::close);
+    try {
+      String caller = callerName();
+      QueryMetadataInterceptor.current().sessionId().ifPresent(id -> sessions.close(id, caller));
+    } catch (RuntimeException e) {
+      listener.onError(FlightErrors.toException(e));
+      return;
+    }
     listener.onNext(new CloseSessionResult(CloseSessionResult.Status.CLOSED));
     listener.onCompleted();
   }
@@ -820,8 +910,14 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
+  /** The engine planning and running the queries (for tests). */
+  QueryEngine engine() {
+    return engine;
+  }
+
   @Override
   public void close() throws Exception {
+    starts.shutdown();
     handoff.close();
     engine.close();
   }

@@ -9,25 +9,35 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Everything a statement ticket or a prepared statement handle carries: the tenant, the SQL, the
- * pinned state of every table it reads (empty: read current snapshots) and the values bound to
- * its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
+ * Everything a statement ticket or a prepared statement handle carries: the principal whose call
+ * created it, the tenant, the SQL, the pinned state of every table it reads (empty: read current
+ * snapshots) and the values bound to its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
  * {@code prepared_statement_handle}, so the server keeps no per-statement state and any server
  * instance can serve any call. A handle is trusted for nothing: its SQL is analyzed again, its
- * tenant must be the one the call selects, and its values are bound as values.
+ * tenant must be the one the call selects and the caller may read, its owner must be the caller,
+ * and its values are bound as values. (The handle is not signed: the owner keeps a handle or
+ * ticket from serving another principal's calls, while a handle a client writes itself can do
+ * no more than that client's own statements.)
  */
-record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
-  StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pins) {
-    this(catalogId, sql, pins, QueryParameters.NONE);
+record StatementHandle(String owner, String catalogId, String sql, Map<String, SnapshotPin> pins,
+    QueryParameters parameters) {
+  StatementHandle(String owner, String catalogId, String sql, Map<String, SnapshotPin> pins) {
+    this(owner, catalogId, sql, pins, QueryParameters.NONE);
   }
 
   /** The same statement with {@code values} bound (a new handle; handles are immutable). */
   StatementHandle withParameters(QueryParameters values) {
-    return new StatementHandle(catalogId, sql, pins, values);
+    return new StatementHandle(owner, catalogId, sql, pins, values);
+  }
+
+  /** The same statement reading the table states {@code pinned}. */
+  StatementHandle withPins(Map<String, SnapshotPin> pinned) {
+    return new StatementHandle(owner, catalogId, sql, pinned, parameters);
   }
 
   byte[] encode() {
     ObjectNode root = Json.object();
+    root.put("owner", owner);
     root.put("catalog", catalogId);
     root.put("sql", sql);
     ObjectNode tables = root.putObject("pins");
@@ -56,7 +66,8 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
     } catch (SeException e) {
       throw notAHandle();
     }
-    if (!root.path("catalog").isTextual() || !root.path("sql").isTextual() || !root.path("pins").isObject()) {
+    if (!root.path("owner").isTextual() || !root.path("catalog").isTextual() || !root.path("sql").isTextual()
+        || !root.path("pins").isObject()) {
       throw notAHandle();
     }
     Map<String, SnapshotPin> pins = new LinkedHashMap<>();
@@ -66,8 +77,8 @@ record StatementHandle(String catalogId, String sql, Map<String, SnapshotPin> pi
       pins.put(entry.getKey(), new SnapshotPin(snapshot.isNumber() ? snapshot.asLong() : null,
           entry.getValue().path("schema").asInt(), wal.isNumber() ? wal.asLong() : null));
     });
-    return new StatementHandle(root.path("catalog").asText(), root.path("sql").asText(), pins,
-        QueryParameters.fromJson(root.path("parameters")));
+    return new StatementHandle(root.path("owner").asText(), root.path("catalog").asText(), root.path("sql").asText(),
+        pins, QueryParameters.fromJson(root.path("parameters")));
   }
 
   private static SeException notAHandle() {

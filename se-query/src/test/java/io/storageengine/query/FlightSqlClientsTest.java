@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.arrow.flight.CallOptions;
 import org.apache.arrow.flight.CancelFlightInfoRequest;
@@ -335,6 +336,69 @@ class FlightSqlClientsTest {
     }
   }
 
+  /**
+   * Every Iceberg type of {@link QueryFlightSqlProducerTest#ALL_TYPES} through the JDBC driver:
+   * {@code getColumns}, {@code ResultSetMetaData} and {@code getObject}. Driver limits (18.3),
+   * whatever the server sends: {@code getObject} of a timestamp with time zone throws (Avatica
+   * has no accessor for TIMESTAMP_WITH_TIMEZONE; {@code getTimestamp} reads it), TIME values have
+   * milliseconds, float comes back as a Double.
+   */
+  @Test
+  void everyIcebergTypeRoundTripsThroughJdbc() throws Exception {
+    try (Connection connection = jdbc()) {
+      List<String> columns = new ArrayList<>();
+      try (ResultSet rows = connection.getMetaData().getColumns(null, "types", "all_types", null)) {
+        while (rows.next()) {
+          columns.add(rows.getString("COLUMN_NAME") + " " + rows.getString("TYPE_NAME") + " " + rows.getInt("DATA_TYPE")
+              + " " + rows.getInt("COLUMN_SIZE") + "/" + rows.getInt("DECIMAL_DIGITS") + " " + rows.getString("IS_NULLABLE"));
+        }
+      }
+      assertThat(columns).containsExactly("id INTEGER 4 10/0 NO", "b BOOLEAN 16 0/0 YES", "l BIGINT -5 19/0 YES",
+          "f FLOAT 6 0/0 YES", "d DOUBLE 8 0/0 YES", "dec DECIMAL(20,4) 3 20/4 YES", "dt DATE 91 10/0 YES",
+          "tm TIME 92 15/6 YES", "ts TIMESTAMP 93 26/6 YES", "tstz TIMESTAMPTZ 2014 26/6 YES", "s VARCHAR 12 65536/0 YES",
+          "u UUID 12 65536/0 YES", "fx BLOB -2 3/0 YES", "bin BLOB -3 65536/0 YES",
+          "st STRUCT(\"a\" INTEGER, \"name\" VARCHAR) 2000 0/0 YES", "li BIGINT[] 2003 0/0 YES",
+          "m MAP(VARCHAR, INTEGER) 2000 0/0 YES");
+      try (java.sql.Statement statement = connection.createStatement();
+          ResultSet rows = statement.executeQuery("SELECT * FROM types.all_types ORDER BY id")) {
+        java.sql.ResultSetMetaData metadata = rows.getMetaData();
+        List<String> described = new ArrayList<>();
+        for (int i = 1; i <= metadata.getColumnCount(); i++) {
+          described.add(metadata.getColumnName(i) + " " + metadata.getColumnType(i) + " " + metadata.getPrecision(i)
+              + "/" + metadata.getScale(i));
+        }
+        assertThat(described).containsExactly("id 4 0/0", "b 16 0/0", "l -5 0/0", "f 6 0/0", "d 8 0/0", "dec 3 20/4",
+            "dt 91 0/0", "tm 92 0/0", "ts 93 0/0", "tstz 2014 0/0", "s 12 0/0", "u 12 0/0", "fx -2 3/0", "bin -3 0/0",
+            "st 2000 0/0", "li 2003 0/0", "m 2000 0/0");
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getObject("id")).isEqualTo(1);
+        assertThat(rows.getObject("b")).isEqualTo(true);
+        assertThat(rows.getObject("l")).isEqualTo(1L << 40);
+        assertThat(((Number) rows.getObject("f")).floatValue()).isEqualTo(1.5f);
+        assertThat(rows.getObject("d")).isEqualTo(2.25);
+        assertThat((BigDecimal) rows.getObject("dec")).isEqualByComparingTo("12345.6789");
+        assertThat(rows.getObject("dt").toString()).isEqualTo("2024-02-29");
+        assertThat(rows.getObject("tm").toString()).isEqualTo("13:14:15.123");
+        assertThat(rows.getObject("ts").toString()).isEqualTo("2024-01-02 03:04:05.678901");
+        assertThat(rows.getTimestamp("tstz").toInstant()).isEqualTo(java.time.Instant.parse("2024-01-02T03:04:05.000001Z"));
+        assertThat(rows.getObject("s")).isEqualTo("héllo");
+        assertThat(rows.getObject("u")).isEqualTo("f79c3e09-677c-4d6c-8e8b-5d3e2a3d7b1a");
+        assertThat((byte[]) rows.getObject("fx")).containsExactly(1, 2, 3);
+        assertThat((byte[]) rows.getObject("bin")).containsExactly(9, 8);
+        assertThat(rows.getObject("st").toString()).isEqualTo("{\"a\":7,\"name\":\"seven\"}");
+        assertThat(rows.getObject("li").toString()).isEqualTo("[1,2,3]");
+        assertThat(rows.getObject("m").toString()).isEqualTo("{\"k\":1}");
+        assertThat(rows.next()).isTrue();
+        for (int i = 2; i <= metadata.getColumnCount(); i++) {
+          if (i != 10) {
+            assertThat(rows.getObject(i)).as(metadata.getColumnName(i)).isNull();
+          }
+        }
+        assertThat(rows.getTimestamp("tstz")).isNull();
+      }
+    }
+  }
+
   // ------------------------------------------------------------------ client mistakes
 
   @Test
@@ -446,6 +510,175 @@ class FlightSqlClientsTest {
     } catch (Exception expected) {
       // the stream was cancelled
     }
+  }
+
+  @Test
+  void jdbcCancelFromAnotherThreadStopsAnAggregateBeforeItsFirstRow() throws Exception {
+    int idleBefore = idleDatabases();
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      CompletableFuture<Throwable> outcome = runAsync(() -> statement.executeQuery(LONG_QUERY));
+      awaitBusy();
+      long start = System.nanoTime();
+      statement.cancel();
+      long returned = (System.nanoTime() - start) / 1_000_000;
+      Throwable thrown = outcome.get(10, TimeUnit.SECONDS);
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("JDBC Statement.cancel during an aggregate: returned after %d ms, executeQuery failed after "
+          + "%d ms, DuckDB idle %d ms and its database released %d ms later%n", returned, failed, idle, released);
+      assertThat(thrown).isInstanceOf(SQLException.class);
+      assertThat(returned).isLessThan(2_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void jdbcQueryTimeoutStopsAnAggregate() throws Exception {
+    int idleBefore = idleDatabases();
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      statement.setQueryTimeout(1);
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> statement.executeQuery(LONG_QUERY)).isInstanceOf(SQLException.class)
+          .hasMessageContaining("timed out");
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      // The driver gives up waiting and leaves the stream to the statement: closing it cancels the DoGet.
+      long closing = System.nanoTime();
+      statement.close();
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("JDBC setQueryTimeout(1): executeQuery failed after %d ms; after close (%d ms) DuckDB idle "
+          + "%d ms and its database released %d ms later%n", failed, (System.nanoTime() - closing) / 1_000_000,
+          idle, released);
+      assertThat(failed).isLessThan(3_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void deadlineOnDoGetStopsTheQuery() throws Exception {
+    int idleBefore = idleDatabases();
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      FlightInfo info = prepared.execute(QueryFlightSqlProducerTest.tenant("warehouse"));
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> {
+        try (FlightStream stream = sqlClient.getStream(info.getEndpoints().get(0).getTicket(),
+            QueryFlightSqlProducerTest.tenant("warehouse"), CallOptions.timeout(1, TimeUnit.SECONDS))) {
+          while (stream.next()) {
+            // an aggregate: no batch before the deadline
+          }
+        }
+      }).isInstanceOfSatisfying(FlightRuntimeException.class,
+          e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.TIMED_OUT));
+      long failed = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("DoGet deadline (1 s): failed after %d ms, DuckDB idle %d ms and its database released %d ms "
+          + "later%n", failed, idle, released);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void cancelFlightInfoStopsAPreparedAggregateBeforeItsDoGet() throws Exception {
+    int idleBefore = idleDatabases();
+    try (FlightSqlClient.PreparedStatement prepared = sqlClient.prepare(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse"))) {
+      long asked = System.nanoTime();
+      FlightInfo info = prepared.execute(QueryFlightSqlProducerTest.tenant("warehouse"));
+      long answered = (System.nanoTime() - asked) / 1_000_000;
+      awaitBusy();
+      long start = System.nanoTime();
+      CancelFlightInfoResult result = sqlClient.cancelFlightInfo(new CancelFlightInfoRequest(info),
+          QueryFlightSqlProducerTest.tenant("warehouse"));
+      long returned = (System.nanoTime() - start) / 1_000_000;
+      long idle = millisUntilIdle();
+      long released = millisUntilReleased(idleBefore);
+      System.out.printf("CancelFlightInfo of a prepared aggregate (GetFlightInfo answered in %d ms): returned after "
+          + "%d ms, DuckDB idle %d ms and its database released %d ms later%n", answered, returned, idle, released);
+      assertThat(result.getStatus()).isEqualTo(CancelStatus.CANCELLED);
+      assertThat(returned).isLessThan(2_000);
+      assertThat(idle).isLessThan(2_000);
+      assertThat(released).isLessThan(2_000);
+    }
+  }
+
+  @Test
+  void aClientGoingAwayDuringGetFlightInfoStopsTheQuery() throws Exception {
+    int idleBefore = idleDatabases();
+    io.grpc.ManagedChannel channel = io.grpc.netty.NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+        .usePlaintext().build();
+    FlightSqlClient client = new FlightSqlClient(org.apache.arrow.flight.FlightGrpcUtils.createFlightClient(allocator,
+        channel));
+    CompletableFuture<Throwable> outcome = runAsync(() -> client.execute(LONG_QUERY,
+        QueryFlightSqlProducerTest.tenant("warehouse")));
+    awaitBusy();
+    long start = System.nanoTime();
+    channel.shutdownNow();
+    assertThat(outcome.get(10, TimeUnit.SECONDS)).isNotNull();
+    long idle = millisUntilIdle();
+    long released = millisUntilReleased(idleBefore);
+    System.out.printf("client gone during GetFlightInfo: DuckDB idle %d ms and its database released %d ms later "
+        + "(%d ms after the channel closed)%n", idle, released, (System.nanoTime() - start) / 1_000_000);
+    assertThat(idle).isLessThan(2_000);
+    assertThat(released).isLessThan(2_000);
+  }
+
+  @FunctionalInterface
+  private interface Call {
+    Object run() throws Exception;
+  }
+
+  /** Runs {@code call} on another thread; the future holds what it threw (null when it returned). */
+  private static CompletableFuture<Throwable> runAsync(Call call) {
+    CompletableFuture<Throwable> outcome = new CompletableFuture<>();
+    Thread thread = new Thread(() -> {
+      try {
+        call.run();
+        outcome.complete(null);
+      } catch (Throwable t) {
+        outcome.complete(t);
+      }
+    }, "flight-sql-clients-test-call");
+    thread.setDaemon(true);
+    thread.start();
+    return outcome;
+  }
+
+  /** Waits (at most 10 s) until the process burns at least half a core: DuckDB is computing. */
+  private static void awaitBusy() throws InterruptedException {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < 10_000_000_000L) {
+      long cpu = processCpuNanos();
+      long wall = System.nanoTime();
+      Thread.sleep(100);
+      if ((double) (processCpuNanos() - cpu) / (System.nanoTime() - wall) > 0.5) {
+        Thread.sleep(200);
+        return;
+      }
+    }
+    throw new AssertionError("the query never started");
+  }
+
+  private static int idleDatabases() throws InterruptedException {
+    millisUntilIdle();
+    return server.producer.engine().pool().idleCount();
+  }
+
+  /** Milliseconds until the query's DuckDB database is back in the pool (10 000 when it never is). */
+  private static long millisUntilReleased(int idleBefore) throws InterruptedException {
+    long start = System.nanoTime();
+    while (System.nanoTime() - start < 10_000_000_000L) {
+      if (server.producer.engine().pool().idleCount() >= idleBefore) {
+        return (System.nanoTime() - start) / 1_000_000;
+      }
+      Thread.sleep(1);
+    }
+    return 10_000;
   }
 
   private static long processCpuNanos() {

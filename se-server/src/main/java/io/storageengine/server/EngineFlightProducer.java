@@ -44,6 +44,12 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
     access.require(Access.flightCaller(), catalogId, Action.READ);
   }
 
+  /** The principal {@link Access#flightInterceptor} established ({@code anonymous} in mode none). */
+  @Override
+  protected String callerName() {
+    return Access.flightCaller().name();
+  }
+
   @Override
   public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ackStream) {
     if (IngestService.isNativeIngest(stream.getDescriptor())) {

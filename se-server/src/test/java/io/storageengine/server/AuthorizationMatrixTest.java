@@ -184,14 +184,15 @@ class AuthorizationMatrixTest {
         new FlightCell("DoGet", "exported keys", Level.READ, (c, s, o) -> drain(s, s.getExportedKeys(table, o), o)),
         new FlightCell("DoGet", "imported keys", Level.READ, (c, s, o) -> drain(s, s.getImportedKeys(table, o), o)),
         new FlightCell("DoGet", "cross reference", Level.READ, (c, s, o) -> drain(s, s.getCrossReference(table, table, o), o)),
-        new FlightCell("DoGet", "statement ticket", Level.READ, (c, s, o) -> drain(s, s.execute("SELECT 1", adminTenant()), o)),
+        // A ticket serves only the principal that got it (FlightSqlPrincipalBindingTest): each caller uses its own.
+        new FlightCell("DoGet", "statement ticket", Level.READ, (c, s, o) -> drain(s, s.execute("SELECT 1", o), o)),
         new FlightCell("GetSchema", "statement schema", Level.READ, (c, s, o) -> s.getExecuteSchema("SELECT 1", o)),
         new FlightCell("PollFlightInfo", "poll statement", Level.READ, (c, s, o) -> c.pollInfo(FlightDescriptor.command(
             com.google.protobuf.Any.pack(FlightSql.CommandStatementQuery.newBuilder().setQuery("SELECT 1").build())
                 .toByteArray()), o)),
         new FlightCell("DoAction", "create prepared statement", Level.READ, (c, s, o) -> s.prepare("SELECT 1", o).close(o)),
         new FlightCell("DoAction", "cancel flight info", Level.READ,
-            (c, s, o) -> s.cancelFlightInfo(new CancelFlightInfoRequest(s.execute("SELECT 1", adminTenant())), o)),
+            (c, s, o) -> s.cancelFlightInfo(new CancelFlightInfoRequest(s.execute("SELECT 1", o)), o)),
         new FlightCell("DoAction", "set session catalog", Level.READ, (c, s, o) -> {
           SetSessionOptionsResult result = s.setSessionOptions(new SetSessionOptionsRequest(
               Map.of("catalog", SessionOptionValueFactory.makeSessionOptionValue(CATALOG))), o);
@@ -375,11 +376,6 @@ class AuthorizationMatrixTest {
       headers.insert("authorization", "Bearer " + token);
     }
     return new HeaderCallOption(headers);
-  }
-
-  /** The admin's own call, to get a ticket for {@link #CATALOG} another caller then presents. */
-  private static HeaderCallOption adminTenant() {
-    return callOption(BOOTSTRAP);
   }
 
   private static void drain(FlightSqlClient sql, FlightInfo info, CallOption option) throws Exception {
