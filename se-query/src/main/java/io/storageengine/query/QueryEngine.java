@@ -18,6 +18,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -141,14 +142,16 @@ final class QueryEngine implements AutoCloseable {
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
         boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null : readMode == ReadMode.LATEST;
-        if (withTail && tail != null && !TableSettings.of(table).entity()) {
-          // The snapshot's data files plus the staged WAL segments it does not include yet.
-          List<PlannedFile> files = new ArrayList<>(plannedTable.files());
-          long after = WalHighWaterMark.of(table, pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId()));
-          long through = tail.files(catalogId, plannedTable.displayName(), table, plannedTable.schema(), after,
-              pins.containsKey(entry.getKey()) ? pin.walThrough() : null, files, leases);
-          pin = pin.withWalThrough(through);
-          plannedTable = plannedTable.withFiles(files);
+        boolean entity = TableSettings.of(table).entity();
+        if (withTail && tail != null && (!entity || tail.readsEntities())) {
+          // The snapshot's data files (less the rows the tail replaces) plus what the WAL
+          // segments it does not include yet add.
+          Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
+          WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
+              entity, WalHighWaterMark.of(table, snapshot), pins.containsKey(entry.getKey()) ? pin.walThrough() : null,
+              leases);
+          pin = pin.withWalThrough(read.throughSeq());
+          plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
         }
         used.put(entry.getKey(), pin);
         planned.put(name, plannedTable);
@@ -191,6 +194,23 @@ final class QueryEngine implements AutoCloseable {
       // A view is bound (its files opened) when it is created: a file gone since planning.
       throw PreparedQuery.translate(reads, e);
     }
+  }
+
+  /** {@code files} with the positions {@code read} replaces removed, followed by the files it adds. */
+  private static List<PlannedFile> withTail(List<PlannedFile> files, WalTail.Read read) {
+    List<PlannedFile> out = new ArrayList<>(files.size() + read.files().size());
+    for (PlannedFile file : files) {
+      long[] replaced = read.replacedPositions().get(file.localPath());
+      if (replaced == null) {
+        out.add(file);
+      } else {
+        long[] merged = java.util.stream.LongStream.concat(java.util.Arrays.stream(file.deletedPositions()),
+            java.util.Arrays.stream(replaced)).sorted().distinct().toArray();
+        out.add(new PlannedFile(file.location(), file.localPath(), merged));
+      }
+    }
+    out.addAll(read.files());
+    return out;
   }
 
   /** The SQL keywords of the dialect (see {@link StatementParser#keywords}). */

@@ -4,6 +4,8 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.WalLog;
 import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.ErrorCode;
@@ -63,8 +65,8 @@ import org.apache.iceberg.catalog.Catalog;
  * Hosts may subclass this producer, e.g. to accept ingestion through {@code acceptPut} /
  * {@code acceptPutStatementBulkIngest}, which this class leaves alone.
  *
- * <p>With a WAL, a query reads each append table's snapshot plus its acknowledged WAL segments
- * not reconciled yet ({@link ReadMode#LATEST}, the default); {@code "read":"snapshot"} in the
+ * <p>With a WAL, a query reads each table's snapshot plus its acknowledged WAL segments not
+ * reconciled yet ({@link ReadMode#LATEST}, the default); {@code "read":"snapshot"} in the
  * header or the session option {@value #READ_OPTION} {@code = snapshot} reads snapshots only.
  *
  * <p>The server keeps no per-statement state: a prepared statement handle is a
@@ -110,7 +112,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, WalLog wal) {
-    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal);
+    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal,
+        new WalTailRows(duckdb, allocator, null, null, ReconcileOptions.defaults().withDuckdbThreads(config.duckdbThreads())));
   }
 
   /**
@@ -121,25 +124,26 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
-    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"), null);
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"), null, null);
   }
 
   /**
    * As above, with {@code threads} making the producer's background threads (a process's
    * composition root passes threads whose uncaught throwables take its fatal-error path) and
-   * {@code wal} the cluster's WAL: queries then read each append table's acknowledged WAL
-   * segments after its snapshot ({@link ReadMode#LATEST}); with a null {@code wal} they read
-   * snapshots only.
+   * {@code wal} the cluster's WAL: queries then read each table's acknowledged WAL segments after
+   * its snapshot ({@link ReadMode#LATEST}), applied by {@code tailRows} (entity tables only when
+   * it {@linkplain WalTailRows#foldsEntities folds them}, else at their snapshot); with a null
+   * {@code wal} or {@code tailRows} they read snapshots only.
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
-      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, WalLog wal) {
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, WalLog wal, WalTailRows tailRows) {
     this.handoff = new PlannedQueryHandoff(threads);
     this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
     this.engine = new QueryEngine(catalogs, duckdb, config,
-        wal == null ? null : new WalTail(wal, duckdb, allocator, config.duckdbThreads()));
+        wal == null || tailRows == null ? null : new WalTail(wal, duckdb, tailRows));
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,

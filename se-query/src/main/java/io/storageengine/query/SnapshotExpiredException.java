@@ -32,6 +32,15 @@ final class SnapshotExpiredException extends SeException {
   }
 
   /**
+   * A pinned WAL tail of an entity table whose schema changed since: the tail is folded with the
+   * table's current schema, as reconciliation folds it.
+   */
+  static SnapshotExpiredException schemaChanged(String displayName) {
+    return new SnapshotExpiredException(String.format("table %s: its schema changed after the query was planned; "
+        + "re-run the query to read the current schema", displayName));
+  }
+
+  /**
    * The WAL segment {@code seq} a query read (or was pinned to read) after its snapshot is gone:
    * it was reconciled into a newer snapshot and collected.
    */

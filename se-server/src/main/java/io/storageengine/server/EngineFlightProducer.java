@@ -10,6 +10,7 @@ import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
+import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.WalLog;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
@@ -31,10 +32,11 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   /**
    * @param threads makes the query side's background threads
    * @param wal the cluster's WAL: queries read what is acknowledged and not yet reconciled
+   * @param tailRows applies the WAL tail to a table's snapshot with reconciliation's code
    */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access, WalLog wal) {
-    super(allocator, catalogs, duckdb, config, true, threads, wal);
+      IngestService ingest, ThreadFactory threads, Access access, WalLog wal, WalTailRows tailRows) {
+    super(allocator, catalogs, duckdb, config, true, threads, wal, tailRows);
     this.ingest = ingest;
     this.access = access;
   }

@@ -235,18 +235,161 @@ class ReadYourOwnWritesTest {
     assertThat(rows("SELECT id, name FROM logs.broken", SNAPSHOT)).isEmpty();
   }
 
+  /** One entity operation of the model test: a full or partial upsert, or a delete. */
+  private record Op(long key, long version, boolean delete, boolean hasName, String name, boolean hasScore,
+      Integer score) {}
+
+  /** A key's row in the model; {@code deleted} rows are tombstones. */
+  private record Row(long version, String name, Integer score, boolean deleted) {}
+
   @Test
-  void entityTablesReadTheirSnapshotOnlyForNow() throws Exception {
+  void entityTableFoldsTheWalTailAsReconcileWillWithPartialUpdatesDeletesAndOutOfOrderVersions() throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "people");
     ((SupportsNamespaces) catalog).createNamespace(id.namespace());
     Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
-            optional(2, "name", Types.StringType.get())), Set.of(1)))
-        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity")).create();
-    send(id, List.<Object[]>of(new Object[] {1L, "a", null}), false);
-    assertThat(rows("SELECT id, name FROM crm.people", LATEST)).isEmpty();
-    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
-        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
-    assertThat(rows("SELECT id, name FROM crm.people", LATEST)).containsExactly("1|a");
+            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
+            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
+            TableProperties.VERSION_COLUMN, "v")).create();
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+    Random random = new Random(1919);
+    Map<Long, Row> reconciled = new java.util.TreeMap<>();
+    List<Op> pending = new ArrayList<>();
+    int counter = 0;
+    for (int round = 0; round < 8; round++) {
+      int batches = 1 + random.nextInt(3);
+      for (int b = 0; b < batches; b++) {
+        int kind = random.nextInt(4); // 0, 1 full; 2 partial; 3 delete
+        boolean withName = kind != 2 || random.nextBoolean();
+        boolean withScore = kind != 2 || !withName;
+        List<Op> batch = new ArrayList<>();
+        int rows = 1 + random.nextInt(8);
+        for (int r = 0; r < rows; r++) {
+          long key = random.nextInt(15);
+          long version = 1 + random.nextInt(10);
+          counter++;
+          String name = random.nextInt(6) == 0 ? null : "n" + counter;
+          Integer score = random.nextInt(6) == 0 ? null : counter;
+          batch.add(kind == 3 ? new Op(key, version, true, false, null, false, null)
+              : new Op(key, version, false, withName, name, withScore, score));
+        }
+        sendEntity(id, batch, kind == 3, withName, withScore);
+        pending.addAll(batch);
+      }
+      List<String> expected = render(fold(reconciled, pending));
+      String sql = "SELECT id, v, name, score FROM crm.people";
+      assertThat(rows(sql, LATEST)).as("round %d: snapshot folded with the WAL tail", round)
+          .containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(rows(sql, SNAPSHOT)).as("round %d: snapshot only", round)
+          .containsExactlyInAnyOrderElementsOf(render(reconciled));
+      if (round % 3 == 2 || round == 7) {
+        assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        reconciled = fold(reconciled, pending);
+        pending.clear();
+        assertThat(rows(sql, LATEST)).as("round %d: after reconcile", round).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(rows(sql, SNAPSHOT)).as("round %d: snapshot after reconcile", round)
+            .containsExactlyInAnyOrderElementsOf(expected);
+        List<String> iceberg = new ArrayList<>();
+        try (CloseableIterable<Record> records = IcebergGenerics.read(catalog.loadTable(id)).build()) {
+          for (Record r : records) {
+            iceberg.add(r.getField("id") + "|" + r.getField("v") + "|" + r.getField("name") + "|" + r.getField("score"));
+          }
+        }
+        assertThat(iceberg).as("Iceberg's reader").containsExactlyInAnyOrderElementsOf(expected);
+      }
+    }
+  }
+
+  /**
+   * The model of one reconcile pass (ARCHITECTURE.md 5): per key, the operations whose version is
+   * at least the key's current or tombstone version, in (version, arrival) order; a partial
+   * upsert keeps the omitted columns of a live row and leaves them NULL after a delete.
+   */
+  private static Map<Long, Row> fold(Map<Long, Row> state, List<Op> ops) {
+    Map<Long, Row> out = new java.util.TreeMap<>(state);
+    Map<Long, List<Op>> byKey = new java.util.TreeMap<>();
+    for (Op op : ops) {
+      byKey.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op);
+    }
+    byKey.forEach((key, keyOps) -> {
+      Row current = out.get(key);
+      long initial = current == null ? Long.MIN_VALUE : current.version();
+      List<Op> live = new ArrayList<>();
+      for (Op op : keyOps) {
+        if (op.version() >= initial) {
+          live.add(op);
+        }
+      }
+      live.sort(java.util.Comparator.comparingLong(Op::version)); // stable: arrival order among equals
+      Row row = current;
+      for (Op op : live) {
+        if (op.delete()) {
+          row = new Row(op.version(), null, null, true);
+        } else {
+          boolean alive = row != null && !row.deleted();
+          row = new Row(op.version(), op.hasName() ? op.name() : alive ? row.name() : null,
+              op.hasScore() ? op.score() : alive ? row.score() : null, false);
+        }
+      }
+      if (row != null) {
+        out.put(key, row);
+      }
+    });
+    return out;
+  }
+
+  private static List<String> render(Map<Long, Row> state) {
+    List<String> out = new ArrayList<>();
+    state.forEach((key, row) -> {
+      if (!row.deleted()) {
+        out.add(key + "|" + row.version() + "|" + row.name() + "|" + row.score());
+      }
+    });
+    return out;
+  }
+
+  /** Ingests one batch of entity operations (a delete batch carries the key and version only). */
+  private void sendEntity(TableIdentifier id, List<Op> batch, boolean delete, boolean withName, boolean withScore)
+      throws Exception {
+    Table table = catalog.loadTable(id);
+    List<Field> fields = new ArrayList<>();
+    for (Types.NestedField f : table.schema().columns()) {
+      boolean carried = f.name().equals("id") || f.name().equals("v")
+          || (!delete && (f.name().equals("name") ? withName : withScore));
+      if (carried) {
+        fields.add(IcebergArrowSchemas.toArrow(f));
+      }
+    }
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(fields),
+            clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of(id.namespace().levels()), id.name(),
+            delete ? WalOperation.DELETE : WalOperation.UPSERT, root.getSchema())) {
+      root.allocateNew();
+      for (int i = 0; i < batch.size(); i++) {
+        Op op = batch.get(i);
+        ((BigIntVector) root.getVector("id")).setSafe(i, op.key());
+        ((BigIntVector) root.getVector("v")).setSafe(i, op.version());
+        if (root.getVector("name") != null) {
+          VarCharVector names = (VarCharVector) root.getVector("name");
+          if (op.name() == null) {
+            names.setNull(i);
+          } else {
+            names.setSafe(i, op.name().getBytes(StandardCharsets.UTF_8));
+          }
+        }
+        if (root.getVector("score") != null) {
+          IntVector scores = (IntVector) root.getVector("score");
+          if (op.score() == null) {
+            scores.setNull(i);
+          } else {
+            scores.setSafe(i, op.score());
+          }
+        }
+      }
+      root.setRowCount(batch.size());
+      stream.send(root).get();
+      stream.finish();
+    }
   }
 
   /** Ingests {@code batch} (id, name or label, extra) as one acknowledged WAL segment. */
