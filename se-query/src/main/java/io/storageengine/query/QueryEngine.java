@@ -50,7 +50,7 @@ final class QueryEngine implements AutoCloseable {
   private final TableViews views;
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
-  /** The WAL tails of append tables; null: every query reads snapshots only. */
+  /** The WAL tails of the tables; null: every query reads snapshots only. */
   private final WalTail tail;
 
   /** An engine of a process without WAL: every query reads snapshots only. */

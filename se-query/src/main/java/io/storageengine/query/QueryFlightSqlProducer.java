@@ -4,7 +4,6 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
-import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.WalLog;
 import io.opentelemetry.api.trace.Span;
@@ -107,13 +106,13 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   /**
-   * A producer whose host does not accept Flight SQL bulk ingest, whose queries read each append
-   * table's acknowledged WAL segments after its snapshot from {@code wal} (see {@link ReadMode}).
+   * A producer whose host does not accept Flight SQL bulk ingest, whose queries read each table's
+   * acknowledged WAL segments after its snapshot from {@code wal}, applied by {@code tailRows}
+   * (see {@link ReadMode}).
    */
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
-      QueryConfig config, WalLog wal) {
-    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal,
-        new WalTailRows(duckdb, allocator, null, null, ReconcileOptions.defaults().withDuckdbThreads(config.duckdbThreads())));
+      QueryConfig config, WalLog wal, WalTailRows tailRows) {
+    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal, tailRows);
   }
 
   /**

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.grpc.netty.NettyServerBuilder;
 import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.Json;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.FsObjectStore;
@@ -14,6 +15,7 @@ import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TombstoneCache;
+import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
@@ -51,6 +53,7 @@ import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.iceberg.CatalogProperties;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
@@ -72,6 +75,9 @@ import org.apache.iceberg.types.Types;
  * </ul>
  * Everything runs in one process: a SQLite {@code JdbcCatalog} with a local warehouse, the real
  * WAL on the fs store, the Flight SQL producer on a local Flight server and a Flight SQL client.
+ * The same for an entity table (version column {@code ts}): freshness, and a tail of
+ * {@code --entity-tail-mb} (default 10) of half updates, half new keys next to a table of
+ * {@code --entity-keys} keys (default 1 M), folded by the query as reconcile will.
  * Arguments: {@code --table-rows N} (default 10 M), {@code --tail-mb a,b} (default 10,100),
  * {@code --samples N} (freshness samples, default 50), {@code --threads N}.
  */
@@ -81,6 +87,11 @@ public final class UnionReadBenchmark {
       Types.NestedField.optional(2, "ts", Types.TimestampType.withoutZone()),
       Types.NestedField.optional(3, "v", Types.IntegerType.get()),
       Types.NestedField.optional(4, "s", Types.StringType.get()));
+  private static final Schema ENTITY = new Schema(List.of(
+      Types.NestedField.required(1, "id", Types.LongType.get()),
+      Types.NestedField.required(2, "ts", Types.TimestampType.withoutZone()),
+      Types.NestedField.optional(3, "v", Types.IntegerType.get()),
+      Types.NestedField.optional(4, "s", Types.StringType.get())), java.util.Set.of(1));
   private static final int FRAME_ROWS = 100_000;
   private static final String HEADER = "{\"catalog_id\":\"bench\"}";
   private static final String SNAPSHOT_HEADER = "{\"catalog_id\":\"bench\",\"read\":\"snapshot\"}";
@@ -97,6 +108,8 @@ public final class UnionReadBenchmark {
   private final FlightServer server;
   private final FlightClient client;
   private final FlightSqlClient sql;
+  /** Counts appends: the version (ts) of a row grows with it, so a later write of a key wins. */
+  private long stamp;
 
   private UnionReadBenchmark(Path dir, int threads) throws IOException {
     duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("duckdb")), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
@@ -111,8 +124,9 @@ public final class UnionReadBenchmark {
     catalog.createNamespace(Namespace.of("bench"));
     reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
         ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
+    ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(threads);
     producer = new QueryFlightSqlProducer(allocator, id -> catalog, duckdb, QueryConfig.defaults().withThreads(threads),
-        wal);
+        wal, new WalTailRows(duckdb, allocator, store, tombstones, options));
     Consumer<NettyServerBuilder> intercept = builder -> builder.intercept(new QueryMetadataInterceptor());
     server = FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0), producer)
         .executor(new ContextPropagatingExecutorService(executor))
@@ -134,6 +148,8 @@ public final class UnionReadBenchmark {
       tailMb.add(Integer.parseInt(s.trim()));
     }
     int samples = Integer.parseInt(opts.getOrDefault("samples", "50"));
+    long entityKeys = Long.parseLong(opts.getOrDefault("entity-keys", "1000000"));
+    int entityTailMb = Integer.parseInt(opts.getOrDefault("entity-tail-mb", "10"));
     int threads = Integer.parseInt(opts.getOrDefault("threads",
         Integer.toString(Runtime.getRuntime().availableProcessors())));
 
@@ -143,8 +159,10 @@ public final class UnionReadBenchmark {
     out.put("duckdb_threads", threads);
     UnionReadBenchmark bench = new UnionReadBenchmark(dir, threads);
     try {
-      out.set("freshness", bench.freshness(samples));
+      out.set("freshness", bench.freshness("fresh", false, samples));
+      out.set("entity_freshness", bench.freshness("fresh_entity", true, samples));
       out.set("tail", bench.tailCost(tableRows, tailMb));
+      out.set("entity_tail", bench.entityTailCost(entityKeys, entityTailMb));
     } finally {
       bench.close();
       deleteRecursively(dir);
@@ -152,12 +170,24 @@ public final class UnionReadBenchmark {
     System.out.println(Json.toString(out));
   }
 
-  private ObjectNode freshness(int samples) throws Exception {
-    Table table = catalog.buildTable(TableIdentifier.of("bench", "fresh"), NARROW).create();
+  private Table create(String name, boolean entity) {
+    if (!entity) {
+      return catalog.buildTable(TableIdentifier.of("bench", name), NARROW).create();
+    }
+    return catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
+        .withPartitionSpec(PartitionSpec.unpartitioned())
+        .withProperty("format-version", "3")
+        .withProperty(TableProperties.MODE, TableProperties.MODE_ENTITY)
+        .withProperty(TableProperties.VERSION_COLUMN, "ts")
+        .create();
+  }
+
+  private ObjectNode freshness(String name, boolean entity, int samples) throws Exception {
+    Table table = create(name, entity);
     TableWal tw = new TableWal("bench", table.uuid());
     append(tw, 0, 1000);
     reconciler.reconcile(tw);
-    query("SELECT count(*) FROM bench.fresh", HEADER); // warms the path; not reported
+    query("SELECT count(*) FROM bench." + name, HEADER); // warms the path; not reported
     double[] ack = new double[samples];
     double[] visible = new double[samples];
     for (int i = 0; i < samples; i++) {
@@ -165,7 +195,7 @@ public final class UnionReadBenchmark {
       long start = System.nanoTime();
       append(tw, marker, 1);
       long acked = System.nanoTime();
-      while (query("SELECT count(*) FROM bench.fresh WHERE id = " + marker, HEADER) == 0) {
+      while (query("SELECT count(*) FROM bench." + name + " WHERE id = " + marker, HEADER) == 0) {
         // Visible on the first query after the ack; the loop only guards the measurement.
       }
       long seen = System.nanoTime();
@@ -179,7 +209,7 @@ public final class UnionReadBenchmark {
     double[] plain = new double[samples];
     for (int i = 0; i < samples; i++) {
       long start = System.nanoTime();
-      query("SELECT count(*) FROM bench.fresh WHERE id = " + (1_000_000L + i), SNAPSHOT_HEADER);
+      query("SELECT count(*) FROM bench." + name + " WHERE id = " + (1_000_000L + i), SNAPSHOT_HEADER);
       plain[i] = (System.nanoTime() - start) / 1e6;
     }
     ObjectNode n = Json.object();
@@ -241,6 +271,55 @@ public final class UnionReadBenchmark {
     return results;
   }
 
+  /**
+   * An entity table of {@code keys} keys with an unreconciled tail of about {@code tailMb} MB,
+   * half updates of existing keys (a higher version) and half new keys.
+   */
+  private ObjectNode entityTailCost(long keys, int tailMb) throws Exception {
+    Table table = create("big_entity", true);
+    TableWal tw = new TableWal("bench", table.uuid());
+    long loadStart = System.nanoTime();
+    for (long from = 0; from < keys; from += 2_000_000) {
+      append(tw, from, (int) Math.min(2_000_000, keys - from));
+      reconciler.reconcile(tw);
+    }
+    double loadSeconds = (System.nanoTime() - loadStart) / 1e9;
+    String count = "SELECT count(*) + 0 * sum(v) FROM bench.big_entity";
+    double base = best(count, HEADER, 3);
+    long tailBytes = 0;
+    long tailRows = 0;
+    int segments = 0;
+    java.util.Random random = new java.util.Random(keys);
+    while (tailBytes < tailMb * 1_000_000L) {
+      int rows = 35_000;
+      long first = segments % 2 == 0 ? (long) (random.nextDouble() * (keys - rows)) : keys + tailRows;
+      tailBytes += append(tw, first, rows);
+      tailRows += rows;
+      segments++;
+    }
+    long start = System.nanoTime();
+    long seen = query(count, HEADER);
+    double cold = (System.nanoTime() - start) / 1e6;
+    double warm = best(count, HEADER, 3);
+    double snapshotOnly = best(count, SNAPSHOT_HEADER, 3);
+    reconciler.reconcile(tw);
+    long reconciled = query(count, HEADER);
+    ObjectNode n = Json.object();
+    n.put("table_keys", keys);
+    n.put("table_load_seconds", Math.round(loadSeconds * 10) / 10.0);
+    n.put("tail_mb", Math.round(tailBytes / 1e5) / 10.0);
+    n.put("tail_segments", segments);
+    n.put("tail_rows", tailRows);
+    n.put("query_no_tail_ms", base);
+    n.put("query_snapshot_only_ms", snapshotOnly);
+    n.put("query_with_tail_cold_ms", Math.round(cold * 10) / 10.0);
+    n.put("query_with_tail_warm_ms", warm);
+    n.put("rows_seen_before_reconcile", seen);
+    n.put("rows_seen_after_reconcile", reconciled);
+    n.put("equal", seen == reconciled);
+    return n;
+  }
+
   /** The best of {@code repeats} runs of {@code query}, in milliseconds. */
   private double best(String query, String header, int repeats) throws Exception {
     double best = Double.MAX_VALUE;
@@ -271,6 +350,7 @@ public final class UnionReadBenchmark {
 
   /** Appends one segment of rows {@code id = first..first+count-1}; returns its IPC bytes. */
   private long append(TableWal tw, long first, int count) {
+    stamp++;
     List<WalFrame> frames = new ArrayList<>();
     long bytes = 0;
     for (long from = first; from < first + count; from += FRAME_ROWS) {
@@ -295,7 +375,7 @@ public final class UnionReadBenchmark {
       for (int i = 0; i < n; i++) {
         long k = from + i;
         id.set(i, k);
-        ts.set(i, 1_700_000_000_000_000L + k);
+        ts.set(i, 1_700_000_000_000_000L + stamp * 1_000_000L + (k % 1000)); // later appends win
         v.set(i, (int) (k * 31 % 100_000));
         s.setSafe(i, ("s" + (k % 10_000)).getBytes(StandardCharsets.UTF_8));
       }
