@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * Everything a statement ticket or a prepared statement handle carries: the principal whose call
- * created it, the tenant, the SQL, the pinned state of every table it reads (empty: read current
- * snapshots) and the values bound to its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
+ * created it, the tenant, the SQL, the pinned state of every table it reads ({@link SnapshotPin}:
+ * snapshot, schema and the last WAL segment read on top; empty: read current snapshots) and the values bound to its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
  * {@code prepared_statement_handle}, so the server keeps no per-statement state and any server
  * instance can serve any call. A handle is trusted for nothing: its SQL is analyzed again, its
  * tenant must be the one the call selects and the caller may read, its owner must be the caller,
