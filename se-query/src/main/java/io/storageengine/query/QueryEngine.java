@@ -142,8 +142,9 @@ final class QueryEngine implements AutoCloseable {
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
         boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null : readMode == ReadMode.LATEST;
-        boolean entity = TableSettings.of(table).entity();
-        if (withTail && tail != null && (!entity || tail.readsEntities())) {
+        TableSettings settings = withTail && tail != null ? settings(table) : null;
+        boolean entity = settings != null && settings.entity();
+        if (settings != null && (!entity || tail.readsEntities())) {
           // The snapshot's data files (less the rows the tail replaces) plus what the WAL
           // segments it does not include yet add.
           Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
@@ -193,6 +194,18 @@ final class QueryEngine implements AutoCloseable {
       }
       // A view is bound (its files opened) when it is created: a file gone since planning.
       throw PreparedQuery.translate(reads, e);
+    }
+  }
+
+  /**
+   * The engine settings of {@code table}, or null when they break a rule (a table another client
+   * made that ingestion refuses has no WAL, and is read at its snapshot as before).
+   */
+  private static TableSettings settings(Table table) {
+    try {
+      return TableSettings.of(table);
+    } catch (SeException e) {
+      return null;
     }
   }
 

@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  */
 final class WalTail {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
-  static final int MAX_REMEMBERED_FOLDS = 256;
+  static final int MAX_REMEMBERED_FOLDS = 32;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
