@@ -11,6 +11,7 @@ import io.storageengine.broker.BrokerMessages.ScheduleResponse;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
+import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.objectstore.ObjectStore;
 import java.io.IOException;
 import java.net.URI;
@@ -58,6 +59,15 @@ public final class BrokerClient {
    */
   public BrokerClient(ObjectStore store, Duration requestTimeout, int attempts, Duration retryBackoff,
       Optional<String> token) {
+    this(store, requestTimeout, attempts, retryBackoff, token, ClientTrust.jdkDefault());
+  }
+
+  /**
+   * As the five-argument constructor, verifying an {@code https://} broker against {@code trust}
+   * ({@code --tls.ca}, or the JDK's trust store).
+   */
+  public BrokerClient(ObjectStore store, Duration requestTimeout, int attempts, Duration retryBackoff,
+      Optional<String> token, ClientTrust trust) {
     this.token = java.util.Objects.requireNonNull(token, "token");
     if (attempts < 1) {
       throw SeException.invalid("broker client attempts must be >= 1, got %d", attempts);
@@ -66,7 +76,7 @@ public final class BrokerClient {
     this.requestTimeout = requestTimeout;
     this.attempts = attempts;
     this.retryBackoff = retryBackoff;
-    this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).build();
+    this.http = HttpClient.newBuilder().connectTimeout(requestTimeout).sslContext(trust.sslContext()).build();
   }
 
   /** Defaults: 10 s per request, 5 tries starting 100 ms apart (about 3 s to find a new broker). */
@@ -76,7 +86,12 @@ public final class BrokerClient {
 
   /** The defaults, sending {@code token} (the cluster token, when set) with every call. */
   public BrokerClient(ObjectStore store, Optional<String> token) {
-    this(store, Duration.ofSeconds(10), 5, Duration.ofMillis(100), token);
+    this(store, token, ClientTrust.jdkDefault());
+  }
+
+  /** The defaults, sending {@code token} and verifying an {@code https://} broker against {@code trust}. */
+  public BrokerClient(ObjectStore store, Optional<String> token, ClientTrust trust) {
+    this(store, Duration.ofSeconds(10), 5, Duration.ofMillis(100), token, trust);
   }
 
   /** The broker address recorded in the queue object, or empty when no broker ever started. */
@@ -164,6 +179,10 @@ public final class BrokerClient {
     HttpResponse<byte[]> response;
     try {
       response = http.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+    } catch (javax.net.ssl.SSLException e) {
+      // Certificate not trusted, wrong host name, a plain-HTTP peer: say so, it will not heal by itself.
+      throw SeException.unavailable("broker at " + address + ": TLS failed (" + e.getMessage()
+          + "; check --tls.ca and the broker's certificate)", e);
     } catch (IOException e) {
       throw SeException.unavailable("broker at " + address + " is unreachable: " + e.getClass().getSimpleName(), e);
     } catch (InterruptedException e) {

@@ -24,8 +24,11 @@ final class CatalogCommand {
     @CommandLine.Mixin
     TokenOption token;
 
+    @CommandLine.Mixin
+    TlsOption tls;
+
     HttpApi api() {
-      return new HttpApi(serverAddress, token.value());
+      return new HttpApi(serverAddress, token.value(), tls.trust());
     }
 
     int print(HttpResponse<String> response, int expected) {

@@ -2,6 +2,7 @@ package io.storageengine.cli;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.tls.ClientTrust;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.URI;
@@ -10,17 +11,33 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Optional;
+import javax.net.ssl.SSLException;
 
 /** A minimal client of the server's HTTP API, used by the catalog commands. */
 final class HttpApi {
-  private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient client;
   private final String base;
   private final Optional<String> token;
 
-  HttpApi(String serverAddress, Optional<String> token) {
-    String b = serverAddress.contains("://") ? serverAddress : "http://" + serverAddress;
-    this.base = b.endsWith("/") ? b.substring(0, b.length() - 1) : b;
+  /** A client of {@code serverAddress}, verifying an {@code https://} server against {@code trust}. */
+  HttpApi(String serverAddress, Optional<String> token, ClientTrust trust) {
+    this.base = httpBase(serverAddress);
     this.token = token;
+    this.client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(trust.sslContext()).build();
+  }
+
+  /**
+   * The HTTP base URL of a {@code --server-address}: {@code host:port} and {@code http://} are
+   * plain, {@code https://} and {@code grpc+tls://} TLS, {@code grpc://} / {@code grpc+tcp://} plain.
+   */
+  static String httpBase(String serverAddress) {
+    String b = serverAddress.contains("://") ? serverAddress : "http://" + serverAddress;
+    if (b.startsWith("grpc+tls://")) {
+      b = "https://" + b.substring("grpc+tls://".length());
+    } else if (b.startsWith("grpc+tcp://") || b.startsWith("grpc://")) {
+      b = "http://" + b.substring(b.indexOf("://") + 3);
+    }
+    return b.endsWith("/") ? b.substring(0, b.length() - 1) : b;
   }
 
   HttpResponse<String> send(String method, String path, String jsonBody) {
@@ -33,6 +50,8 @@ final class HttpApi {
     }
     try {
       return client.send(rb.build(), HttpResponse.BodyHandlers.ofString());
+    } catch (SSLException e) {
+      throw new SeException(ErrorCode.UNAVAILABLE, TlsOption.handshakeFailure(base, e));
     } catch (ConnectException e) {
       throw new SeException(ErrorCode.UNAVAILABLE, "cannot reach the server at " + base + " (is `se dev` running?)");
     } catch (IOException e) {

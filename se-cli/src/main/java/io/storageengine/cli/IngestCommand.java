@@ -13,6 +13,7 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.LocationSchemes;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -37,6 +38,9 @@ final class IngestCommand implements Callable<Integer> {
 
   @CommandLine.Mixin
   TokenOption token;
+
+  @CommandLine.Mixin
+  TlsOption tls;
 
   @Option(names = "--catalog-id", required = true, description = "Tenant catalog id.")
   String catalogId;
@@ -70,7 +74,7 @@ final class IngestCommand implements Callable<Integer> {
     };
     TableIdentifier ident = Tables.parseIdentifier(table);
     org.apache.iceberg.Table loaded;
-    try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value())) {
+    try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value(), tls.bundle())) {
       loaded = catalog.loadTable(ident);
     } catch (org.apache.iceberg.exceptions.NoSuchTableException e) {
       throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
@@ -86,9 +90,7 @@ final class IngestCommand implements Callable<Integer> {
     long totalBytes = 0;
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
-        IngestClient client = (token.value().isPresent()
-            ? IngestClient.connect(location(serverAddress), allocator, token.value().get())
-            : IngestClient.connect(location(serverAddress), allocator))) {
+        IngestClient client = connect(allocator)) {
       for (Path file : files) {
         FileBatches.Format fileFormat = FileBatches.detect(file, format);
         if (nullString != null && fileFormat != FileBatches.Format.CSV) {
@@ -120,7 +122,8 @@ final class IngestCommand implements Callable<Integer> {
           }
           sender.finish();
         } catch (FlightRuntimeException e) {
-          System.err.println("se: " + file + ": " + e.status().code() + ": " + e.getMessage());
+          System.err.println("se: " + file + ": " + e.status().code() + ": " + TlsOption.tlsFailure(e)
+              .map(ssl -> TlsOption.handshakeFailure(serverAddress, ssl)).orElse(e.getMessage()));
           System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);
           return 1;
         }
@@ -132,6 +135,16 @@ final class IngestCommand implements Callable<Integer> {
     System.out.printf("%d rows acknowledged in %.2f s (%.1f rows/s, %.2f MB/s of Arrow data)%n",
         totalRows, seconds, totalRows / seconds, totalBytes / seconds / 1e6);
     return 0;
+  }
+
+  private IngestClient connect(BufferAllocator allocator) {
+    Location location = location(serverAddress);
+    if (tls.bundle().isPresent() && LocationSchemes.GRPC_TLS.equals(location.getUri().getScheme())) {
+      return IngestClient.connect(location, allocator, tls.bundle().get(), token.value().orElse(null));
+    }
+    return token.value().isPresent()
+        ? IngestClient.connect(location, allocator, token.value().get())
+        : IngestClient.connect(location, allocator);
   }
 
   /** {@code http://host:port} (the server address) as a Flight location on the same port. */

@@ -39,7 +39,8 @@ public final class Main implements Runnable {
   public static int execute(String... args) {
     CommandLine cli = new CommandLine(new Main());
     cli.setExecutionExceptionHandler((e, cmd, parsed) -> {
-      String message = e instanceof SeException ? e.getMessage() : e.toString();
+      String message = e instanceof SeException ? e.getMessage()
+          : TlsOption.tlsFailure(e).map(ssl -> TlsOption.handshakeFailure("the server", ssl)).orElse(e.toString());
       cmd.getErr().println("se: " + message);
       return e instanceof SeException se && se.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
     });

@@ -15,6 +15,7 @@ import org.apache.arrow.flight.FlightInfo;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.HeaderCallOption;
+import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -35,6 +36,9 @@ final class SqlCommand implements Callable<Integer> {
   @CommandLine.Mixin
   TokenOption token;
 
+  @CommandLine.Mixin
+  TlsOption tls;
+
   @Option(names = "--catalog-id", required = true, description = "Tenant catalog to query.")
   String catalogId;
 
@@ -50,7 +54,9 @@ final class SqlCommand implements Callable<Integer> {
   String sql;
 
   private FlightClient flightClient(BufferAllocator allocator) {
-    FlightClient.Builder builder = FlightClient.builder(allocator, IngestCommand.location(serverAddress));
+    Location location = IngestCommand.location(serverAddress);
+    FlightClient.Builder builder = FlightClient.builder(allocator, location);
+    tls.configure(builder, location);
     token.value().ifPresent(t -> builder.intercept(new BearerToken(t)));
     return builder.build();
   }
@@ -80,7 +86,9 @@ final class SqlCommand implements Callable<Integer> {
       if (message == null || message.isBlank()) {
         message = e.status().code().name();
       }
-      if (e.status().code() == org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE) {
+      if (TlsOption.tlsFailure(e).isPresent()) {
+        message = TlsOption.handshakeFailure(serverAddress, TlsOption.tlsFailure(e).get());
+      } else if (e.status().code() == org.apache.arrow.flight.FlightStatusCode.UNAVAILABLE) {
         message = "cannot reach the server at " + serverAddress + " (is `se dev` running?): " + message;
       }
       System.err.println("se: " + e.status().code() + ": " + message);

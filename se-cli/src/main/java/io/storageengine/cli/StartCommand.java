@@ -83,7 +83,7 @@ final class StartCommand {
     }
 
     @Option(names = "--servers", split = ",", paramLabel = "HOST:PORT",
-        description = "Servers to use besides the registered ones, comma-separated.")
+        description = "Servers to use besides the registered ones, comma-separated (https://host:port for a TLS server).")
     List<String> servers = List.of();
 
 
@@ -91,8 +91,8 @@ final class StartCommand {
     public Integer call() throws Exception {
       ServerConfig config = options.resolve();
       for (String server : servers) {
-        if (!server.matches("[^:/\\s]+:\\d{1,5}")) {
-          throw SeException.invalid("--servers: expected host:port, got '%s'", server);
+        if (!server.matches("(https://)?[^:/\\s]+:\\d{1,5}")) {
+          throw SeException.invalid("--servers: expected host:port or https://host:port, got '%s'", server);
         }
       }
       LoadBalancer lb = LoadBalancer.start(config, servers, config.duration(ConfigKey.LB_PROBE_INTERVAL));

@@ -44,6 +44,9 @@ final class TableCommand {
     @CommandLine.Mixin
     TokenOption token;
 
+    @CommandLine.Mixin
+    TlsOption tls;
+
     @Option(names = "--catalog-id", required = true, description = "Tenant catalog id.")
     String catalogId;
 
@@ -53,19 +56,21 @@ final class TableCommand {
     @Override
     public Integer call() throws Exception {
       TableIdentifier ident = Tables.parseIdentifier(table);
-      try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value())) {
+      try (RESTCatalog catalog = RemoteCatalog.open(serverAddress, catalogId, token.value(), tls.bundle())) {
         return run(catalog, ident);
       } catch (NoSuchTableException e) {
         throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
       } catch (org.apache.iceberg.exceptions.RESTException e) {
-        throw new SeException(ErrorCode.UNAVAILABLE, "server at " + serverAddress + ": " + e.getMessage());
+        throw new SeException(ErrorCode.UNAVAILABLE, TlsOption.tlsFailure(e)
+            .map(ssl -> TlsOption.handshakeFailure(serverAddress, ssl))
+            .orElse("server at " + serverAddress + ": " + e.getMessage()));
       }
     }
 
     abstract int run(RESTCatalog catalog, TableIdentifier ident);
 
     String reconcileStatus(String uuid) {
-      return TableCommand.reconcileStatus(new HttpApi(serverAddress, token.value()), catalogId, uuid);
+      return TableCommand.reconcileStatus(new HttpApi(serverAddress, token.value(), tls.trust()), catalogId, uuid);
     }
   }
 

@@ -49,6 +49,9 @@ public record ClientError(ErrorCode code, String message, String type, String er
       iceberg("NoSuchViewException", ErrorCode.NOT_FOUND),
       // A file the catalog points at is missing (e.g. a table's metadata file): not retryable.
       iceberg("NotFoundException", ErrorCode.NOT_FOUND),
+      // Server-side scan planning: a plan id the server does not know, a plan task it cannot answer.
+      iceberg("NoSuchPlanIdException", ErrorCode.NOT_FOUND),
+      iceberg("NoSuchPlanTaskException", ErrorCode.NOT_FOUND),
       iceberg("AlreadyExistsException", ErrorCode.ALREADY_EXISTS),
       iceberg("CommitFailedException", ErrorCode.CONFLICT),
       iceberg("NamespaceNotEmptyException", ErrorCode.CONFLICT),

@@ -20,6 +20,8 @@ import org.apache.iceberg.exceptions.ForbiddenException;
 import org.apache.iceberg.exceptions.NamespaceNotEmptyException;
 import org.apache.iceberg.exceptions.NoSuchIcebergTableException;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
+import org.apache.iceberg.exceptions.NoSuchPlanIdException;
+import org.apache.iceberg.exceptions.NoSuchPlanTaskException;
 import org.apache.iceberg.exceptions.NoSuchTableException;
 import org.apache.iceberg.exceptions.NoSuchViewException;
 import org.apache.iceberg.exceptions.NotAuthorizedException;
@@ -101,6 +103,10 @@ class ErrorMappingTest {
             "NoSuchViewException", "View does not exist: a.v"),
         Arguments.of(new NotFoundException("Failed to open input stream for file: m.json"), ErrorCode.NOT_FOUND,
             FlightStatusCode.NOT_FOUND, 404, "NotFoundException", "Failed to open input stream for file: m.json"),
+        Arguments.of(new NoSuchPlanIdException("no plan 'p1' for table a.t on this server"), ErrorCode.NOT_FOUND,
+            FlightStatusCode.NOT_FOUND, 404, "NoSuchPlanIdException", "no plan 'p1' for table a.t on this server"),
+        Arguments.of(new NoSuchPlanTaskException("invalid plan task"), ErrorCode.NOT_FOUND,
+            FlightStatusCode.NOT_FOUND, 404, "NoSuchPlanTaskException", "invalid plan task"),
         Arguments.of(new AlreadyExistsException("Table already exists: a.t"), ErrorCode.ALREADY_EXISTS,
             FlightStatusCode.ALREADY_EXISTS, 409, "AlreadyExistsException", "Table already exists: a.t"),
         Arguments.of(new CommitFailedException("Requirement failed: branch main has changed"), ErrorCode.CONFLICT,

@@ -6,6 +6,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.QueryDatabasePool;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
@@ -14,6 +15,7 @@ import io.storageengine.reconcile.WalHighWaterMark;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -35,13 +37,17 @@ import org.apache.iceberg.expressions.Expressions;
  * before, {@link TableSnapshotPlanner}), and sets up, on a connection to a locked DuckDB database
  * of the tenant (see {@link QueryDatabasePool}), a view per table over its Parquet files
  * ({@link TableViews}) or the catalog's answer to a metadata statement
- * ({@link MetadataStatements}). The database reads only below the tenant's data directories,
+ * ({@link MetadataStatements}). A reference with time travel is read at the snapshot its clause
+ * names ({@link TimeTravel}) through a view of its own; a metadata table ({@code "t$files"}, ...)
+ * is materialized from the table's metadata ({@link MetadataTables}). The database reads only below the tenant's data directories,
  * changes no setting and loads no extension; each query gets a fresh in-memory catalog
  * {@code default} for its views, detached when it ends.
  */
 final class QueryEngine implements AutoCloseable {
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
+  /** The DuckDB schemas (numbered) of the views of references with time travel. */
+  static final String TRAVEL_SCHEMA = "__se_at_";
 
   private final TenantCatalogs catalogs;
   private final SnapshotPlanCache plans = new SnapshotPlanCache();
@@ -50,23 +56,32 @@ final class QueryEngine implements AutoCloseable {
   private final TableViews views;
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
+  private final PendingWal wal;
   /** The WAL tails of the tables; null: every query reads snapshots only. */
   private final WalTail tail;
 
-  /** An engine of a process without WAL: every query reads snapshots only. */
+  /**
+   * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
+   *     footers are its (closing the engine leaves them to it); every query reads snapshots only
+   */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
-    this(catalogs, duckdb, config, null);
+    this(catalogs, duckdb, config, PendingWal.NONE);
+  }
+
+  /** As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}). */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal) {
+    this(catalogs, duckdb, config, wal, null);
   }
 
   /**
-   * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
-   *     footers are its (closing the engine leaves them to it)
-   * @param tail reads the acknowledged WAL after each table's snapshot ({@link ReadMode#LATEST});
-   *     null when the process has no WAL, and queries read snapshots only
+   * As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}) and
+   * {@code tail} reading the acknowledged WAL after each table's snapshot ({@link ReadMode#LATEST};
+   * null when the process has no WAL, and queries read snapshots only).
    */
-  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, WalTail tail) {
-    this.catalogs = catalogs;
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal, WalTail tail) {
+    this.wal = wal;
     this.tail = tail;
+    this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
     this.views = new TableViews(duckdb.footers());
@@ -125,12 +140,33 @@ final class QueryEngine implements AutoCloseable {
       Analysis analysis = analyzed.analysis();
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
+      Map<String, TimeTravel.Spec> travel = new LinkedHashMap<>();
+      analysis.travel().forEach(reference -> travel.put(reference.key(), reference.spec()));
+      // The view each time travel key is read through (its references are renamed to it).
+      Map<String, TableName> travelViews = new LinkedHashMap<>();
+      List<MetadataRead> metadata = new ArrayList<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
+        String metadataKind = analysis.metadataTables().get(entry.getKey());
+        if (metadataKind != null) {
+          TableName base = new TableName(name.schema(), MetadataTables.baseTable(name.table()), name.namespace());
+          TableIdentifier baseId = TableIdentifier.of(TenantMetadata.namespace(base.namespace()), base.table());
+          Table table = load(catalogId, catalog, baseId, base);
+          if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE) {
+            describe = MetadataTables.schema(table, metadataKind);
+          } else {
+            metadata.add(new MetadataRead(name, table, metadataKind, TenantMetadata.displayName(baseId)));
+          }
+          continue;
+        }
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
         Table table = load(catalogId, catalog, id, name);
-        SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
+        TimeTravel.Spec at = travel.get(entry.getKey());
+        SnapshotPin pin = pins.get(entry.getKey());
+        if (pin == null) {
+          pin = at == null ? SnapshotPin.current(table) : TimeTravel.pin(table, TenantMetadata.displayName(id), at);
+        }
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
           // Answered from the catalog: no files are planned or read.
@@ -140,8 +176,15 @@ final class QueryEngine implements AutoCloseable {
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
+        TableName view = name;
+        if (at != null) {
+          view = new TableName(TRAVEL_SCHEMA + travelViews.size(), name.table(), name.namespace());
+          travelViews.put(entry.getKey(), view);
+        }
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
-        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null : readMode == ReadMode.LATEST;
+        // Time travel reads the snapshot it names, never the WAL after it.
+        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null
+            : readMode == ReadMode.LATEST && at == null;
         TableSettings settings = withTail && tail != null ? settings(table) : null;
         boolean entity = settings != null && settings.entity();
         if (settings != null && (!entity || tail.readsEntities())) {
@@ -155,7 +198,7 @@ final class QueryEngine implements AutoCloseable {
           plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
         }
         used.put(entry.getKey(), pin);
-        planned.put(name, plannedTable);
+        planned.put(view, plannedTable);
       }
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {
@@ -170,20 +213,30 @@ final class QueryEngine implements AutoCloseable {
       }
       int viewNumber = 0;
       for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
-        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++);
+        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
+      }
+      for (MetadataRead read : metadata) {
+        MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName(), catalogId, wal);
       }
       if (analysis.kind() == StatementAnalyzer.Kind.SHOW_TABLES) {
         statement = MetadataStatements.showTables(connection, catalog);
       }
       if (!analysis.informationSchema().isEmpty()) {
-        statement = MetadataStatements.informationSchema(connection, catalog, statement, analysis.informationSchema());
+        MetadataStatements.materializeInformationSchema(connection, catalog, analysis.informationSchema());
+      }
+      if (describe == null) {
+        boolean hideLineage = analysis.lineage()
+            && planned.values().stream().allMatch(table -> RowLineage.hidesBoth(table.schema()));
+        statement = renameReferences(statement, analysis, travelViews, hideLineage);
       }
       resources.addAll(leases);
       resources.add(database);
       List<ResultColumns.Origin> origins = List.of();
       if (analyzed.select() != null && analysis.kind() == StatementAnalyzer.Kind.QUERY
           && analysis.informationSchema().isEmpty()) {
-        PlannedTable read = planned.get(analyzed.select().table());
+        // The one table of the select; a reference with time travel is planned under its view's name.
+        PlannedTable read = travelViews.size() == 1 && planned.size() == 1 ? planned.values().iterator().next()
+            : planned.get(analyzed.select().table());
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
       return new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
@@ -219,12 +272,44 @@ final class QueryEngine implements AutoCloseable {
       } else {
         long[] merged = java.util.stream.LongStream.concat(java.util.Arrays.stream(file.deletedPositions()),
             java.util.Arrays.stream(replaced)).sorted().distinct().toArray();
-        out.add(new PlannedFile(file.location(), file.localPath(), merged));
+        out.add(new PlannedFile(file.location(), file.localPath(), merged, file.firstRowId(),
+            file.dataSequenceNumber()));
       }
     }
     out.addAll(read.files());
     return out;
   }
+
+  /**
+   * {@code statement} reading the emulated information_schema views and, for each reference with
+   * time travel, the view of its snapshot (the clause removed), and with {@code hideLineage}
+   * the lineage columns excluded from plain stars ({@link RowLineage#starExclusion}), in one pass
+   * over the statement (see {@link StatementSplice}).
+   */
+  private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews,
+      boolean hideLineage) {
+    List<StatementAnalyzer.Span> spans = new ArrayList<>(analysis.informationSchema());
+    Map<StatementAnalyzer.Span, String> renamed = new HashMap<>();
+    for (StatementAnalyzer.Travel reference : analysis.travel()) {
+      TableName view = travelViews.get(reference.key());
+      if (view != null) {
+        spans.add(reference.span());
+        renamed.put(reference.span(), SqlQuoting.identifier(view.schema()) + "." + SqlQuoting.identifier(view.table()));
+      }
+    }
+    Map<Integer, String> insertions = new HashMap<>();
+    if (hideLineage) {
+      analysis.stars().forEach(offset -> insertions.put(offset, RowLineage.starExclusion()));
+    }
+    if (spans.isEmpty() && insertions.isEmpty()) {
+      return statement;
+    }
+    return StatementSplice.replace(statement, spans,
+        span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span), insertions);
+  }
+
+  /** A metadata table the statement reads: the name it uses, the table and which of its metadata. */
+  private record MetadataRead(TableName name, Table table, String kind, String displayName) {}
 
   /** The SQL keywords of the dialect (see {@link StatementParser#keywords}). */
   List<String> keywords() {

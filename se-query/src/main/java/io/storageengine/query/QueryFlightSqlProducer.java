@@ -108,11 +108,11 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /**
    * A producer whose host does not accept Flight SQL bulk ingest, whose queries read each table's
    * acknowledged WAL segments after its snapshot from {@code wal}, applied by {@code tailRows}
-   * (see {@link ReadMode}).
+   * (see {@link ReadMode}); {@code "t$wal"} shows nothing pending.
    */
   public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, WalLog wal, WalTailRows tailRows) {
-    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), wal, tailRows);
+    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), PendingWal.NONE, wal, tailRows);
   }
 
   /**
@@ -123,25 +123,35 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion) {
-    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"), null, null);
+    this(allocator, catalogs, duckdb, config, bulkIngestion, Threads.daemon("se-query"));
   }
 
   /**
    * As above, with {@code threads} making the producer's background threads (a process's
-   * composition root passes threads whose uncaught throwables take its fatal-error path) and
-   * {@code wal} the cluster's WAL: queries then read each table's acknowledged WAL segments after
-   * its snapshot ({@link ReadMode#LATEST}), applied by {@code tailRows} (entity tables only when
-   * it {@linkplain WalTailRows#foldsEntities folds them}, else at their snapshot); with a null
-   * {@code wal} or {@code tailRows} they read snapshots only.
+   * composition root passes threads whose uncaught throwables take its fatal-error path).
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
-      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, WalLog wal, WalTailRows tailRows) {
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
+    this(allocator, catalogs, duckdb, config, bulkIngestion, threads, PendingWal.NONE, null, null);
+  }
+
+  /**
+   * As above, {@code pending} telling what the WAL holds for {@code "t$wal"} (see
+   * {@link PendingWal}), and {@code wal} the cluster's WAL: queries then read each table's
+   * acknowledged WAL segments after its snapshot ({@link ReadMode#LATEST}), applied by
+   * {@code tailRows} (entity tables only when it {@linkplain WalTailRows#foldsEntities folds
+   * them}, else at their snapshot); with a null {@code wal} or {@code tailRows} they read
+   * snapshots only.
+   */
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, PendingWal pending, WalLog wal,
+      WalTailRows tailRows) {
     this.handoff = new PlannedQueryHandoff(threads);
     this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
-    this.engine = new QueryEngine(catalogs, duckdb, config,
+    this.engine = new QueryEngine(catalogs, duckdb, config, pending,
         wal == null || tailRows == null ? null : new WalTail(wal, duckdb, tailRows));
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");

@@ -308,8 +308,13 @@ class HostileSqlTest {
     out.add(Arguments.of("SELECT * FROM duckdb_settings", "table `duckdb_settings` does not exist in namespace default"));
     out.add(Arguments.of("SELECT * FROM \"default\".t", "table `t` needs a namespace"));
     out.add(Arguments.of("SELECT * FROM private.accounts", "does not exist"));
-    out.add(Arguments.of("SELECT * FROM atk.t AT (VERSION => 1)", "time travel (AT ...) is not supported"));
-    out.add(Arguments.of("SELECT * FROM atk.t AT (TIMESTAMP => now())", "time travel (AT ...) is not supported"));
+    out.add(Arguments.of("SELECT * FROM atk.t AT (VERSION => 1)", "has no snapshot 1"));
+    out.add(Arguments.of("SELECT * FROM atk.t AT (TIMESTAMP => now())", "the time travel value must be a literal"));
+    out.add(Arguments.of("SELECT * FROM atk.t AT (VERSION => (SELECT max(id) FROM atk.t))", "must be a literal"));
+    out.add(Arguments.of("SELECT * FROM atk.t AT (TIMESTAMP => CAST(getenv('HOME') AS TIMESTAMP))", "must be a literal"));
+    out.add(Arguments.of("SELECT * FROM atk.t FOR VERSION AS OF (SELECT 1)", "the time travel value must be a literal"));
+    out.add(Arguments.of("SELECT * FROM atk.\"t$snapshots\" AT (VERSION => 1)", "cannot be read with time travel"));
+    out.add(Arguments.of("SELECT * FROM private.\"accounts$files\"", "does not exist"));
     out.add(Arguments.of("SELECT CAST(id AS main.secret_type) FROM atk.t", "type `main.secret_type` is not allowed"));
     out.add(Arguments.of("SELECT CAST(id AS system.main.integer) FROM atk.t", "type `system.main.integer` is not allowed"));
     // Statements that are not queries.

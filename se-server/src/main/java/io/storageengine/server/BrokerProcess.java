@@ -14,7 +14,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * {@code se start broker}: the task queue of distributed mode on its own listener. It records
- * {@code http://<listener>} in {@code broker/queue.json}, where workers and servers find it. The
+ * {@code http://<listener>} ({@code https://} with {@code --tls.cert} and {@code --tls.key}) in
+ * {@code broker/queue.json}, where workers and servers find it. The
  * broker API takes the cluster token ({@link ClusterToken}); {@code /health} is open.
  */
 public final class BrokerProcess implements AutoCloseable {
@@ -29,15 +30,15 @@ public final class BrokerProcess implements AutoCloseable {
     InetSocketAddress address = context.config().serverAddress();
     this.broker = context.own(new Broker(context.store(), context.config().broker(), Clock.systemUTC(),
         context.threads("se-broker-commit")));
-    this.server = Server.builder()
-        .http(new InetSocketAddress(address.getHostString(), address.getPort()))
+    this.server = ListenerTls.bind(Server.builder(), address, context.tls())
         .gracefulShutdownTimeout(Duration.ofMillis(200), Duration.ofSeconds(5))
         .service("/health", (ctx, req) -> HttpResponse.of(ResponseHeaders.of(HttpStatus.OK)))
         .serviceUnder(BrokerHttpService.PATH_PREFIX, context.clusterToken().protect(new BrokerHttpService(broker)))
         .build();
     context.own((AutoCloseable) () -> server.stop().join());
     server.start().join();
-    String advertised = "http://" + address.getHostString() + ":" + server.activeLocalPort();
+    String advertised = ListenerTls.scheme(context.tls()) + "://" + address.getHostString() + ":"
+        + server.activeLocalPort();
     broker.start(advertised);
     LOG.info("broker active at {} (epoch {})", advertised, broker.epoch());
   }

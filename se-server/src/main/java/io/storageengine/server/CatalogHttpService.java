@@ -40,20 +40,24 @@ import java.util.Map;
  * <p>Every route asks {@link Access#require} before it touches the registry (so a refusal reads
  * the same whether or not the catalog exists): creating and deleting catalogs needs a cluster
  * admin, describing a catalog, a table's reconcile status and Iceberg REST reads ({@code GET},
- * {@code HEAD}) a reader, Iceberg REST writes an owner; {@code /catalogs/{id}/grants} is the
+ * {@code HEAD}, scan planning: {@link IcebergRestFacade#isRead}) a reader, Iceberg REST writes an
+ * owner; {@code /catalogs/{id}/grants} is the
  * admin API of {@link AccessHttpService}.
  */
 final class CatalogHttpService implements HttpService {
   private static final int MAX_BODY_BYTES = 1 << 20;
+  /** The Iceberg REST header by which a client asks for vended storage credentials. */
+  private static final String ACCESS_DELEGATION = "x-iceberg-access-delegation";
 
   private final TenantCatalogRegistry registry;
   private final IcebergRestFacade facade;
   private final ReconcileStatusStore reconcileStatuses;
   private final Access access;
 
-  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses, Access access) {
+  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses, Access access,
+      int planPageSize) {
     this.registry = registry;
-    this.facade = new IcebergRestFacade(registry, registry::config, registry.telemetry());
+    this.facade = new IcebergRestFacade(registry, registry::config, registry.telemetry(), planPageSize);
     this.reconcileStatuses = reconcileStatuses;
     this.access = access;
   }
@@ -108,9 +112,9 @@ final class CatalogHttpService implements HttpService {
       return methodNotAllowed("GET, DELETE", "method " + method + " is not allowed on /catalogs/{id}");
     }
     if (below.equals("v1") || below.startsWith("v1/")) {
-      boolean read = method == HttpMethod.GET || method == HttpMethod.HEAD;
-      access.require(caller, id, read ? Action.READ : Action.DDL);
-      return icebergRest(ctx, req, id, below.equals("v1") ? "" : below.substring(3));
+      String path = below.equals("v1") ? "" : below.substring(3);
+      access.require(caller, id, IcebergRestFacade.isRead(method.name(), path) ? Action.READ : Action.DDL);
+      return icebergRest(ctx, req, id, path);
     }
     access.require(caller, id, Action.READ);
     if (below.startsWith("tables/") && below.endsWith("/reconcile")) {
@@ -168,7 +172,8 @@ final class CatalogHttpService implements HttpService {
     }
     Map<String, String> query = new LinkedHashMap<>();
     ctx.queryParams().forEach((k, v) -> query.putIfAbsent(k, v));
-    IcebergRestFacade.Response r = facade.handle(id, req.method().name(), path, query, req.content().array());
+    IcebergRestFacade.Response r = facade.handle(id, req.method().name(), path, query,
+        req.headers().get(ACCESS_DELEGATION), req.content().array());
     if (r.status() == 204) {
       return HttpResponse.of(HttpStatus.NO_CONTENT);
     }

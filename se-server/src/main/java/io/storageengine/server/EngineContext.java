@@ -4,6 +4,7 @@ import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.Threads;
 import io.storageengine.common.telemetry.Telemetry;
+import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.reconcile.ReconcileHooks;
@@ -76,12 +77,15 @@ public final class EngineContext implements AutoCloseable {
   private final Reconciler reconciler;
   private final Access access;
   private final ClusterToken clusterToken;
+  private final TlsConfig tls;
   private boolean closed;
 
   private EngineContext(Builder builder) {
     this.fatal = new FatalErrors(builder.exit);
     boolean ok = false;
     try {
+      // First: a role with a missing or mismatched certificate or key refuses to start.
+      this.tls = builder.config.tls();
       this.observability = own(ServerObservability.start(builder.telemetry));
       // se dev generates the file store's key on first start; the other roles need one configured.
       this.config = builder.devKey ? ClusterStorage.withDevKey(builder.config) : builder.config;
@@ -156,6 +160,11 @@ public final class EngineContext implements AutoCloseable {
   /** The token of the broker API, which servers and workers send to it. */
   public ClusterToken clusterToken() {
     return clusterToken;
+  }
+
+  /** The listener's certificate (if any) and what this process trusts when it calls other roles. */
+  public TlsConfig tls() {
+    return tls;
   }
 
   /** The child allocator of {@code subsystem}; closed by the context, after everything a role owns. */

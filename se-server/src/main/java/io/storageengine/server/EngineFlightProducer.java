@@ -8,6 +8,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
+import io.storageengine.query.PendingWal;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.WalTailRows;
@@ -31,12 +32,14 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
 
   /**
    * @param threads makes the query side's background threads
+   * @param pending what {@code "t$wal"} shows of the cluster's WAL
    * @param wal the cluster's WAL: queries read what is acknowledged and not yet reconciled
    * @param tailRows applies the WAL tail to a table's snapshot with reconciliation's code
    */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access, WalLog wal, WalTailRows tailRows) {
-    super(allocator, catalogs, duckdb, config, true, threads, wal, tailRows);
+      IngestService ingest, ThreadFactory threads, Access access, PendingWal pending, WalLog wal,
+      WalTailRows tailRows) {
+    super(allocator, catalogs, duckdb, config, true, threads, pending, wal, tailRows);
     this.ingest = ingest;
     this.access = access;
   }

@@ -7,6 +7,7 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.ingest.IngestService;
@@ -79,7 +80,7 @@ public final class EngineServer implements AutoCloseable {
       ReconcileLoop triggerTarget = loop;
       ReconcileScheduler scheduler = role == Role.SERVER
           ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"),
-          context.clusterToken().value())) : null;
+          context.clusterToken().value(), context.tls().trust())) : null;
       BufferAllocator ingestAllocator = context.allocator(EngineContext.Subsystem.INGEST);
       // Inside a Flight call, ingestion looks a catalog up only for a caller who may write to it.
       this.ingest = context.own(new IngestService(ingestAllocator, access.forCallers(registry, Action.WRITE), wal,
@@ -94,7 +95,7 @@ public final class EngineServer implements AutoCloseable {
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
-          context.threads("se-query"), access, wal,
+          context.threads("se-query"), access, new WalPendingSegments(wal), wal,
           new WalTailRows(context.duckdb(), context.allocator(EngineContext.Subsystem.QUERY), store,
               context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
       Map<String, HttpService> routes = new LinkedHashMap<>();
@@ -102,7 +103,8 @@ public final class EngineServer implements AutoCloseable {
       routes.put("/health", new HealthHttpService(reconcileStatuses));
       // Metrics name catalogs and tables: cluster admins only.
       routes.put("/metrics", access.adminOnly(observability.metricsService()));
-      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access);
+      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access,
+          config.integer(ConfigKey.REST_PLAN_PAGE_SIZE));
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);
       AccessHttpService principals = new AccessHttpService(access);
@@ -117,10 +119,11 @@ public final class EngineServer implements AutoCloseable {
           observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
           // The last runs first: tracing sees every call, then the caller is established.
           List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), access.flightInterceptor(),
-              observability.flightInterceptor())));
+              observability.flightInterceptor()), context.tls()));
       if (role == Role.SERVER) {
         // Last, so a load balancer never discovers a server that is not listening yet.
-        context.own(ServerRegistration.start(store, advertisedAddress(config, listener.port()), Clock.systemUTC(),
+        context.own(ServerRegistration.start(store, advertisedAddress(config, listener.port(), context.tls()),
+            Clock.systemUTC(),
             context.scheduler("se-server-registration")));
       }
       ok = true;
@@ -178,8 +181,11 @@ public final class EngineServer implements AutoCloseable {
     return Optional.ofNullable(reconcileLoop);
   }
 
-  /** Where load balancers reach this server: the configured host (this machine's name for a wildcard). */
-  static String advertisedAddress(ServerConfig config, int port) {
+  /**
+   * Where load balancers reach this server: the configured host (this machine's name for a
+   * wildcard), {@code https://host:port} when the listener serves TLS.
+   */
+  static String advertisedAddress(ServerConfig config, int port, TlsConfig tls) {
     InetSocketAddress address = config.serverAddress();
     String host = address.getHostString();
     if (address.getAddress() != null && address.getAddress().isAnyLocalAddress()) {
@@ -191,7 +197,7 @@ public final class EngineServer implements AutoCloseable {
             + "give the address load balancers should use");
       }
     }
-    return host + ":" + port;
+    return (tls.serves() ? "https://" : "") + host + ":" + port;
   }
 
   private static void logResult(ReconcileResult result) {

@@ -8,6 +8,7 @@ import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.grpc.GrpcService;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.storageengine.common.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
@@ -22,6 +23,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The one listener: Armeria serving plain HTTP routes and, on the same port, gRPC with the Arrow
  * Flight service (ingestion and Flight SQL). Requests are told apart by protocol, not by port.
+ * With {@code --tls.cert} and {@code --tls.key} both are served over TLS ({@link ListenerTls}).
  */
 public final class Listener implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Listener.class);
@@ -40,11 +42,11 @@ public final class Listener implements AutoCloseable {
   /**
    * Starts listening. {@code routes} maps exact paths or {@code prefix:} paths (Armeria route
    * syntax) to HTTP services; the Flight service is wrapped by {@code interceptors} and runs its
-   * producer calls on {@code flightExecutor}.
+   * producer calls on {@code flightExecutor}; {@code tls} decides between HTTPS and plain HTTP.
    */
   public static Listener start(InetSocketAddress address, Map<String, HttpService> routes,
       BufferAllocator allocator, FlightProducer producer, ExecutorService flightExecutor,
-      List<ServerInterceptor> interceptors) {
+      List<ServerInterceptor> interceptors, TlsConfig tls) {
     var flight = FlightGrpcUtils.createFlightService(allocator, producer, FlightHandshake.ACCEPT_ALL, flightExecutor);
     // Armeria serializes a response message later, on its event loop; Flight frees a batch's
     // buffers as soon as sendMessage returns. Re-marshalling every message to bytes inside
@@ -65,8 +67,7 @@ public final class Listener implements AutoCloseable {
           return status;
         })
         .build();
-    ServerBuilder sb = Server.builder()
-        .http(new InetSocketAddress(address.getHostString(), address.getPort()))
+    ServerBuilder sb = ListenerTls.bind(Server.builder(), address, tls)
         // Flight streams live as long as the client wants; HTTP handlers bound their own work.
         .requestTimeout(Duration.ZERO)
         .maxRequestLength(0)
@@ -78,7 +79,8 @@ public final class Listener implements AutoCloseable {
     routes.forEach(sb::service);
     Server server = sb.build();
     server.start().join();
-    LOG.info("listening on {} (HTTP and Arrow Flight)", server.activeLocalPort());
+    LOG.info("listening on {} ({} and Arrow Flight{})", server.activeLocalPort(), tls.serves() ? "HTTPS" : "HTTP",
+        tls.serves() ? " over TLS" : "");
     return new Listener(server);
   }
 

@@ -1,6 +1,7 @@
 package io.storageengine.server;
 
 import io.storageengine.broker.BrokerClient;
+import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.broker.TaskKeys;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.TableWal;
@@ -34,8 +35,9 @@ final class ReconcileScheduler implements AutoCloseable {
   private final Set<TableWal> due = ConcurrentHashMap.newKeySet();
 
   /** @param executor the one background thread (shut down by {@link #close}) */
-  ReconcileScheduler(ObjectStore store, ScheduledExecutorService executor, Optional<String> clusterToken) {
-    this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100), clusterToken);
+  ReconcileScheduler(ObjectStore store, ScheduledExecutorService executor, Optional<String> clusterToken,
+      ClientTrust trust) {
+    this.client = new BrokerClient(store, Duration.ofSeconds(5), 2, Duration.ofMillis(100), clusterToken, trust);
     this.executor = executor;
     executor.scheduleWithFixedDelay(this::scheduleDue, RETRY.toMillis(), RETRY.toMillis(), TimeUnit.MILLISECONDS);
   }

@@ -4,6 +4,7 @@ import io.storageengine.auth.AuthConfig;
 import io.storageengine.broker.BrokerConfig;
 import io.storageengine.common.config.ConfigSource;
 import io.storageengine.common.config.Setting;
+import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.query.QueryConfig;
@@ -107,6 +108,14 @@ public final class ServerConfig {
     return AuthConfig.from(source, launch);
   }
 
+  /**
+   * The TLS settings ({@code tls.*}), their files read and checked now. Not part of validation:
+   * a config is built up one setting at a time, and the certificate comes before its key.
+   */
+  public TlsConfig tls() {
+    return TlsConfig.from(source);
+  }
+
   /** Ingestion's config ({@code ingest.*}). */
   public IngestConfig ingest() {
     return IngestConfig.from(source);
@@ -198,7 +207,7 @@ public final class ServerConfig {
     Stream.of(ConfigKey.values()).map(ConfigKey::setting).filter(s -> !ROLE_SETTINGS.contains(s))
         .forEach(s -> byKey.put(s.key(), s));
     Stream.of(IngestConfig.SETTINGS, ReconcileOptions.SETTINGS, MaintenancePolicy.SETTINGS, QueryConfig.SETTINGS,
-        DuckRuntime.SETTINGS, BrokerConfig.SETTINGS, AuthConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
+        DuckRuntime.SETTINGS, BrokerConfig.SETTINGS, AuthConfig.SETTINGS, TlsConfig.SETTINGS).flatMap(List::stream).forEach(s -> byKey.putIfAbsent(s.key(), s));
     Map<String, List<Setting<?>>> groups = new LinkedHashMap<>();
     for (Setting<?> s : byKey.values()) {
       groups.computeIfAbsent(s.key().split("\\.")[0], g -> new ArrayList<>()).add(s);

@@ -81,7 +81,7 @@ public final class WorkerProcess implements AutoCloseable {
     Reconciler reconciler = context.reconciler();
     Maintainer maintainer = context.maintainer();
     Duration maintenanceInterval = context.config().duration(ConfigKey.MAINTENANCE_INTERVAL);
-    BrokerClient broker = new BrokerClient(store, context.clusterToken().value());
+    BrokerClient broker = new BrokerClient(store, context.clusterToken().value(), context.tls().trust());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
     ReconcileStatusStore statuses = new ReconcileStatusStore(store);
     handlers.put(TaskKeys.RECONCILE, task -> {

@@ -31,6 +31,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.BadRequestException;
 import org.apache.iceberg.exceptions.ForbiddenException;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.rest.Endpoint;
 import org.apache.iceberg.rest.RESTCatalog;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.AfterEach;
@@ -74,13 +75,18 @@ class RestFacadeTest {
     JsonNode config = json(send("GET", "/catalogs/warehouse/v1/config", null));
     List<String> endpoints = new ArrayList<>();
     config.get("endpoints").forEach(e -> endpoints.add(e.asText()));
-    assertThat(endpoints).hasSize(24).contains(
+    assertThat(endpoints).hasSize(29).contains(
         "POST /v1/{prefix}/transactions/commit",
         "POST /v1/{prefix}/namespaces/{namespace}/register",
         "POST /v1/{prefix}/namespaces/{namespace}/tables/{table}/metrics",
         "GET /v1/{prefix}/namespaces/{namespace}/views/{view}",
-        "POST /v1/{prefix}/views/rename");
-    assertThat(endpoints).noneMatch(e -> e.contains("/plan") || e.contains("/credentials"));
+        "POST /v1/{prefix}/views/rename",
+        Endpoint.V1_SUBMIT_TABLE_SCAN_PLAN.toString(),
+        Endpoint.V1_FETCH_TABLE_SCAN_PLAN.toString(),
+        Endpoint.V1_CANCEL_TABLE_SCAN_PLAN.toString(),
+        Endpoint.V1_FETCH_TABLE_SCAN_PLAN_TASKS.toString(),
+        Endpoint.V1_TABLE_CREDENTIALS.toString());
+    assertThat(endpoints).doesNotContain(Endpoint.V1_TABLE_REMOTE_SIGN.toString());
 
     // A REST tenant whose upstream does not answer: config comes from the stored config.
     HttpResponse<String> created = send("POST", "/catalogs",
@@ -88,7 +94,7 @@ class RestFacadeTest {
     assertThat(created.statusCode()).isEqualTo(201);
     HttpResponse<String> down = send("GET", "/catalogs/down/v1/config?warehouse=x", null);
     assertThat(down.statusCode()).as(down.body()).isEqualTo(200);
-    assertThat(json(down).get("endpoints").size()).isEqualTo(24);
+    assertThat(json(down).get("endpoints").size()).isEqualTo(29);
     HttpResponse<String> unknown = send("GET", "/catalogs/nope/v1/config", null);
     assertThat(unknown.statusCode()).isEqualTo(404);
     assertThat(unknown.body()).contains("nope");

@@ -46,10 +46,13 @@ import org.apache.iceberg.rest.CatalogHandlers;
 import org.apache.iceberg.rest.RESTCatalogProperties;
 import org.apache.iceberg.rest.RESTSerializers;
 import org.apache.iceberg.rest.RESTUtil;
+import org.apache.iceberg.rest.credentials.Credential;
 import org.apache.iceberg.rest.requests.CommitTransactionRequest;
 import org.apache.iceberg.rest.requests.CreateNamespaceRequest;
 import org.apache.iceberg.rest.requests.CreateTableRequest;
 import org.apache.iceberg.rest.requests.CreateViewRequest;
+import org.apache.iceberg.rest.requests.FetchScanTasksRequest;
+import org.apache.iceberg.rest.requests.PlanTableScanRequest;
 import org.apache.iceberg.rest.requests.RegisterTableRequest;
 import org.apache.iceberg.rest.requests.RegisterViewRequest;
 import org.apache.iceberg.rest.requests.RenameTableRequest;
@@ -57,6 +60,7 @@ import org.apache.iceberg.rest.requests.ReportMetricsRequest;
 import org.apache.iceberg.rest.requests.UpdateNamespacePropertiesRequest;
 import org.apache.iceberg.rest.requests.UpdateTableRequest;
 import org.apache.iceberg.rest.responses.ConfigResponse;
+import org.apache.iceberg.rest.responses.ImmutableLoadCredentialsResponse;
 import org.apache.iceberg.rest.responses.ListNamespacesResponse;
 import org.apache.iceberg.rest.responses.ListTablesResponse;
 import org.apache.iceberg.rest.responses.LoadTableResponse;
@@ -74,9 +78,13 @@ import org.slf4j.LoggerFactory;
  * <p>Served (and advertised in {@code /v1/config}, see {@link RestEndpoints}): config;
  * namespaces (list, create, load, exists, drop, update properties); tables (list, create and
  * staged create, load, exists, commit, drop and purge, rename, register, metrics reports);
+ * server-side scan planning ({@link ScanPlanner}); a table's storage credentials ({@code GET
+ * .../credentials}, and in load, create and plan responses for a client that sends
+ * {@code X-Iceberg-Access-Delegation: vended-credentials}, see {@link VendedCredentials});
  * multi-table transactions; views (list, create, load, exists, replace, drop, rename, register).
  * Listings page by {@code pageToken}/{@code pageSize}. Anything else answers 404 or 405 in the
- * REST error model.
+ * REST error model. {@link #isRead} says which requests only read (the caller needs
+ * {@code reader}, not {@code owner}).
  *
  * <p>Every write path is held to the tenant's {@link TableLocationPolicy} (names, locations under
  * the storage root, path properties), and every table commit, single or in a transaction, to
@@ -90,6 +98,7 @@ public final class IcebergRestFacade {
   private final Consumer<String> requireConfigured;
   private final ObjectMapper mapper;
   private final ClientMetricsRecorder metrics;
+  private final ScanPlanner planner;
 
   /** A facade whose {@code /v1/config} checks the tenant by building its catalog. */
   public IcebergRestFacade(TenantCatalogs catalogs) {
@@ -110,7 +119,17 @@ public final class IcebergRestFacade {
    * into {@code telemetry}.
    */
   public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured, Telemetry telemetry) {
+    this(catalogs, requireConfigured, telemetry, ScanPlanner.DEFAULT_PAGE_SIZE);
+  }
+
+  /**
+   * As {@link #IcebergRestFacade(TenantCatalogs, Consumer, Telemetry)}, a scan plan answering at
+   * most {@code planPageSize} file scan tasks per response (more come as plan tasks).
+   */
+  public IcebergRestFacade(TenantCatalogs catalogs, Consumer<String> requireConfigured, Telemetry telemetry,
+      int planPageSize) {
     this.metrics = new ClientMetricsRecorder(telemetry);
+    this.planner = new ScanPlanner(planPageSize, ScanPlanner.DEFAULT_MAX_CACHED_TASKS);
     this.catalogs = catalogs;
     this.requireConfigured = requireConfigured;
     this.mapper = new ObjectMapper()
@@ -134,10 +153,43 @@ public final class IcebergRestFacade {
   private enum Subject { OTHER, NAMESPACE, TABLE, VIEW }
 
   /**
+   * Whether a request only reads: {@code GET} and {@code HEAD}, and the scan-planning calls
+   * ({@code POST .../tables/{t}/plan}, {@code DELETE .../plan/{plan-id}}, {@code POST
+   * .../tables/{t}/tasks}), which change nothing in the catalog. {@code path} as for {@link #handle}.
+   */
+  public static boolean isRead(String method, String path) {
+    if (method.equals("GET") || method.equals("HEAD")) {
+      return true;
+    }
+    List<String> seg = segments(path);
+    if (seg.size() < 5 || !seg.get(0).equals("namespaces") || !seg.get(2).equals("tables")) {
+      return false;
+    }
+    String kind = seg.get(4);
+    // Reporting scan metrics is part of reading: a reader's scans report them too.
+    return (seg.size() == 5 && method.equals("POST")
+            && (kind.equals("plan") || kind.equals("tasks") || kind.equals("metrics")))
+        || (seg.size() == 6 && method.equals("DELETE") && kind.equals("plan"));
+  }
+
+  /**
    * Handles one request. {@code path} is the part after {@code /v1/} (e.g.
    * {@code namespaces/a%1Fb/tables/t}), not yet percent-decoded.
    */
   public Response handle(String catalogId, String method, String path, Map<String, String> query, byte[] body) {
+    return handle(catalogId, method, path, query, null, body);
+  }
+
+  /**
+   * As {@link #handle(String, String, String, Map, byte[])}, with the request's
+   * {@code X-Iceberg-Access-Delegation} header ({@code accessDelegation}, null when absent): with
+   * {@code vended-credentials}, table load, create and plan responses carry the table's storage
+   * credentials ({@link VendedCredentials}). The caller must have checked that the client may read
+   * the catalog.
+   */
+  public Response handle(String catalogId, String method, String path, Map<String, String> query,
+      String accessDelegation, byte[] body) {
+    boolean vend = VendedCredentials.requested(accessDelegation);
     Subject[] subject = {Subject.OTHER};
     try {
       List<String> seg = segments(path);
@@ -148,7 +200,7 @@ public final class IcebergRestFacade {
       }
       Catalog catalog = catalogs.catalog(catalogId);
       if (!seg.isEmpty() && seg.get(0).equals("namespaces")) {
-        return namespaces(catalogId, catalog, method, seg, query, body, subject);
+        return namespaces(catalogId, catalog, method, seg, query, body, vend, subject);
       }
       if (seg.size() == 2 && seg.get(0).equals("tables") && seg.get(1).equals("rename")) {
         subject[0] = Subject.TABLE;
@@ -179,7 +231,7 @@ public final class IcebergRestFacade {
   }
 
   private Response namespaces(String catalogId, Catalog catalog, String method, List<String> seg,
-      Map<String, String> query, byte[] body, Subject[] subject) {
+      Map<String, String> query, byte[] body, boolean vend, Subject[] subject) {
     SupportsNamespaces ns = asNamespaces(catalog);
     subject[0] = Subject.NAMESPACE;
     if (seg.size() == 1) {
@@ -228,7 +280,7 @@ public final class IcebergRestFacade {
     }
     if (kind.equals("tables")) {
       subject[0] = Subject.TABLE;
-      return tables(catalogId, catalog, namespace, method, seg, query, body);
+      return tables(catalogId, catalog, namespace, method, seg, query, body, vend);
     }
     if (kind.equals("views")) {
       subject[0] = Subject.VIEW;
@@ -238,7 +290,7 @@ public final class IcebergRestFacade {
   }
 
   private Response tables(String catalogId, Catalog catalog, Namespace namespace, String method, List<String> seg,
-      Map<String, String> query, byte[] body) {
+      Map<String, String> query, byte[] body, boolean vend) {
     if (seg.size() == 3) {
       if (method.equals("GET")) {
         RestPages<TableIdentifier> page = RestPages.of(CatalogHandlers.listTables(catalog, namespace).identifiers(), query);
@@ -250,23 +302,21 @@ public final class IcebergRestFacade {
       if (request.stageCreate()) {
         policy(catalog).checkTableLocation(request.location());
         policy(catalog).checkTableProperties(request.properties(), request.location());
-        return json(200, CatalogHandlers.stageTableCreate(catalog, namespace, request));
+        LoadTableResponse staged = CatalogHandlers.stageTableCreate(catalog, namespace, request);
+        return json(200, vend ? withCredentials(staged, stagedCredentials(catalog, namespace, request, staged)) : staged);
       }
-      return json(200, CatalogHandlers.createTable(catalog, namespace, request));
+      LoadTableResponse created = CatalogHandlers.createTable(catalog, namespace, request);
+      return json(200, vend ? withCredentials(created,
+          credentials(catalog.loadTable(TableIdentifier.of(namespace, request.name())))) : created);
     }
     TableIdentifier ident = TableIdentifier.of(namespace, RESTUtil.decodeString(seg.get(3)));
-    if (seg.size() == 5 && seg.get(4).equals("metrics")) {
-      requireMethod(method, "POST");
-      ReportMetricsRequest request = read(body, ReportMetricsRequest.class);
-      metrics.record(catalogId, ident, request.report());
-      return Response.noContent();
-    }
-    if (seg.size() != 4) {
-      throw notFound("no such endpoint");
+    if (seg.size() >= 5) {
+      return tableResource(catalogId, catalog, ident, method, seg, body, vend);
     }
     switch (method) {
       case "GET":
-        return json(200, CatalogHandlers.loadTable(catalog, ident, snapshotMode(query.get("snapshots"))));
+        LoadTableResponse loaded = CatalogHandlers.loadTable(catalog, ident, snapshotMode(query.get("snapshots")));
+        return json(200, vend ? withCredentials(loaded, credentials(catalog.loadTable(ident))) : loaded);
       case "HEAD":
         CatalogHandlers.tableExists(catalog, ident);
         return Response.noContent();
@@ -284,6 +334,87 @@ public final class IcebergRestFacade {
       default:
         throw methodNotAllowed(method);
     }
+  }
+
+  /**
+   * The sub-resources of a table: {@code metrics}, {@code credentials}, {@code plan},
+   * {@code plan/{plan-id}} and {@code tasks}.
+   */
+  private Response tableResource(String catalogId, Catalog catalog, TableIdentifier ident, String method,
+      List<String> seg, byte[] body, boolean vend) {
+    String kind = seg.get(4);
+    if (seg.size() == 5 && kind.equals("metrics")) {
+      requireMethod(method, "POST");
+      ReportMetricsRequest request = read(body, ReportMetricsRequest.class);
+      metrics.record(catalogId, ident, request.report());
+      return Response.noContent();
+    }
+    if (seg.size() == 5 && kind.equals("credentials")) {
+      requireMethod(method, "GET");
+      return json(200, ImmutableLoadCredentialsResponse.builder()
+          .addAllCredentials(credentials(catalog.loadTable(ident))).build());
+    }
+    if (seg.size() == 5 && kind.equals("plan")) {
+      requireMethod(method, "POST");
+      PlanTableScanRequest request = read(body, PlanTableScanRequest.class);
+      Table table = catalog.loadTable(ident);
+      return json(200, planner.plan(catalogId, ident, table, request, vend ? credentials(table) : List.of()));
+    }
+    if (seg.size() == 6 && kind.equals("plan")) {
+      String planId = RESTUtil.decodeString(seg.get(5));
+      switch (method) {
+        case "GET":
+          Table table = catalog.loadTable(ident);
+          return json(200, planner.fetch(catalogId, ident, table, planId, vend ? credentials(table) : List.of()));
+        case "DELETE":
+          catalog.loadTable(ident); // 404 for a table that does not exist
+          planner.cancel(catalogId, ident, planId);
+          return Response.noContent();
+        default:
+          throw methodNotAllowed(method);
+      }
+    }
+    if (seg.size() == 5 && kind.equals("tasks")) {
+      requireMethod(method, "POST");
+      FetchScanTasksRequest request = read(body, FetchScanTasksRequest.class);
+      return json(200, planner.tasks(catalogId, ident, catalog.loadTable(ident), request));
+    }
+    throw notFound("no such endpoint");
+  }
+
+  /** The storage credentials of {@code table} ({@link VendedCredentials}); none when it is not on S3. */
+  private static List<Credential> credentials(Table table) {
+    return VendedCredentials.of(table.location(), table.io());
+  }
+
+  /**
+   * The credentials for a staged create: the location the staged metadata names, read through
+   * the FileIO the catalog would give the table (a create transaction that is never committed:
+   * nothing is written).
+   */
+  private static List<Credential> stagedCredentials(Catalog catalog, Namespace namespace, CreateTableRequest request,
+      LoadTableResponse staged) {
+    Table probe = catalog.buildTable(TableIdentifier.of(namespace, request.name()), request.schema())
+        .withLocation(staged.tableMetadata().location())
+        .createTransaction()
+        .table();
+    return VendedCredentials.of(staged.tableMetadata().location(), probe.io());
+  }
+
+  /**
+   * {@code response} with {@code credentials} in both forms of the spec: the {@code
+   * storage-credentials} list, and their properties in {@code config} for older clients.
+   */
+  private static LoadTableResponse withCredentials(LoadTableResponse response, List<Credential> credentials) {
+    if (credentials.isEmpty()) {
+      return response;
+    }
+    return LoadTableResponse.builder()
+        .withTableMetadata(response.tableMetadata())
+        .addAllConfig(response.config())
+        .addAllConfig(VendedCredentials.config(credentials))
+        .addAllCredentials(credentials)
+        .build();
   }
 
   private Response views(Catalog catalog, Namespace namespace, String method, List<String> seg,

@@ -5,8 +5,7 @@ import org.apache.iceberg.rest.Endpoint;
 
 /**
  * The Iceberg REST endpoints {@link IcebergRestFacade} serves, exactly: advertised in
- * {@code GET /v1/config} so clients call nothing else (scan planning, credential vending and
- * remote signing are not served).
+ * {@code GET /v1/config} so clients call nothing else (remote signing is not served).
  */
 final class RestEndpoints {
   static final List<Endpoint> SERVED = List.of(
@@ -26,6 +25,11 @@ final class RestEndpoints {
       Endpoint.V1_RENAME_TABLE,
       Endpoint.V1_REGISTER_TABLE,
       Endpoint.V1_REPORT_METRICS,
+      Endpoint.V1_TABLE_CREDENTIALS,
+      Endpoint.V1_SUBMIT_TABLE_SCAN_PLAN,
+      Endpoint.V1_FETCH_TABLE_SCAN_PLAN,
+      Endpoint.V1_CANCEL_TABLE_SCAN_PLAN,
+      Endpoint.V1_FETCH_TABLE_SCAN_PLAN_TASKS,
       Endpoint.V1_LIST_VIEWS,
       Endpoint.V1_LOAD_VIEW,
       Endpoint.V1_VIEW_EXISTS,

@@ -1,11 +1,18 @@
 package io.storageengine.ingest.client;
 
+import io.storageengine.common.SeException;
+import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.ingest.IngestProtocol;
 import io.storageengine.wal.WalOperation;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.Location;
+import org.apache.arrow.flight.LocationSchemes;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -22,6 +29,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  *   stream.finish();                                  // waits for every ack
  * }
  * }</pre>
+ *
+ * <p>Over TLS: {@code Location.forGrpcTls(host, port)}, and {@link #connect(Location,
+ * BufferAllocator, Path, String)} with the CA bundle when the server's certificate comes from a
+ * private CA.
  *
  * <p>{@link #open} returns once the server validated the target (ack of request 0), so an
  * unknown table or an incompatible schema fails right there with the server's
@@ -75,6 +86,32 @@ public final class IngestClient implements AutoCloseable {
   public IngestStream open(IngestProtocol.Header header, Schema schema, int maxInFlight,
       CallOption... options) {
     return IngestStream.open(client, allocator, header, schema, maxInFlight, options);
+  }
+
+  /**
+   * Connects over TLS to a server whose certificate chains to one of the PEM CA certificates in
+   * {@code caBundle} (a private CA; a server with a publicly trusted certificate needs only a
+   * {@code grpc+tls} location). The host name of {@code location} is verified against the
+   * certificate. {@code token}, when not null, goes with every call as {@link #connect(Location,
+   * BufferAllocator, String)} sends it; the client is closed with this object.
+   */
+  public static IngestClient connect(Location location, BufferAllocator allocator, Path caBundle, String token) {
+    if (!LocationSchemes.GRPC_TLS.equals(location.getUri().getScheme())) {
+      throw new IllegalArgumentException("a CA bundle needs a " + LocationSchemes.GRPC_TLS + " location, got " + location.getUri());
+    }
+    // Read and checked here, so a missing or non-PEM file fails naming it.
+    ClientTrust.of("CA bundle", caBundle);
+    FlightClient.Builder builder = FlightClient.builder(allocator, location);
+    try (InputStream pem = Files.newInputStream(caBundle)) {
+      builder.useTls().trustedCertificates(pem);
+      if (token != null) {
+        builder.intercept(new BearerToken(token));
+      }
+      // build() reads the certificates, so it runs while the stream is open.
+      return new IngestClient(builder.build(), allocator, true);
+    } catch (IOException e) {
+      throw SeException.invalid("CA bundle %s: cannot read the file (%s)", caBundle, e.getClass().getSimpleName());
+    }
   }
 
   @Override

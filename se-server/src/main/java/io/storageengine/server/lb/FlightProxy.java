@@ -12,7 +12,10 @@ import io.grpc.ServerCallHandler;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServiceDescriptor;
 import io.grpc.Status;
+import io.grpc.netty.GrpcSslContexts;
 import io.grpc.netty.NettyChannelBuilder;
+import io.storageengine.common.SeException;
+import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.server.ByteArrayMarshaller;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -22,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLException;
 import org.apache.arrow.flight.impl.FlightServiceGrpc;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -58,10 +62,13 @@ final class FlightProxy implements AutoCloseable {
       "grpc-status", "grpc-message", "accept-encoding");
 
   private final ServerDirectory directory;
+  private final ClientTrust trust;
   private final Map<String, ManagedChannel> channels = new ConcurrentHashMap<>();
 
-  FlightProxy(ServerDirectory directory) {
+  /** @param trust what {@code https://} servers' certificates are verified against */
+  FlightProxy(ServerDirectory directory, ClientTrust trust) {
     this.directory = directory;
+    this.trust = trust;
   }
 
   /** The Flight service with every method proxied, for the balancer's gRPC listener. */
@@ -87,16 +94,29 @@ final class FlightProxy implements AutoCloseable {
   }
 
   private ManagedChannel channel(String address) {
-    ManagedChannel channel = channels.computeIfAbsent(address, a -> NettyChannelBuilder.forTarget(a)
-        .usePlaintext()
-        .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-        .flowControlWindow(8 * 1024 * 1024)
-        .build());
+    ManagedChannel channel = channels.computeIfAbsent(address, this::newChannel);
     // A server that was down and is live again: do not wait out gRPC's reconnect backoff.
     if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
       channel.resetConnectBackoff();
     }
     return channel;
+  }
+
+  private ManagedChannel newChannel(String address) {
+    NettyChannelBuilder builder = NettyChannelBuilder.forTarget(ServerRegistration.hostPort(address))
+        .maxInboundMessageSize(MAX_MESSAGE_BYTES)
+        .flowControlWindow(8 * 1024 * 1024);
+    if (!ServerRegistration.tls(address)) {
+      return builder.usePlaintext().build();
+    }
+    // gRPC verifies the server's certificate and its host name against the target's host.
+    try {
+      return builder.useTransportSecurity()
+          .sslContext(GrpcSslContexts.forClient().trustManager(trust.trustManagerFactory()).build())
+          .build();
+    } catch (SSLException e) {
+      throw SeException.internal("cannot build the TLS context for " + address, e);
+    }
   }
 
   static Metadata forwardable(Metadata headers) {

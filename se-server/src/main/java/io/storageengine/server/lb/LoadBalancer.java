@@ -1,6 +1,7 @@
 package io.storageengine.server.lb;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.linecorp.armeria.client.ClientFactory;
 import com.linecorp.armeria.client.UnprocessedRequestException;
 import com.linecorp.armeria.client.WebClient;
 import com.linecorp.armeria.common.AggregatedHttpRequest;
@@ -17,8 +18,10 @@ import io.storageengine.common.ErrorCode;
 import io.storageengine.common.HttpErrors;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
+import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.server.EngineContext;
+import io.storageengine.server.ListenerTls;
 import io.storageengine.server.ServerConfig;
 import java.net.InetSocketAddress;
 import java.time.Clock;
@@ -39,6 +42,9 @@ import org.slf4j.LoggerFactory;
  * servers. Plain HTTP (catalog API, Iceberg REST facade, metrics) is forwarded to the live
  * server that owns the client's connection. {@code /health} is the balancer's own (200 while at
  * least one server is live) and {@code /lb/servers} lists the servers it knows and their state.
+ * With {@code --tls.cert} and {@code --tls.key} the balancer's own listener serves TLS; servers
+ * registered as {@code https://host:port} are reached over TLS and verified against
+ * {@code --tls.ca} (or the JDK's trust store), host names included.
  */
 public final class LoadBalancer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(LoadBalancer.class);
@@ -46,21 +52,25 @@ public final class LoadBalancer implements AutoCloseable {
   private final ServerDirectory directory;
   private final FlightProxy flight;
   private final Map<String, WebClient> httpClients = new ConcurrentHashMap<>();
+  /** Verifies {@code https://} servers against {@code --tls.ca} (or the JDK's trust store). */
+  private final ClientFactory httpClientFactory;
   private final Server server;
   private final AutoCloseable owned;
 
   private LoadBalancer(InetSocketAddress address, List<String> servers, ObjectStore store, Duration probeInterval,
-      ScheduledExecutorService timer, AutoCloseable owned) {
+      ScheduledExecutorService timer, AutoCloseable owned, TlsConfig tls) {
     this.owned = owned;
-    this.directory = new ServerDirectory(servers, store, Clock.systemUTC(), probeInterval, timer).start();
-    this.flight = new FlightProxy(directory);
+    this.httpClientFactory = ClientFactory.builder()
+        .tlsCustomizer(ssl -> ssl.trustManager(tls.trust().trustManagerFactory()))
+        .build();
+    this.directory = new ServerDirectory(servers, store, Clock.systemUTC(), probeInterval, timer, tls.trust()).start();
+    this.flight = new FlightProxy(directory, tls.trust());
     GrpcService grpc = GrpcService.builder()
         .addService(flight.definition())
         .maxRequestMessageLength(FlightProxy.MAX_MESSAGE_BYTES)
         .maxResponseMessageLength(FlightProxy.MAX_MESSAGE_BYTES)
         .build();
-    this.server = Server.builder()
-        .http(address)
+    this.server = ListenerTls.bind(Server.builder(), address, tls)
         // Streams last as long as their clients want; the servers behind bound their own work.
         .requestTimeout(Duration.ZERO)
         .maxRequestLength(0)
@@ -81,12 +91,13 @@ public final class LoadBalancer implements AutoCloseable {
         .serviceUnder("/", forwardHttp())
         .build();
     server.start().join();
-    LOG.info("load balancer listening on {} in front of {}", server.activeLocalPort(), directory.view());
+    LOG.info("load balancer listening on {}{} in front of {}", server.activeLocalPort(),
+        tls.serves() ? " (TLS)" : "", directory.view());
   }
 
   /**
-   * Starts a balancer on {@code address} for the {@code servers} given ({@code host:port}) and,
-   * when {@code store} is not null, the servers registered in that cluster storage.
+   * Starts a plain balancer on {@code address} for the {@code servers} given ({@code host:port})
+   * and, when {@code store} is not null, the servers registered in that cluster storage.
    */
   public static LoadBalancer start(InetSocketAddress address, List<String> servers, ObjectStore store,
       Duration probeInterval) {
@@ -96,7 +107,7 @@ public final class LoadBalancer implements AutoCloseable {
       return t;
     });
     try {
-      return new LoadBalancer(address, servers, store, probeInterval, timer, timer::shutdownNow);
+      return new LoadBalancer(address, servers, store, probeInterval, timer, timer::shutdownNow, TlsConfig.PLAIN);
     } catch (RuntimeException e) {
       timer.shutdownNow();
       throw e;
@@ -118,7 +129,7 @@ public final class LoadBalancer implements AutoCloseable {
   public static LoadBalancer start(EngineContext context, List<String> servers, Duration probeInterval) {
     try {
       return new LoadBalancer(context.config().serverAddress(), servers, context.store(), probeInterval,
-          context.scheduler("se-lb-probe"), context);
+          context.scheduler("se-lb-probe"), context, context.tls());
     } catch (RuntimeException e) {
       context.close();
       throw e;
@@ -152,7 +163,8 @@ public final class LoadBalancer implements AutoCloseable {
 
   private CompletableFuture<HttpResponse> forward(AggregatedHttpRequest request, List<String> order, int index) {
     String target = order.get(index);
-    WebClient client = httpClients.computeIfAbsent(target, a -> WebClient.builder("http://" + a)
+    WebClient client = httpClients.computeIfAbsent(target, a -> WebClient.builder(ServerRegistration.httpBase(a))
+        .factory(httpClientFactory)
         .responseTimeout(Duration.ZERO)
         .maxResponseLength(0)
         .build());
@@ -185,6 +197,7 @@ public final class LoadBalancer implements AutoCloseable {
     server.stop().join();
     flight.close();
     directory.close();
+    httpClientFactory.close();
     try {
       owned.close();
     } catch (Exception e) {

@@ -1,5 +1,6 @@
 package io.storageengine.server.lb;
 
+import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.objectstore.ObjectStore;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -22,7 +23,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The servers a load balancer may route to, and which of them are live. Candidates are the
- * configured addresses plus those registered in cluster storage ({@link ServerRegistration}),
+ * configured addresses plus those registered in cluster storage ({@link ServerRegistration});
+ * an address is {@code host:port} (plain) or {@code https://host:port} (TLS),
  * listed once per registration heartbeat;
  * each candidate's {@code GET /health} is probed every {@code probeInterval}. A candidate is
  * live after a successful probe; it is down once a probe finds nothing listening, after
@@ -52,16 +54,17 @@ final class ServerDirectory implements AutoCloseable {
    * @param configured {@code host:port} of servers to use whether or not they registered
    * @param store cluster storage to discover registered servers in, or null for none
    * @param timer runs discovery and probes (shut down by {@link #close})
+   * @param trust what {@code https://} servers' certificates are verified against
    */
   ServerDirectory(List<String> configured, ObjectStore store, Clock clock, Duration probeInterval,
-      ScheduledExecutorService timer) {
+      ScheduledExecutorService timer, ClientTrust trust) {
     this.configured = List.copyOf(configured);
     this.store = store;
     this.clock = clock;
     this.probeInterval = probeInterval;
     this.probeTimeout = probeInterval.multipliedBy(2).compareTo(Duration.ofSeconds(1)) < 0
         ? Duration.ofSeconds(1) : probeInterval.multipliedBy(2);
-    this.http = HttpClient.newBuilder().connectTimeout(probeTimeout).build();
+    this.http = HttpClient.newBuilder().connectTimeout(probeTimeout).sslContext(trust.sslContext()).build();
     this.timer = timer;
   }
 
@@ -136,7 +139,7 @@ final class ServerDirectory implements AutoCloseable {
   }
 
   private CompletableFuture<?> probe(String address) {
-    HttpRequest request = HttpRequest.newBuilder(URI.create("http://" + address + "/health"))
+    HttpRequest request = HttpRequest.newBuilder(URI.create(ServerRegistration.httpBase(address) + "/health"))
         .timeout(probeTimeout).GET().build();
     return http.sendAsync(request, HttpResponse.BodyHandlers.discarding())
         .handle((response, failure) -> {

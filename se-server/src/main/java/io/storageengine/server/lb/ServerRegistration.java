@@ -28,7 +28,10 @@ public final class ServerRegistration implements AutoCloseable {
   public static final Duration HEARTBEAT = Duration.ofSeconds(2);
   public static final Duration STALE_AFTER = Duration.ofSeconds(10);
 
-  /** The stored record: where the server listens and when it last said it was alive. */
+  /**
+   * The stored record: where the server listens ({@code host:port}, or {@code https://host:port}
+   * when its listener serves TLS) and when it last said it was alive.
+   */
   public record Entry(@JsonProperty("address") String address, @JsonProperty("pid") long pid,
       @JsonProperty("heartbeat_ms") long heartbeatMs) {}
 
@@ -47,7 +50,7 @@ public final class ServerRegistration implements AutoCloseable {
   }
 
   /**
-   * Registers {@code address} ({@code host:port}) now and keeps the record fresh on {@code timer}
+   * Registers {@code address} ({@code host:port}, {@code https://host:port} for TLS) now and keeps the record fresh on {@code timer}
    * (shut down by {@link #close}) until closed.
    */
   public static ServerRegistration start(ObjectStore store, String address, Clock clock,
@@ -60,9 +63,24 @@ public final class ServerRegistration implements AutoCloseable {
     return registration;
   }
 
-  /** {@code servers/<host>_<port>.json}. */
+  /** {@code servers/<host>_<port>.json}, whether or not the server speaks TLS. */
   static String keyOf(String address) {
-    return PREFIX + address.replace(':', '_') + ".json";
+    return PREFIX + hostPort(address).replace(':', '_') + ".json";
+  }
+
+  /** Whether a server's address ({@code https://host:port} or {@code host:port}) names a TLS listener. */
+  static boolean tls(String address) {
+    return address.startsWith("https://");
+  }
+
+  /** {@code host:port} of a server's address. */
+  static String hostPort(String address) {
+    return tls(address) ? address.substring("https://".length()) : address;
+  }
+
+  /** The base URL of a server's HTTP API: {@code https://host:port} or {@code http://host:port}. */
+  static String httpBase(String address) {
+    return tls(address) ? address : "http://" + address;
   }
 
   /** The addresses of servers whose records are fresh at {@code nowMs}. */
