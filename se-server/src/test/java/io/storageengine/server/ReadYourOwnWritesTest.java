@@ -157,6 +157,12 @@ class ReadYourOwnWritesTest {
       assertThat(rows(sql, SNAPSHOT)).as("round %d: snapshot only", round)
           .containsExactlyInAnyOrderElementsOf(reconciled);
       assertThat(rows("SELECT count(*) FROM logs.events", LATEST)).containsExactly(String.valueOf(model.size()));
+      table.refresh();
+      if (table.currentSnapshot() != null) {
+        assertThat(rows("SELECT count(*) FROM logs.events FOR VERSION AS OF " + table.currentSnapshot().snapshotId(),
+            LATEST)).as("round %d: time travel reads its snapshot only", round)
+            .containsExactly(String.valueOf(reconciled.size()));
+      }
 
       if (round % 2 == 1 || round == 5) {
         assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
