@@ -2,7 +2,9 @@ package io.storageengine.query;
 
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.QueryDatabasePool;
@@ -19,6 +21,9 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -42,6 +47,12 @@ import org.apache.iceberg.expressions.Expressions;
  * is materialized from the table's metadata ({@link MetadataTables}). The database reads only below the tenant's data directories,
  * changes no setting and loads no extension; each query gets a fresh in-memory catalog
  * {@code default} for its views, detached when it ends.
+ *
+ * <p>The {@link QueryLimits} hold here: a statement beyond the size and nesting limits is refused
+ * before anything parses it ({@link StatementLimits}); a query is planned only once
+ * {@link QueryAdmission} admits it, holds its admission until it is closed, and is stopped
+ * ({@link PreparedQuery#stop}, TIMED_OUT naming {@code query.timeout}) when it runs longer than
+ * the timeout after its admission.
  */
 final class QueryEngine implements AutoCloseable {
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
@@ -59,6 +70,10 @@ final class QueryEngine implements AutoCloseable {
   private final PendingWal wal;
   /** The WAL tails of the tables; null: every query reads snapshots only. */
   private final WalTail tail;
+  private final QueryLimits limits;
+  private final StatementLimits statementLimits;
+  private final QueryAdmission admission;
+  private final ScheduledThreadPoolExecutor timeouts;
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
@@ -83,9 +98,14 @@ final class QueryEngine implements AutoCloseable {
     this.tail = tail;
     this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
-    this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
+    this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads(), config.limits().spillLimit());
     this.views = new TableViews(duckdb.footers());
-    this.parser = new StatementParser();
+    this.limits = config.limits();
+    this.statementLimits = StatementLimits.of(limits);
+    this.parser = new StatementParser(statementLimits);
+    this.admission = new QueryAdmission(limits, config.memoryLimitBytes());
+    this.timeouts = Threads.scheduledPool(1, Threads.daemonNamed("se-query-timeouts"));
+    this.timeouts.setRemoveOnCancelPolicy(true);
   }
 
   /**
@@ -108,6 +128,31 @@ final class QueryEngine implements AutoCloseable {
    * table is read as its pin says.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
+    statementLimits.check(sql);
+    QueryAdmission.Permit permit = admission.admit(catalogId);
+    long deadline = System.nanoTime() + limits.timeout().toNanos();
+    PreparedQuery query;
+    try {
+      query = plan(catalogId, sql, pins, parameters, read);
+    } catch (RuntimeException e) {
+      permit.close();
+      throw e;
+    }
+    SeException timedOut = new SeException(ErrorCode.TIMED_OUT, String.format("query ran longer than %s, the "
+        + "server's limit (--query.timeout): it was stopped", QueryAdmission.format(limits.timeout())));
+    try {
+      ScheduledFuture<?> timer = timeouts.schedule(() -> query.stop(timedOut), deadline - System.nanoTime(),
+          TimeUnit.NANOSECONDS);
+      query.closeWith(() -> timer.cancel(false));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The engine is closing: the query's database is closed with it.
+    }
+    query.closeWith(permit);
+    return query;
+  }
+
+  private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
       ReadMode read) {
     for (int attempt = 1; ; attempt++) {
       try {
@@ -239,7 +284,20 @@ final class QueryEngine implements AutoCloseable {
             : planned.get(analyzed.select().table());
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
-      return new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      PreparedQuery query = new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      QueryDatabasePool.Lease lease = database;
+      query.rerunWith(new PreparedQuery.MaterializingConnection() {
+        @Override
+        public Connection open() throws SQLException {
+          return lease.materializing();
+        }
+
+        @Override
+        public void release() {
+          lease.endMaterializing();
+        }
+      });
+      return query;
     } catch (RuntimeException | SQLException e) {
       leases.forEach(DataFileCache.Lease::close);
       if (database != null) {
@@ -340,9 +398,15 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
-  /** Closes the parser; the databases belong to the DuckDB runtime, which closes them. */
+  /** The admission of queries (for tests). */
+  QueryAdmission admission() {
+    return admission;
+  }
+
+  /** Closes the parser and the timer; the databases belong to the DuckDB runtime, which closes them. */
   @Override
   public void close() {
+    timeouts.shutdownNow();
     parser.close();
   }
 }

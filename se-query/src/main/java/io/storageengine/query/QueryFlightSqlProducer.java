@@ -362,6 +362,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     listener.start(root);
+    ResultLimit limit = new ResultLimit(config.limits());
     boolean first = true;
     while (reader.loadNextBatch()) {
       BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
@@ -369,7 +370,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       first = false;
       if (query.isCancelled() && !listener.isCancelled()) {
         // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
-        listener.error(FlightErrors.toException(PreparedQuery.cancelledError()));
+        listener.error(FlightErrors.toException(query.stoppedError()));
         return;
       }
       if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
@@ -380,6 +381,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         return;
       }
       sender.load();
+      limit.add(root);
       listener.putNext();
     }
     listener.completed();

@@ -21,10 +21,11 @@ import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * The one Flight producer of the listener: Flight SQL queries, plus the two ingestion paths
- * (the native {@code se.ingestion.v1.Ingest} DoPut and Flight SQL bulk ingest). Every catalog a
- * query selects needs the caller to be a reader of it, bulk ingest a writer ({@link Access}); the
- * native DoPut is checked by the ingest service's catalogs ({@link Access#forCallers}).
+ * The one Flight producer of the listener: Flight SQL queries and Flight SQL bulk ingest (the
+ * native {@code se.ingestion.v1.Ingest} DoPut never reaches it: the listener's DoPut hands it to
+ * {@link IngestService#serveDoPut}). Every catalog a query selects needs the caller to be a
+ * reader of it, bulk ingest a writer ({@link Access}); the native DoPut is checked by the ingest
+ * service's catalogs ({@link Access#forCallers}).
  */
 final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
@@ -53,14 +54,6 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   @Override
   protected String callerName() {
     return Access.flightCaller().name();
-  }
-
-  @Override
-  public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ackStream) {
-    if (IngestService.isNativeIngest(stream.getDescriptor())) {
-      return ingest.acceptPut(context, stream, ackStream);
-    }
-    return super.acceptPut(context, stream, ackStream);
   }
 
   /**
