@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -12,6 +13,7 @@ import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
+import io.storageengine.reconcile.WalHighWaterMark;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -23,6 +25,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -65,6 +68,8 @@ final class QueryEngine implements AutoCloseable {
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
   private final PendingWal wal;
+  /** The WAL tails of the tables; null: every query reads snapshots only. */
+  private final WalTail tail;
   private final QueryLimits limits;
   private final StatementLimits statementLimits;
   private final QueryAdmission admission;
@@ -72,7 +77,7 @@ final class QueryEngine implements AutoCloseable {
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
-   *     footers are its (closing the engine leaves them to it)
+   *     footers are its (closing the engine leaves them to it); every query reads snapshots only
    */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
     this(catalogs, duckdb, config, PendingWal.NONE);
@@ -80,7 +85,17 @@ final class QueryEngine implements AutoCloseable {
 
   /** As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}). */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal) {
+    this(catalogs, duckdb, config, wal, null);
+  }
+
+  /**
+   * As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}) and
+   * {@code tail} reading the acknowledged WAL after each table's snapshot ({@link ReadMode#LATEST};
+   * null when the process has no WAL, and queries read snapshots only).
+   */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal, WalTail tail) {
     this.wal = wal;
+    this.tail = tail;
     this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads(), config.limits().spillLimit());
@@ -98,24 +113,28 @@ final class QueryEngine implements AutoCloseable {
    * that state, others at their current snapshot. When maintenance expires the current snapshot
    * of a table while it is planned (its files deleted under the planner), a query without pins is
    * planned again on the new current snapshot; a pinned snapshot that is gone fails with
-   * {@link SnapshotExpiredException}.
+   * {@link SnapshotExpiredException}. Reads snapshots only ({@link ReadMode#SNAPSHOT}): for calls
+   * that need a statement's schema, not its rows.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins) {
-    return prepare(catalogId, sql, pins, QueryParameters.NONE);
+    return prepare(catalogId, sql, pins, QueryParameters.NONE, ReadMode.SNAPSHOT);
   }
 
   /**
    * Plans {@code sql} as {@link #prepare(String, String, Map)} does, with {@code parameters}
    * bound to its parameters when it runs (they also prune files where a column is compared with
    * a parameter). The values are not checked here: see {@link PreparedQuery#checkParameters}.
+   * {@code read} says whether tables not in {@code pins} are read with their WAL tail; a pinned
+   * table is read as its pin says.
    */
-  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
+  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
     statementLimits.check(sql);
     QueryAdmission.Permit permit = admission.admit(catalogId);
     long deadline = System.nanoTime() + limits.timeout().toNanos();
     PreparedQuery query;
     try {
-      query = plan(catalogId, sql, pins, parameters);
+      query = plan(catalogId, sql, pins, parameters, read);
     } catch (RuntimeException e) {
       permit.close();
       throw e;
@@ -133,10 +152,11 @@ final class QueryEngine implements AutoCloseable {
     return query;
   }
 
-  private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
+  private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters);
+        return prepareOnce(catalogId, sql, pins, parameters, read);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -146,7 +166,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters) {
+      QueryParameters parameters, ReadMode readMode) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -192,10 +212,10 @@ final class QueryEngine implements AutoCloseable {
         if (pin == null) {
           pin = at == null ? SnapshotPin.current(table) : TimeTravel.pin(table, TenantMetadata.displayName(id), at);
         }
-        used.put(entry.getKey(), pin);
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
           // Answered from the catalog: no files are planned or read.
+          used.put(entry.getKey(), pin);
           describe = schema;
           continue;
         }
@@ -206,7 +226,24 @@ final class QueryEngine implements AutoCloseable {
           view = new TableName(TRAVEL_SCHEMA + travelViews.size(), name.table(), name.namespace());
           travelViews.put(entry.getKey(), view);
         }
-        planned.put(view, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+        PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
+        // Time travel reads the snapshot it names, never the WAL after it.
+        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null
+            : readMode == ReadMode.LATEST && at == null;
+        TableSettings settings = withTail && tail != null ? settings(table) : null;
+        boolean entity = settings != null && settings.entity();
+        if (settings != null && (!entity || tail.readsEntities())) {
+          // The snapshot's data files (less the rows the tail replaces) plus what the WAL
+          // segments it does not include yet add.
+          Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
+          WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
+              entity, WalHighWaterMark.of(table, snapshot), pins.containsKey(entry.getKey()) ? pin.walThrough() : null,
+              leases);
+          pin = pin.withWalThrough(read.throughSeq());
+          plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
+        }
+        used.put(entry.getKey(), pin);
+        planned.put(view, plannedTable);
       }
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {
@@ -269,6 +306,36 @@ final class QueryEngine implements AutoCloseable {
       // A view is bound (its files opened) when it is created: a file gone since planning.
       throw PreparedQuery.translate(reads, e);
     }
+  }
+
+  /**
+   * The engine settings of {@code table}, or null when they break a rule (a table another client
+   * made that ingestion refuses has no WAL, and is read at its snapshot as before).
+   */
+  private static TableSettings settings(Table table) {
+    try {
+      return TableSettings.of(table);
+    } catch (SeException e) {
+      return null;
+    }
+  }
+
+  /** {@code files} with the positions {@code read} replaces removed, followed by the files it adds. */
+  private static List<PlannedFile> withTail(List<PlannedFile> files, WalTail.Read read) {
+    List<PlannedFile> out = new ArrayList<>(files.size() + read.files().size());
+    for (PlannedFile file : files) {
+      long[] replaced = read.replacedPositions().get(file.localPath());
+      if (replaced == null) {
+        out.add(file);
+      } else {
+        long[] merged = java.util.stream.LongStream.concat(java.util.Arrays.stream(file.deletedPositions()),
+            java.util.Arrays.stream(replaced)).sorted().distinct().toArray();
+        out.add(new PlannedFile(file.location(), file.localPath(), merged, file.firstRowId(),
+            file.dataSequenceNumber()));
+      }
+    }
+    out.addAll(read.files());
+    return out;
   }
 
   /**

@@ -56,7 +56,12 @@ final class TableSnapshotPlanner {
    * for a table without snapshot.
    */
   record PlannedTable(String displayName, Table table, Long snapshotId, Schema schema, List<PlannedFile> files,
-      boolean evolved, SnapshotPlanCache.Plan plan) {}
+      boolean evolved, SnapshotPlanCache.Plan plan) {
+    /** This table read from {@code files} instead (the snapshot's files plus its WAL tail's). */
+    PlannedTable withFiles(List<PlannedFile> files) {
+      return new PlannedTable(displayName, table, snapshotId, schema, List.copyOf(files), evolved, plan);
+    }
+  }
 
   /**
    * Plans {@code table} of tenant {@code catalogId} at {@code pin}. Leases on cached copies are

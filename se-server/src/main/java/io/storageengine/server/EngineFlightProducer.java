@@ -11,6 +11,8 @@ import io.storageengine.query.QueryConfig;
 import io.storageengine.query.PendingWal;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
+import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.wal.WalLog;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.FlightStream;
@@ -31,11 +33,14 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
 
   /**
    * @param threads makes the query side's background threads
-   * @param wal what {@code "t$wal"} shows of the cluster's WAL
+   * @param pending what {@code "t$wal"} shows of the cluster's WAL
+   * @param wal the cluster's WAL: queries read what is acknowledged and not yet reconciled
+   * @param tailRows applies the WAL tail to a table's snapshot with reconciliation's code
    */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access, PendingWal wal) {
-    super(allocator, catalogs, duckdb, config, true, threads, wal);
+      IngestService ingest, ThreadFactory threads, Access access, PendingWal pending, WalLog wal,
+      WalTailRows tailRows) {
+    super(allocator, catalogs, duckdb, config, true, threads, pending, wal, tailRows);
     this.ingest = ingest;
     this.access = access;
   }
