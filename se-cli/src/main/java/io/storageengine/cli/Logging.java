@@ -60,10 +60,14 @@ public final class Logging {
     root.setLevel(Level.INFO);
     // Chatty third-party libraries stay at WARN unless asked for.
     for (String noisy : new String[] {"org.apache.hadoop", "org.apache.parquet", "io.netty",
-        "com.linecorp.armeria", "org.eclipse.jetty", "org.apache.iceberg", "org.gaul", "org.jclouds", "org.apache.arrow"}) {
+        "com.linecorp.armeria", "org.eclipse.jetty", "org.apache.iceberg", "org.gaul", "org.jclouds", "org.apache.arrow",
+        // gRPC's Netty frame logger (also the shaded copy of the gcp-sm client) prints request headers, bearer tokens included.
+        "io.grpc.netty"}) {
       context.getLogger(noisy).setLevel(Level.WARN);
     }
     context.getLogger("org.apache.iceberg.BaseMetastoreCatalog").setLevel(Level.WARN);
+    // The azure-kv secret store's HTTP client warns on every write that the JDK sets Content-Length itself.
+    context.getLogger("com.azure.core.http.jdk.httpclient.JdkHttpClient").setLevel(Level.ERROR);
     if (levels == null || levels.isBlank()) {
       return;
     }

@@ -29,8 +29,15 @@ final class RemoteCatalog {
       properties.put("rest.client.tls.configurer-impl", CaBundleTlsConfigurer.class.getName());
       properties.put(CaBundleTlsConfigurer.BUNDLE, bundle.toString());
     });
-    // Iceberg's REST client sends the "token" property as Authorization: Bearer <token>.
-    token.ifPresent(t -> properties.put("token", t));
+    // Iceberg's REST client sends the "token" property as Authorization: Bearer <token>. Naming
+    // its OAuth2 manager and endpoint explicitly (the facade has none: a static token is never
+    // exchanged or refreshed) keeps the client from warning about defaults on every command.
+    token.ifPresent(t -> {
+      properties.put("token", t);
+      properties.put("rest.auth.type", "oauth2");
+      properties.put("oauth2-server-uri", base + "/catalogs/" + catalogId + "/v1/oauth/tokens");
+      properties.put("token-refresh-enabled", "false");
+    });
     catalog.initialize(catalogId, properties);
     return catalog;
   }}

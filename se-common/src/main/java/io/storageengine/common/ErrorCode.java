@@ -27,6 +27,11 @@ public enum ErrorCode {
   CONFLICT(Category.CONFLICT, 409, FlightStatus.INTERNAL),
   RESOURCE_EXHAUSTED(Category.UNAVAILABLE, 429, FlightStatus.RESOURCE_EXHAUSTED),
   UNAVAILABLE(Category.UNAVAILABLE, 503, FlightStatus.UNAVAILABLE),
+  /**
+   * The request ran past a time limit of the server (a query's {@code query.timeout}); the
+   * caller's own deadline is {@link #CANCELLED}.
+   */
+  TIMED_OUT(Category.USER, 504, FlightStatus.TIMED_OUT),
   /** The caller gave up on the request (cancelled it, its deadline passed, it disconnected). */
   CANCELLED(Category.USER, 499, FlightStatus.CANCELLED),
   INTERNAL(Category.INTERNAL, 500, FlightStatus.INTERNAL);
@@ -41,7 +46,7 @@ public enum ErrorCode {
    */
   public enum FlightStatus {
     INVALID_ARGUMENT, UNIMPLEMENTED, UNAUTHENTICATED, UNAUTHORIZED, NOT_FOUND, ALREADY_EXISTS,
-    RESOURCE_EXHAUSTED, UNAVAILABLE, CANCELLED, INTERNAL
+    RESOURCE_EXHAUSTED, UNAVAILABLE, TIMED_OUT, CANCELLED, INTERNAL
   }
 
   private final Category category;

@@ -54,6 +54,7 @@ public final class FlightErrors {
       case ALREADY_EXISTS -> FlightStatusCode.ALREADY_EXISTS;
       case RESOURCE_EXHAUSTED -> FlightStatusCode.RESOURCE_EXHAUSTED;
       case UNAVAILABLE -> FlightStatusCode.UNAVAILABLE;
+      case TIMED_OUT -> FlightStatusCode.TIMED_OUT;
       case CANCELLED -> FlightStatusCode.CANCELLED;
       case INTERNAL -> FlightStatusCode.INTERNAL;
     };

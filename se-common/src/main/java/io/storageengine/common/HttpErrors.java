@@ -65,7 +65,7 @@ public final class HttpErrors {
       case FORBIDDEN -> "ForbiddenException";
       case NOT_FOUND -> "NoSuchCatalogException";
       case ALREADY_EXISTS, CONFLICT -> "AlreadyExistsException";
-      case RESOURCE_EXHAUSTED, UNAVAILABLE -> "ServiceUnavailableException";
+      case RESOURCE_EXHAUSTED, UNAVAILABLE, TIMED_OUT -> "ServiceUnavailableException";
       case INTERNAL -> "InternalServerError";
     };
   }

@@ -55,6 +55,7 @@ class ErrorMappingTest {
         Arguments.of(ErrorCode.CONFLICT, ErrorCode.Category.CONFLICT, 409, FlightStatusCode.INTERNAL, 409, "AlreadyExistsException"),
         Arguments.of(ErrorCode.RESOURCE_EXHAUSTED, ErrorCode.Category.UNAVAILABLE, 429, FlightStatusCode.RESOURCE_EXHAUSTED, 429, "ServiceUnavailableException"),
         Arguments.of(ErrorCode.UNAVAILABLE, ErrorCode.Category.UNAVAILABLE, 503, FlightStatusCode.UNAVAILABLE, 503, "ServiceUnavailableException"),
+        Arguments.of(ErrorCode.TIMED_OUT, ErrorCode.Category.USER, 504, FlightStatusCode.TIMED_OUT, 504, "ServiceUnavailableException"),
         Arguments.of(ErrorCode.CANCELLED, ErrorCode.Category.USER, 499, FlightStatusCode.CANCELLED, 499, "BadRequestException"),
         Arguments.of(ErrorCode.INTERNAL, ErrorCode.Category.INTERNAL, 500, FlightStatusCode.INTERNAL, 500, "InternalServerError"));
   }

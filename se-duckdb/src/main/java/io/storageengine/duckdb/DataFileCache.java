@@ -95,25 +95,48 @@ public final class DataFileCache {
 
   /** A leased local copy of {@code location} for {@code scope}, downloaded through {@code io} when absent. */
   public Lease acquire(String scope, FileIO io, String location) {
+    return acquire(scope, location, temp -> {
+      InputFile input = io.newInputFile(location);
+      try (SeekableInputStream in = input.newStream(); InputStream stream = in) {
+        Files.copy(stream, temp, StandardCopyOption.REPLACE_EXISTING);
+      } catch (IOException | UncheckedIOException e) {
+        throw SeException.unavailable("cannot read data file of the table", e);
+      }
+    });
+  }
+
+  /** Writes a file the cache keeps: the whole file at {@code target}, or throws. */
+  @FunctionalInterface
+  public interface FileMaker {
+    void make(Path target);
+  }
+
+  /**
+   * A leased local file named {@code name} within {@code scope}, made by {@code maker} when
+   * absent: for files that, like data files, never change once made (such as the staged form of
+   * an immutable WAL segment). Shares the byte budget and eviction with the copies.
+   */
+  public Lease acquire(String scope, String name, FileMaker maker) {
     Path scopeDirectory = directory(scope);
-    String name = key(location);
-    String key = scopeDirectory.getFileName() + "/" + name;
+    String hashed = key(name);
+    String key = scopeDirectory.getFileName() + "/" + hashed;
     synchronized (this) {
       Entry entry = entries.get(key);
       if (entry != null) {
         return lease(entry);
       }
     }
-    Path target = scopeDirectory.resolve(name + ".parquet");
-    Path temp = scopeDirectory.resolve(name + "." + UUID.randomUUID() + ".tmp");
+    Path target = scopeDirectory.resolve(hashed + ".parquet");
+    Path temp = scopeDirectory.resolve(hashed + "." + UUID.randomUUID() + ".tmp");
     long bytes;
-    InputFile input = io.newInputFile(location);
-    try (SeekableInputStream in = input.newStream(); InputStream stream = in) {
+    try {
       Files.createDirectories(scopeDirectory);
-      bytes = Files.copy(stream, temp);
-    } catch (IOException | UncheckedIOException e) {
+      maker.make(temp);
+      bytes = Files.size(temp);
+    } catch (IOException | RuntimeException e) {
       deleteQuietly(temp);
-      throw SeException.unavailable("cannot read data file of the table", e);
+      throw e instanceof IOException io ? SeException.internal("cannot store a file in the data file cache", io)
+          : (RuntimeException) e;
     }
     synchronized (this) {
       Entry entry = entries.get(key);

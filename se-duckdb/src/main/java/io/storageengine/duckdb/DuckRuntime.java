@@ -126,10 +126,19 @@ public final class DuckRuntime implements AutoCloseable {
    * The pool of locked per-tenant query databases with the given {@code memory_limit} and worker
    * threads (one pool per distinct pair, created on first use, closed with the runtime).
    */
-  public synchronized QueryDatabasePool queryDatabases(String memoryLimit, int threads) {
+  public QueryDatabasePool queryDatabases(String memoryLimit, int threads) {
+    return queryDatabases(memoryLimit, threads, null);
+  }
+
+  /**
+   * As {@link #queryDatabases(String, int)}, each database also spilling at most
+   * {@code spillLimit} (DuckDB {@code max_temp_directory_size}; null: DuckDB's default) below
+   * {@code spill/}.
+   */
+  public synchronized QueryDatabasePool queryDatabases(String memoryLimit, int threads, String spillLimit) {
     checkOpen();
-    return queryPools.computeIfAbsent(memoryLimit + "/" + threads,
-        key -> new QueryDatabasePool(memoryLimit, threads, directory.resolve("spill")));
+    return queryPools.computeIfAbsent(memoryLimit + "/" + threads + "/" + spillLimit,
+        key -> new QueryDatabasePool(memoryLimit, threads, directory.resolve("spill"), spillLimit));
   }
 
   /** Whether {@link #close} was called. */

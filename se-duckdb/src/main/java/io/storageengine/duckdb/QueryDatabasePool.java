@@ -46,6 +46,11 @@ import org.duckdb.DuckDBConnection;
  * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
  * for at most {@link #IDLE_TTL_NANOS}; databases in use are not limited (as many as queries run).
  * Pools are made and closed by {@link DuckRuntime#queryDatabases}.
+ *
+ * <p>Each database also keeps one connection that materializes results instead of streaming
+ * them ({@link Lease#materializing}), set up before its settings were frozen: DuckDB's JDBC
+ * driver loses the message of a streamed statement that fails before its first batch, and
+ * running the statement there reports it.
  */
 public final class QueryDatabasePool implements AutoCloseable {
   /** The in-memory catalog a query's views live in; detached when the query ends. */
@@ -67,6 +72,7 @@ public final class QueryDatabasePool implements AutoCloseable {
 
   private final String memoryLimit;
   private final int threads;
+  private final String spillLimit;
   private final Path spillRoot;
   private final Map<String, Deque<Database>> idle = new HashMap<>();
   private final Map<String, Set<String>> knownDirectories = new HashMap<>();
@@ -74,15 +80,23 @@ public final class QueryDatabasePool implements AutoCloseable {
   private long created;
   private boolean closed;
 
+  /** A pool whose databases spill as much as DuckDB's default allows. */
+  QueryDatabasePool(String memoryLimit, int threads, Path spillRoot) {
+    this(memoryLimit, threads, spillRoot, null);
+  }
+
   /**
    * @param memoryLimit DuckDB {@code memory_limit} of one database, e.g. {@code 1GB}
    * @param threads DuckDB worker threads of one database
    * @param spillRoot below it each database gets its own spill directory
+   * @param spillLimit DuckDB {@code max_temp_directory_size} of one database, e.g. {@code 10GB}
+   *     (null: DuckDB's default)
    */
-  QueryDatabasePool(String memoryLimit, int threads, Path spillRoot) {
+  QueryDatabasePool(String memoryLimit, int threads, Path spillRoot, String spillLimit) {
     this.memoryLimit = memoryLimit;
     this.threads = threads;
     this.spillRoot = spillRoot;
+    this.spillLimit = spillLimit;
   }
 
   /** A database of one tenant, locked to its allowed directories. */
@@ -91,6 +105,8 @@ public final class QueryDatabasePool implements AutoCloseable {
     final DuckDBConnection admin;
     final Set<String> allowed;
     final Path spill;
+    /** Materializes results (see the class comment); made before the settings were frozen. */
+    DuckDBConnection materializing;
     long idleSince;
     /** The connection the next query gets, set up while the database was idle (or null). */
     DuckDBConnection ready;
@@ -110,6 +126,9 @@ public final class QueryDatabasePool implements AutoCloseable {
       try {
         if (ready != null) {
           ready.close();
+        }
+        if (materializing != null) {
+          materializing.close();
         }
         admin.close();
       } catch (SQLException ignored) {
@@ -136,6 +155,25 @@ public final class QueryDatabasePool implements AutoCloseable {
      */
     public DuckDBConnection connection() {
       return connection;
+    }
+
+    /**
+     * The database's connection that materializes results rather than streaming them, in use of
+     * {@value #QUERY_CATALOG}, for one statement at a time; give it back with
+     * {@link #endMaterializing}. It sees the query's views, not its temporary objects.
+     */
+    public DuckDBConnection materializing() throws SQLException {
+      execute(database.materializing, "USE \"" + QUERY_CATALOG + "\"");
+      return database.materializing;
+    }
+
+    /** Ends a use of {@link #materializing}, so the query catalog can be detached. */
+    public void endMaterializing() {
+      try {
+        execute(database.materializing, "USE memory");
+      } catch (SQLException e) {
+        // The lease's close finds the database unusable or not clean and closes it.
+      }
     }
 
     @Override
@@ -291,6 +329,9 @@ public final class QueryDatabasePool implements AutoCloseable {
       execute(admin, "SET allow_persistent_secrets = false");
       execute(admin, "SET allow_community_extensions = false");
       execute(admin, "SET memory_limit = " + SqlQuoting.literal(memoryLimit));
+      if (spillLimit != null) {
+        execute(admin, "SET max_temp_directory_size = " + SqlQuoting.literal(spillLimit));
+      }
       execute(admin, "SET threads = " + threads);
       execute(admin, "SET TimeZone = 'UTC'");
       // Iceberg data files never change once written: their Parquet footers are read once per
@@ -299,6 +340,8 @@ public final class QueryDatabasePool implements AutoCloseable {
       execute(admin, "SET autoload_known_extensions = false");
       execute(admin, "SET autoinstall_known_extensions = false");
       execute(admin, "SET enable_external_access = false");
+      database.materializing = (DuckDBConnection) admin.duplicate();
+      execute(database.materializing, "SET jdbc_stream_results = false");
       execute(admin, "SET lock_configuration = true");
     } catch (SQLException e) {
       database.close();

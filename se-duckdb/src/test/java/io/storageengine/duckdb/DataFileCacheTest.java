@@ -51,4 +51,33 @@ class DataFileCacheTest {
       assertThat(cache.size()).isEqualTo(2);
     }
   }
+
+  @Test
+  void aMadeFileIsMadeOnceAndAFailedMakeLeavesNothing() throws Exception {
+    DataFileCache cache = new DataFileCache(dir, 1000);
+    java.util.concurrent.atomic.AtomicInteger makes = new java.util.concurrent.atomic.AtomicInteger();
+    DataFileCache.FileMaker maker = target -> {
+      makes.incrementAndGet();
+      try {
+        Files.write(target, new byte[40]);
+      } catch (java.io.IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    };
+    try (DataFileCache.Lease first = cache.acquire("tenant", "wal-segment:1", maker);
+        DataFileCache.Lease second = cache.acquire("tenant", "wal-segment:1", maker)) {
+      assertThat(second.path()).isEqualTo(first.path());
+      assertThat(first.path().getParent()).isEqualTo(cache.directory("tenant"));
+    }
+    assertThat(makes.get()).isEqualTo(1);
+    assertThat(cache.totalBytes()).isEqualTo(40);
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> cache.acquire("tenant", "wal-segment:2", target -> {
+      throw new IllegalStateException("cannot stage");
+    })).hasMessage("cannot stage");
+    assertThat(cache.size()).isEqualTo(1);
+    try (var left = Files.list(cache.directory("tenant"))) {
+      assertThat(left.count()).as("no temporary file left").isEqualTo(1);
+    }
+  }
 }

@@ -42,16 +42,36 @@ public final class DoPutGuard implements ServerInterceptor {
     GuardedCall<Q, R> guarded = new GuardedCall<>(call);
     GuardListener<Q, R> listener = new GuardListener<>(guarded, headers, next,
         new DoPutMessageCheck(maxBatchBytes));
-    guarded.request(1); // the first message, before the handler asks for any
+    guarded.requestFirst();
     return listener;
   }
 
-  /** Drops what the handler sends or closes once the guard closed the call. */
+  /**
+   * Drops what the handler sends or closes once the guard closed the call, and counts the first
+   * message, which the guard asked for itself, against the handler's first request: the
+   * handler receives exactly the messages it asked for (its flow control relies on it).
+   */
   private static final class GuardedCall<Q, R> extends SimpleForwardingServerCall<Q, R> {
     private boolean closed;
+    private int requestedForHandler;
 
     GuardedCall(ServerCall<Q, R> delegate) {
       super(delegate);
+    }
+
+    /** The first message, before the handler asks for any. */
+    synchronized void requestFirst() {
+      requestedForHandler = 1;
+      super.request(1);
+    }
+
+    @Override
+    public synchronized void request(int messages) {
+      int already = Math.min(requestedForHandler, messages);
+      requestedForHandler -= already;
+      if (messages > already) {
+        super.request(messages - already);
+      }
     }
 
     @Override

@@ -1,14 +1,17 @@
 package io.storageengine.ingest;
 
+import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.sql.NoOpFlightSqlProducer;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 
 /**
- * A Flight (SQL) producer that serves ingestion only: native DoPut streams and Flight SQL bulk
- * ingest go to the {@link IngestService}; every other call is UNIMPLEMENTED. For benchmarks,
- * tests and embedding; the server composes its own producer that delegates the same way.
+ * A Flight (SQL) producer that serves ingestion only: Flight SQL bulk ingest goes to the
+ * {@link IngestService}; every other call is UNIMPLEMENTED. Native ingest streams never reach a
+ * producer: host it with {@link IngestService#flightService}, whose DoPut serves them. For
+ * benchmarks, tests and embedding; the server composes its own producer that delegates the same
+ * way.
  */
 public class IngestFlightProducer extends NoOpFlightSqlProducer {
   private final IngestService service;
@@ -21,7 +24,9 @@ public class IngestFlightProducer extends NoOpFlightSqlProducer {
   public Runnable acceptPut(CallContext context, FlightStream stream,
       StreamListener<PutResult> ackStream) {
     if (IngestService.isNativeIngest(stream.getDescriptor())) {
-      return service.acceptPut(context, stream, ackStream);
+      return () -> ackStream.onError(CallStatus.INTERNAL.withDescription("native ingest is "
+          + "served by IngestService#serveDoPut, which this Flight service was built without")
+          .toRuntimeException());
     }
     return super.acceptPut(context, stream, ackStream);
   }

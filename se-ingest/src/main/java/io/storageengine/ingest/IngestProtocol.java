@@ -88,6 +88,11 @@ public final class IngestProtocol {
 
   /** Parses and checks a stream header; every problem is INVALID_ARGUMENT naming the field. */
   public static Header parseHeader(ArrowBuf metadata) {
+    return parseHeader(metadata == null ? null : bytes(metadata));
+  }
+
+  /** As {@link #parseHeader(ArrowBuf)}, from the app_metadata bytes (null: none). */
+  public static Header parseHeader(byte[] metadata) {
     if (metadata == null) {
       throw SeException.invalid("stream header: the first message after the schema must carry "
           + "app_metadata {\"request_id\":0,\"catalog\":...,\"namespace\":[...],\"table_name\":...}");
@@ -128,6 +133,11 @@ public final class IngestProtocol {
 
   /** Parses a batch's {@code {"request_id":n}} and checks n &gt; 0. */
   public static long parseBatchRequestId(ArrowBuf metadata) {
+    return parseBatchRequestId(metadata == null ? null : bytes(metadata));
+  }
+
+  /** As {@link #parseBatchRequestId(ArrowBuf)}, from the app_metadata bytes (null: none). */
+  public static long parseBatchRequestId(byte[] metadata) {
     if (metadata == null) {
       throw SeException.invalid("record batch without app_metadata: expected {\"request_id\":n}");
     }
@@ -161,9 +171,13 @@ public final class IngestProtocol {
     };
   }
 
-  private static JsonNode parseObject(ArrowBuf metadata, String what) {
+  private static byte[] bytes(ArrowBuf metadata) {
     byte[] bytes = new byte[(int) metadata.readableBytes()];
     metadata.getBytes(metadata.readerIndex(), bytes);
+    return bytes;
+  }
+
+  private static JsonNode parseObject(byte[] bytes, String what) {
     JsonNode node;
     try {
       node = Json.parse(bytes);

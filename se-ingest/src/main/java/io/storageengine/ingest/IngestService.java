@@ -1,30 +1,44 @@
 package io.storageengine.ingest;
 
+import io.grpc.BindableService;
+import io.grpc.MethodDescriptor.Marshaller;
+import io.grpc.ServerCall;
+import io.grpc.ServerInterceptors;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.wal.WalWriter;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.Objects;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.flight.FlightDescriptor;
+import org.apache.arrow.flight.FlightGrpcUtils;
+import org.apache.arrow.flight.FlightProducer;
 import org.apache.arrow.flight.FlightProducer.CallContext;
 import org.apache.arrow.flight.FlightProducer.StreamListener;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.auth.ServerAuthHandler;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * Durable ingestion over Arrow Flight. The server's one Flight producer delegates DoPut calls
- * here: {@link #acceptPut} for the native protocol (descriptor recognised by
- * {@link #isNativeIngest}), {@link #acceptBulkIngest} for Flight SQL's
- * {@code CommandStatementIngest}. Each batch is validated against the target table, converted to
- * the table's types, group-committed into the table's WAL, and acknowledged only once its
- * segment is durable. Nothing acknowledged is lost; nothing rejected is written.
+ * Durable ingestion over Arrow Flight: the native protocol (descriptor recognised by
+ * {@link #isNativeIngest}) through the DoPut method {@link #serveDoPut} installs in Flight's
+ * service, Flight SQL's {@code CommandStatementIngest} through {@link #acceptBulkIngest}, to
+ * which the server's one Flight producer delegates. Each batch is validated against the target
+ * table, converted to the table's types, group-committed into the table's WAL, and acknowledged
+ * only once its segment is durable. Nothing acknowledged is lost; nothing rejected is written.
  *
  * <p>Errors end the stream with a Flight status ({@link io.storageengine.common.FlightErrors}): bad header, schema or
  * batch INVALID_ARGUMENT naming the field; unknown catalog or table NOT_FOUND; memory limits
@@ -33,6 +47,23 @@ import org.apache.arrow.memory.BufferAllocator;
  * <p>Thread-safe. {@link #close()} flushes what is pending and stops the flush threads.
  */
 public final class IngestService implements AutoCloseable {
+  /** gRPC messages as the bytes received, which ingestion decodes itself. */
+  private static final Marshaller<byte[]> BYTES = new Marshaller<>() {
+    @Override
+    public InputStream stream(byte[] value) {
+      return new ByteArrayInputStream(value);
+    }
+
+    @Override
+    public byte[] parse(InputStream stream) {
+      try {
+        return stream.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  };
+
   private final BufferAllocator allocator;
   private final BufferAllocator ackAllocator;
   private final TableResolver resolver;
@@ -97,11 +128,61 @@ public final class IngestService implements AutoCloseable {
     return IngestProtocol.isNativeIngest(descriptor);
   }
 
-  /** Handles one native ingest stream (ARCHITECTURE.md 6.1); run the result on the call's thread. */
-  public Runnable acceptPut(CallContext context, FlightStream stream,
-      StreamListener<PutResult> ackStream) {
-    String name = "ingest-stream-" + streams.incrementAndGet();
-    return new NativeIngestion(this, stream, new AckSender(ackStream, ackAllocator), name);
+  /**
+   * Flight's service definition (bound with byte-array messages) with its DoPut replaced: native
+   * ingest streams (ARCHITECTURE.md 6.1) are read as their messages arrive, without a thread per
+   * stream; every other DoPut (Flight SQL bulk ingest, updates) goes to the definition's own
+   * DoPut. Install interceptors around the result, {@link #doPutGuard()} innermost.
+   */
+  public ServerServiceDefinition serveDoPut(ServerServiceDefinition flight) {
+    ServerServiceDefinition.Builder builder =
+        ServerServiceDefinition.builder(flight.getServiceDescriptor());
+    boolean replaced = false;
+    for (ServerMethodDefinition<?, ?> method : flight.getMethods()) {
+      if (method.getMethodDescriptor().getFullMethodName().equals(DoPutGuard.DO_PUT)) {
+        builder.addMethod(doPut(method));
+        replaced = true;
+      } else {
+        builder.addMethod(method);
+      }
+    }
+    if (!replaced) {
+      throw new IllegalArgumentException("not the Flight service: no " + DoPutGuard.DO_PUT);
+    }
+    return builder.build();
+  }
+
+  /**
+   * Arrow Flight's service for {@code producer}, bound with byte-array messages, DoPut served as
+   * {@link #serveDoPut} describes, every DoPut message checked by {@link #doPutGuard()}: what a
+   * gRPC server (benchmarks, tests, embedding) hosts to serve ingestion.
+   *
+   * @param allocator where Flight decodes what the producer reads itself
+   * @param executor runs Flight's DoPut handlers of the producer (bulk ingest)
+   */
+  public ServerServiceDefinition flightService(BufferAllocator allocator, FlightProducer producer,
+      ExecutorService executor) {
+    BindableService flight = FlightGrpcUtils.createFlightService(allocator, producer,
+        ServerAuthHandler.NO_OP, executor);
+    return ServerInterceptors.intercept(
+        serveDoPut(ServerInterceptors.useMarshalledMessages(flight.bindService(), BYTES)),
+        doPutGuard());
+  }
+
+  /** The method must be bound with byte-array messages (see {@link #serveDoPut}). */
+  @SuppressWarnings("unchecked")
+  private ServerMethodDefinition<byte[], byte[]> doPut(ServerMethodDefinition<?, ?> method) {
+    ServerMethodDefinition<byte[], byte[]> bytes = (ServerMethodDefinition<byte[], byte[]>) method;
+    return ServerMethodDefinition.create(bytes.getMethodDescriptor(),
+        new DoPutRouter(this, bytes.getServerCallHandler()));
+  }
+
+  /** A native ingest stream on {@code call}, which the router already read the descriptor of. */
+  ServerCall.Listener<byte[]> openNativeStream(ServerCall<byte[], byte[]> call) {
+    if (closed.get()) {
+      throw new SeException(ErrorCode.UNAVAILABLE, "ingestion is shutting down: retry");
+    }
+    return new NativeIngestion(this, call, "ingest-stream-" + streams.incrementAndGet());
   }
 
   /** Handles one Flight SQL bulk ingest (ARCHITECTURE.md 6.2). */
@@ -141,6 +222,19 @@ public final class IngestService implements AutoCloseable {
 
   BufferAllocator streamAllocator(String name) {
     return allocator.newChildAllocator(name, 0, config.maxStreamBytes());
+  }
+
+  /**
+   * Where a native stream decodes its messages: bounded by the ingest allocator's own limit, as
+   * Flight's decoding was, so a batch may be as large as a gRPC message while its conversion
+   * stays within the stream's limit.
+   */
+  BufferAllocator inputAllocator(String name) {
+    return allocator.newChildAllocator(name + "-input", 0, Long.MAX_VALUE);
+  }
+
+  ByteBudget budget() {
+    return budget;
   }
 
   StreamFlow newFlow() {

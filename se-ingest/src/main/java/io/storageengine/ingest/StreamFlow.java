@@ -5,9 +5,10 @@ import io.storageengine.common.SeException;
 import org.apache.arrow.flight.FlightStream;
 
 /**
- * Backpressure and failure state of one incoming stream. The reading thread stops calling
- * {@code stream.next()} while too many batches or bytes of this stream wait for their ack, and
- * takes each batch's bytes from the global {@link ByteBudget}.
+ * Backpressure and failure state of one incoming stream read by a thread of its own (Flight
+ * SQL bulk ingest; the native protocol has its own, see {@link NativeIngestion}). The reading
+ * thread stops calling {@code stream.next()} while too many batches or bytes of this stream
+ * wait for their ack, and takes each batch's bytes from the global {@link ByteBudget}.
  *
  * <p>The first failure wins. A failure reported from a flush thread (storage) interrupts the
  * reading thread if it is blocked waiting for the client, so the stream ends promptly even when

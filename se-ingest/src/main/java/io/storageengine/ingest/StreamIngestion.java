@@ -2,11 +2,6 @@ package io.storageengine.ingest;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
-import io.storageengine.common.telemetry.IngestTrace;
-import io.storageengine.common.telemetry.Metrics;
-import java.util.Arrays;
-import io.storageengine.wal.ArrowBatchCheck;
-import io.storageengine.wal.WalFrame;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -14,9 +9,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The life of one incoming DoPut stream, shared by the native protocol and Flight SQL bulk
- * ingest: a child allocator with the stream's memory limit, reading with backpressure,
- * validation, submission to the table's group commit, and exactly one end of the call.
+ * The life of one incoming Flight SQL bulk ingest stream, read by a thread of its own (the
+ * native protocol is read without one, see {@link NativeIngestion}): a child allocator with the
+ * stream's memory limit, reading with backpressure, validation, submission to the table's group
+ * commit, and exactly one end of the call.
  *
  * <p>However the stream ends, the reader first waits until every submitted batch is settled, so
  * acks of durable batches still reach the client before the final status, and no flush callback
@@ -72,42 +68,10 @@ abstract class StreamIngestion implements Runnable {
   /** Validates the current batch, waits for room and submits it; {@code onDurable} runs on ack. */
   final void submit(BatchValidator validator, VectorSchemaRoot root, BufferAllocator allocator,
       long requestId, String label, Runnable onDurable) throws InterruptedException {
-    int rows = root.getRowCount();
-    IngestTarget target = validator.target();
-    String table = Metrics.tableLabel(Arrays.asList(target.identifier().namespace().levels()), target.identifier().name());
-    byte[] ipc;
-    try {
-      // Offsets, UTF-8, dictionary indices and nested lengths, before anything reads by them.
-      ArrowBatchCheck.check(root, stream.getDictionaryProvider());
-      ipc = validator.convert(root, stream.getDictionaryProvider(), allocator);
-    } catch (SeException e) {
-      IngestTrace.rejected(service.telemetry(), target.catalogId(), table, e);
-      throw new SeException(e.code(), label + ": " + e.getMessage(), e);
-    }
-    flow.reserve(ipc.length);
-    IngestTrace trace = IngestTrace.accepted(service.telemetry(), target.catalogId(), table, requestId, rows,
-        ipc.length);
-    WalFrame frame = new WalFrame(target.operation(), target.schema().schemaId(),
-        new long[] {requestId}, rows, ipc);
-    TableCommitter committer = service.committer(target);
-    try {
-      committer.submit(frame).whenComplete((seq, error) -> {
-        try {
-          if (error == null) {
-            trace.durable(seq);
-            onDurable.run();
-          } else {
-            trace.failed(error);
-            flow.fail(error);
-          }
-        } finally {
-          flow.settled(ipc.length);
-        }
-      });
-    } catch (RuntimeException e) {
-      trace.failed(e);
-      flow.settled(ipc.length);
-      throw e;
-    }
+    BatchIntake.Prepared batch = BatchIntake.prepare(service, validator, root,
+        stream.getDictionaryProvider(), allocator, requestId, label);
+    long size = batch.ipc().length;
+    flow.reserve(size);
+    BatchIntake.commit(service, batch, onDurable, flow::fail, () -> flow.settled(size));
   }
 }

@@ -2,6 +2,8 @@ package io.storageengine.ingest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.client.IngestClient;
@@ -12,14 +14,16 @@ import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalSegment;
 import java.io.ByteArrayInputStream;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 import org.apache.arrow.flight.FlightClient;
-import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -33,7 +37,8 @@ import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.inmemory.InMemoryCatalog;
 
 /**
- * A real Flight server on 127.0.0.1 port 0 serving an {@link IngestService} over the real
+ * A real gRPC server on 127.0.0.1 port 0 hosting the Flight service of an {@link IngestService}
+ * ({@link IngestService#flightService}: its own DoPut, the message guard) over the real
  * {@link ObjectStoreWal} on a fault-injecting memory store, with an {@link InMemoryCatalog} as
  * tenant {@code tenant}. Closes the allocator last so a leak fails the test.
  */
@@ -49,7 +54,8 @@ final class IngestHarness implements AutoCloseable {
   final InMemoryCatalog catalog = new InMemoryCatalog();
   final List<Long> segmentsWritten = new CopyOnWriteArrayList<>();
   final IngestService service;
-  final FlightServer server;
+  final ExecutorService flightExecutor = Executors.newCachedThreadPool();
+  final Server server;
   final FlightClient flightClient;
   final IngestClient client;
 
@@ -69,8 +75,11 @@ final class IngestHarness implements AutoCloseable {
       }
       return catalog;
     }, wal, config[0], (table, seq, rows, bytes) -> segmentsWritten.add(seq));
-    server = FlightServer.builder(serverAllocator, Location.forGrpcInsecure("127.0.0.1", 0),
-        new IngestFlightProducer(service)).build().start();
+    server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+        .maxInboundMessageSize(256 << 20)
+        .addService(service.flightService(serverAllocator, new IngestFlightProducer(service),
+            flightExecutor))
+        .build().start();
     flightClient = FlightClient.builder(clientAllocator,
         Location.forGrpcInsecure("127.0.0.1", server.getPort())).build();
     client = new IngestClient(flightClient, clientAllocator);
@@ -119,7 +128,8 @@ final class IngestHarness implements AutoCloseable {
     flightClient.close();
     server.shutdown();
     boolean clean = server.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
-    server.close();
+    server.shutdownNow();
+    flightExecutor.shutdownNow();
     service.close();
     clientAllocator.close();
     serverAllocator.close();

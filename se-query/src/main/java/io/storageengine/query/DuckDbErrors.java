@@ -54,7 +54,7 @@ final class DuckDbErrors {
       return SeException.invalid("query refused: it tries to access files or settings, which is not allowed");
     }
     if (first.startsWith("Out of Memory Error")) {
-      return new SeException(ErrorCode.RESOURCE_EXHAUSTED, "query needs more memory than the server allows", e);
+      return new SeException(ErrorCode.RESOURCE_EXHAUSTED, "query needs more memory than the server allows a query (--query.memory-limit)", e);
     }
     if (first.startsWith("IO Error") || first.startsWith("INTERNAL Error") || first.startsWith("FATAL")
         || first.startsWith("Connection Error") || first.isEmpty()) {

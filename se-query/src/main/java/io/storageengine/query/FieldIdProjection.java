@@ -28,6 +28,17 @@ record FieldIdProjection(String fieldMap, String selectList) {
     return fieldMap == null ? "" : ", schema = " + fieldMap;
   }
 
+  /**
+   * This projection (by field id) also reading {@code entries} (more {@code id: {name, type,
+   * default_value}} entries of the {@code schema} map), which the select list leaves to the caller.
+   */
+  FieldIdProjection withFields(String entries) {
+    if (fieldMap == null) {
+      throw new IllegalStateException("a projection by name reads no field ids");
+    }
+    return new FieldIdProjection(fieldMap.substring(0, fieldMap.length() - 1) + ", " + entries + "}", selectList);
+  }
+
   /** Reads the table's columns by name: right only for files written with {@code schema}'s names. */
   static FieldIdProjection byName(Schema schema) {
     StringJoiner columns = new StringJoiner(", ");

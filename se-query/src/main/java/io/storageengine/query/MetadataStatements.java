@@ -89,6 +89,22 @@ final class MetadataStatements {
    */
   static String informationSchema(Connection connection, Catalog catalog, String statement, List<Span> spans)
       throws SQLException {
+    materializeInformationSchema(connection, catalog, spans);
+    return StatementSplice.replace(statement, spans, MetadataStatements::informationSchemaCopy);
+  }
+
+  /** The name of the copy of the information_schema view {@code span} references. */
+  static String informationSchemaCopy(Span span) {
+    return INFO_SCHEMA + "." + span.view();
+  }
+
+  /**
+   * Materializes the information_schema views {@code spans} name, as {@link #informationSchema}
+   * does, leaving the statement to the caller (which replaces the spans with
+   * {@link #informationSchemaCopy}).
+   */
+  static void materializeInformationSchema(Connection connection, Catalog catalog, List<Span> spans)
+      throws SQLException {
     execute(connection, "CREATE SCHEMA " + INFO_SCHEMA);
     List<Namespace> namespaces = TenantMetadata.namespaces(catalog);
     Set<String> views = new HashSet<>();
@@ -141,7 +157,6 @@ final class MetadataStatements {
         }
       }
     }
-    return StatementSplice.replace(statement, spans, span -> INFO_SCHEMA + "." + span.view());
   }
 
   private static String typeName(Types.NestedField field) {

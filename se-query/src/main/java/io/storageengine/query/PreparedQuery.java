@@ -31,8 +31,24 @@ import org.duckdb.DuckDBResultSet;
  * snapshot. DuckDB then fails with an I/O or permission error naming the path; such failures
  * are reported as {@link SnapshotExpiredException} instead. Cached copies of remote files are
  * leased by the query and never vanish.
+ *
+ * <p>DuckDB's JDBC driver loses the message of a streamed statement that fails before its first
+ * batch ({@value #LOST_ERROR}); such a statement is run once more on a connection of the same
+ * database that materializes its result ({@link #rerunWith}), which reports DuckDB's own error.
  */
 final class PreparedQuery implements AutoCloseable {
+  /** What DuckDB's JDBC driver reports for a streamed statement that failed before its first batch. */
+  static final String LOST_ERROR = "Invalid Input Error: Invalid result set";
+
+  /** A connection of the query's database that materializes results, lent for one statement. */
+  interface MaterializingConnection {
+    /** The connection, in use of the query's catalog. */
+    Connection open() throws SQLException;
+
+    /** Gives the connection back. */
+    void release();
+  }
+
   private final Connection connection;
   private final String sql;
   private final Map<String, SnapshotPin> pins;
@@ -41,6 +57,9 @@ final class PreparedQuery implements AutoCloseable {
   private final List<? extends AutoCloseable> resources;
   private final List<ResultColumns.Origin> origins;
   private final List<AutoCloseable> open = new ArrayList<>();
+  /** Closed after {@link #resources}: the query's timer and admission (see {@link #closeWith}). */
+  private final List<AutoCloseable> closedLast = new ArrayList<>();
+  private MaterializingConnection materializing;
   private boolean closed;
 
   /**
@@ -59,6 +78,8 @@ final class PreparedQuery implements AutoCloseable {
   /** Why {@link #start} failed, rethrown by later calls (a start runs the statement once). */
   private RuntimeException startFailure;
   private volatile boolean cancelled;
+  /** Why the server stopped the query (its time limit), or null when it was cancelled or runs. */
+  private volatile SeException stopReason;
   /** The statement {@link #run} executes, for {@link #cancel} (DuckDB interrupts its connection). */
   private volatile PreparedStatement running;
 
@@ -216,11 +237,59 @@ final class PreparedQuery implements AutoCloseable {
       }
       parameters.bind(statement);
       checkNotCancelled();
-      ResultSet rows = statement.executeQuery();
+      ResultSet rows;
+      try {
+        rows = statement.executeQuery();
+      } catch (SQLException e) {
+        throw lostError(e);
+      }
       open.add(rows);
       return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
     } catch (SQLException e) {
       throw translate(e);
+    }
+  }
+
+  /**
+   * Lets the query learn errors the streaming driver loses by running the statement once more on
+   * {@code connection} (see the class comment).
+   */
+  synchronized void rerunWith(MaterializingConnection connection) {
+    this.materializing = connection;
+  }
+
+  /**
+   * DuckDB's error for a statement whose streamed execution failed with {@code e}: {@code e} itself
+   * unless it is the driver's {@value #LOST_ERROR}, else the error of running it materialized
+   * (still {@code e} if that run succeeds). The run is cancellable like the first.
+   */
+  private SQLException lostError(SQLException e) {
+    if (!LOST_ERROR.equals(e.getMessage()) || materializing == null || cancelled) {
+      return e;
+    }
+    try {
+      Connection rerun = materializing.open();
+      try (PreparedStatement statement = rerun.prepareStatement(sql)) {
+        running = statement;
+        parameters.bind(statement);
+        if (!cancelled) {
+          statement.executeQuery().close();
+        }
+        return e;
+      } finally {
+        materializing.release();
+      }
+    } catch (SQLException real) {
+      return real;
+    }
+  }
+
+  /** Closes {@code resource} when the query closes, after its connection and database. */
+  synchronized void closeWith(AutoCloseable resource) {
+    if (closed) {
+      closeQuietly(resource);
+    } else {
+      closedLast.add(resource);
     }
   }
 
@@ -242,13 +311,30 @@ final class PreparedQuery implements AutoCloseable {
     }
   }
 
+  /**
+   * Stops the query as {@link #cancel} does, for the server's reason {@code reason}: the query
+   * then fails with it rather than as cancelled.
+   */
+  void stop(SeException reason) {
+    if (!cancelled) {
+      stopReason = reason;
+    }
+    cancel();
+  }
+
   boolean isCancelled() {
     return cancelled;
   }
 
+  /** What this stopped query reports: the server's reason (see {@link #stop}) or {@link #cancelledError()}. */
+  SeException stoppedError() {
+    SeException reason = stopReason;
+    return reason != null ? reason : cancelledError();
+  }
+
   private void checkNotCancelled() {
     if (cancelled) {
-      throw cancelledError();
+      throw stoppedError();
     }
   }
 
@@ -265,7 +351,7 @@ final class PreparedQuery implements AutoCloseable {
    */
   SeException translate(Exception e) {
     if (cancelled) {
-      return cancelledError();
+      return stoppedError();
     }
     return translate(reads, e);
   }
@@ -297,7 +383,7 @@ final class PreparedQuery implements AutoCloseable {
   synchronized ArrowReader start(BufferAllocator allocator, int batchRows) {
     if (closed && started == null) {
       // Closed (by its owner, after a cancel) before a background start got to run.
-      throw cancelledError();
+      throw stoppedError();
     }
     if (startFailure != null) {
       throw startFailure;
@@ -308,7 +394,7 @@ final class PreparedQuery implements AutoCloseable {
       try {
         started = run(child, batchRows, true);
       } catch (RuntimeException e) {
-        startFailure = cancelled ? cancelledError() : e;
+        startFailure = cancelled ? stoppedError() : e;
         throw startFailure;
       }
       open.add(started);
@@ -327,6 +413,7 @@ final class PreparedQuery implements AutoCloseable {
     }
     closeQuietly(connection);
     resources.forEach(PreparedQuery::closeQuietly);
+    closedLast.forEach(PreparedQuery::closeQuietly);
   }
 
   private static void closeQuietly(AutoCloseable closeable) {

@@ -71,6 +71,24 @@ public final class QueryCallContext {
     return Optional.of(id.asText());
   }
 
+  /**
+   * The {@code read} of the {@code se-query-metadata} header ({@code "latest"} or
+   * {@code "snapshot"}, see {@link ReadMode}), if the header has one; any other value is
+   * INVALID_ARGUMENT.
+   */
+  Optional<ReadMode> headerRead() {
+    headerCatalogId();
+    if (metadataHeader == null || metadataHeader.isBlank()) {
+      return Optional.empty();
+    }
+    JsonNode read = Json.parse(metadataHeader.getBytes(StandardCharsets.UTF_8)).get("read");
+    if (read == null) {
+      return Optional.empty();
+    }
+    return Optional.of(ReadMode.parse(read.isTextual() ? read.asText() : read.toString(),
+        "header " + QueryMetadataInterceptor.HEADER_NAME));
+  }
+
   /** The session the client presented (cookie), or the one issued during this call. */
   public Optional<String> sessionId() {
     String issued = issuedSessionId.get();

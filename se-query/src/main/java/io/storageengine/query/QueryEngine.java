@@ -1,21 +1,31 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.QueryDatabasePool;
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.Analysis;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
+import io.storageengine.reconcile.WalHighWaterMark;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -32,13 +42,23 @@ import org.apache.iceberg.expressions.Expressions;
  * before, {@link TableSnapshotPlanner}), and sets up, on a connection to a locked DuckDB database
  * of the tenant (see {@link QueryDatabasePool}), a view per table over its Parquet files
  * ({@link TableViews}) or the catalog's answer to a metadata statement
- * ({@link MetadataStatements}). The database reads only below the tenant's data directories,
+ * ({@link MetadataStatements}). A reference with time travel is read at the snapshot its clause
+ * names ({@link TimeTravel}) through a view of its own; a metadata table ({@code "t$files"}, ...)
+ * is materialized from the table's metadata ({@link MetadataTables}). The database reads only below the tenant's data directories,
  * changes no setting and loads no extension; each query gets a fresh in-memory catalog
  * {@code default} for its views, detached when it ends.
+ *
+ * <p>The {@link QueryLimits} hold here: a statement beyond the size and nesting limits is refused
+ * before anything parses it ({@link StatementLimits}); a query is planned only once
+ * {@link QueryAdmission} admits it, holds its admission until it is closed, and is stopped
+ * ({@link PreparedQuery#stop}, TIMED_OUT naming {@code query.timeout}) when it runs longer than
+ * the timeout after its admission.
  */
 final class QueryEngine implements AutoCloseable {
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
+  /** The DuckDB schemas (numbered) of the views of references with time travel. */
+  static final String TRAVEL_SCHEMA = "__se_at_";
 
   private final TenantCatalogs catalogs;
   private final SnapshotPlanCache plans = new SnapshotPlanCache();
@@ -47,17 +67,45 @@ final class QueryEngine implements AutoCloseable {
   private final TableViews views;
   private final StatementParser parser;
   private final TableStateCache tables = new TableStateCache();
+  private final PendingWal wal;
+  /** The WAL tails of the tables; null: every query reads snapshots only. */
+  private final WalTail tail;
+  private final QueryLimits limits;
+  private final StatementLimits statementLimits;
+  private final QueryAdmission admission;
+  private final ScheduledThreadPoolExecutor timeouts;
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
-   *     footers are its (closing the engine leaves them to it)
+   *     footers are its (closing the engine leaves them to it); every query reads snapshots only
    */
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config) {
+    this(catalogs, duckdb, config, PendingWal.NONE);
+  }
+
+  /** As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}). */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal) {
+    this(catalogs, duckdb, config, wal, null);
+  }
+
+  /**
+   * As above, {@code wal} answering what {@code "t$wal"} shows (see {@link MetadataTables}) and
+   * {@code tail} reading the acknowledged WAL after each table's snapshot ({@link ReadMode#LATEST};
+   * null when the process has no WAL, and queries read snapshots only).
+   */
+  QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal, WalTail tail) {
+    this.wal = wal;
+    this.tail = tail;
     this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
-    this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads());
+    this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads(), config.limits().spillLimit());
     this.views = new TableViews(duckdb.footers());
-    this.parser = new StatementParser();
+    this.limits = config.limits();
+    this.statementLimits = StatementLimits.of(limits);
+    this.parser = new StatementParser(statementLimits);
+    this.admission = new QueryAdmission(limits, config.memoryLimitBytes());
+    this.timeouts = Threads.scheduledPool(1, Threads.daemonNamed("se-query-timeouts"));
+    this.timeouts.setRemoveOnCancelPolicy(true);
   }
 
   /**
@@ -65,21 +113,50 @@ final class QueryEngine implements AutoCloseable {
    * that state, others at their current snapshot. When maintenance expires the current snapshot
    * of a table while it is planned (its files deleted under the planner), a query without pins is
    * planned again on the new current snapshot; a pinned snapshot that is gone fails with
-   * {@link SnapshotExpiredException}.
+   * {@link SnapshotExpiredException}. Reads snapshots only ({@link ReadMode#SNAPSHOT}): for calls
+   * that need a statement's schema, not its rows.
    */
   PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins) {
-    return prepare(catalogId, sql, pins, QueryParameters.NONE);
+    return prepare(catalogId, sql, pins, QueryParameters.NONE, ReadMode.SNAPSHOT);
   }
 
   /**
    * Plans {@code sql} as {@link #prepare(String, String, Map)} does, with {@code parameters}
    * bound to its parameters when it runs (they also prune files where a column is compared with
    * a parameter). The values are not checked here: see {@link PreparedQuery#checkParameters}.
+   * {@code read} says whether tables not in {@code pins} are read with their WAL tail; a pinned
+   * table is read as its pin says.
    */
-  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters) {
+  PreparedQuery prepare(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
+    statementLimits.check(sql);
+    QueryAdmission.Permit permit = admission.admit(catalogId);
+    long deadline = System.nanoTime() + limits.timeout().toNanos();
+    PreparedQuery query;
+    try {
+      query = plan(catalogId, sql, pins, parameters, read);
+    } catch (RuntimeException e) {
+      permit.close();
+      throw e;
+    }
+    SeException timedOut = new SeException(ErrorCode.TIMED_OUT, String.format("query ran longer than %s, the "
+        + "server's limit (--query.timeout): it was stopped", QueryAdmission.format(limits.timeout())));
+    try {
+      ScheduledFuture<?> timer = timeouts.schedule(() -> query.stop(timedOut), deadline - System.nanoTime(),
+          TimeUnit.NANOSECONDS);
+      query.closeWith(() -> timer.cancel(false));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The engine is closing: the query's database is closed with it.
+    }
+    query.closeWith(permit);
+    return query;
+  }
+
+  private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
+      ReadMode read) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters);
+        return prepareOnce(catalogId, sql, pins, parameters, read);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -89,7 +166,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters) {
+      QueryParameters parameters, ReadMode readMode) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -108,22 +185,65 @@ final class QueryEngine implements AutoCloseable {
       Analysis analysis = analyzed.analysis();
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
+      Map<String, TimeTravel.Spec> travel = new LinkedHashMap<>();
+      analysis.travel().forEach(reference -> travel.put(reference.key(), reference.spec()));
+      // The view each time travel key is read through (its references are renamed to it).
+      Map<String, TableName> travelViews = new LinkedHashMap<>();
+      List<MetadataRead> metadata = new ArrayList<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
+        String metadataKind = analysis.metadataTables().get(entry.getKey());
+        if (metadataKind != null) {
+          TableName base = new TableName(name.schema(), MetadataTables.baseTable(name.table()), name.namespace());
+          TableIdentifier baseId = TableIdentifier.of(TenantMetadata.namespace(base.namespace()), base.table());
+          Table table = load(catalogId, catalog, baseId, base);
+          if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE) {
+            describe = MetadataTables.schema(table, metadataKind);
+          } else {
+            metadata.add(new MetadataRead(name, table, metadataKind, TenantMetadata.displayName(baseId)));
+          }
+          continue;
+        }
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
         Table table = load(catalogId, catalog, id, name);
-        SnapshotPin pin = pins.getOrDefault(entry.getKey(), SnapshotPin.current(table));
-        used.put(entry.getKey(), pin);
+        TimeTravel.Spec at = travel.get(entry.getKey());
+        SnapshotPin pin = pins.get(entry.getKey());
+        if (pin == null) {
+          pin = at == null ? SnapshotPin.current(table) : TimeTravel.pin(table, TenantMetadata.displayName(id), at);
+        }
         Schema schema = table.schemas().get(pin.schemaId());
         if (analysis.kind() == StatementAnalyzer.Kind.DESCRIBE_TABLE && schema != null) {
           // Answered from the catalog: no files are planned or read.
+          used.put(entry.getKey(), pin);
           describe = schema;
           continue;
         }
         Expression filter = schema == null ? Expressions.alwaysTrue()
             : FilterPushdown.filter(schema, analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters);
-        planned.put(name, planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases));
+        TableName view = name;
+        if (at != null) {
+          view = new TableName(TRAVEL_SCHEMA + travelViews.size(), name.table(), name.namespace());
+          travelViews.put(entry.getKey(), view);
+        }
+        PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
+        // Time travel reads the snapshot it names, never the WAL after it.
+        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null
+            : readMode == ReadMode.LATEST && at == null;
+        TableSettings settings = withTail && tail != null ? settings(table) : null;
+        boolean entity = settings != null && settings.entity();
+        if (settings != null && (!entity || tail.readsEntities())) {
+          // The snapshot's data files (less the rows the tail replaces) plus what the WAL
+          // segments it does not include yet add.
+          Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
+          WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
+              entity, WalHighWaterMark.of(table, snapshot), pins.containsKey(entry.getKey()) ? pin.walThrough() : null,
+              leases);
+          pin = pin.withWalThrough(read.throughSeq());
+          plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
+        }
+        used.put(entry.getKey(), pin);
+        planned.put(view, plannedTable);
       }
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {
@@ -138,23 +258,46 @@ final class QueryEngine implements AutoCloseable {
       }
       int viewNumber = 0;
       for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
-        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++);
+        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
+      }
+      for (MetadataRead read : metadata) {
+        MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName(), catalogId, wal);
       }
       if (analysis.kind() == StatementAnalyzer.Kind.SHOW_TABLES) {
         statement = MetadataStatements.showTables(connection, catalog);
       }
       if (!analysis.informationSchema().isEmpty()) {
-        statement = MetadataStatements.informationSchema(connection, catalog, statement, analysis.informationSchema());
+        MetadataStatements.materializeInformationSchema(connection, catalog, analysis.informationSchema());
+      }
+      if (describe == null) {
+        boolean hideLineage = analysis.lineage()
+            && planned.values().stream().allMatch(table -> RowLineage.hidesBoth(table.schema()));
+        statement = renameReferences(statement, analysis, travelViews, hideLineage);
       }
       resources.addAll(leases);
       resources.add(database);
       List<ResultColumns.Origin> origins = List.of();
       if (analyzed.select() != null && analysis.kind() == StatementAnalyzer.Kind.QUERY
           && analysis.informationSchema().isEmpty()) {
-        PlannedTable read = planned.get(analyzed.select().table());
+        // The one table of the select; a reference with time travel is planned under its view's name.
+        PlannedTable read = travelViews.size() == 1 && planned.size() == 1 ? planned.values().iterator().next()
+            : planned.get(analyzed.select().table());
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
-      return new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      PreparedQuery query = new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      QueryDatabasePool.Lease lease = database;
+      query.rerunWith(new PreparedQuery.MaterializingConnection() {
+        @Override
+        public Connection open() throws SQLException {
+          return lease.materializing();
+        }
+
+        @Override
+        public void release() {
+          lease.endMaterializing();
+        }
+      });
+      return query;
     } catch (RuntimeException | SQLException e) {
       leases.forEach(DataFileCache.Lease::close);
       if (database != null) {
@@ -164,6 +307,67 @@ final class QueryEngine implements AutoCloseable {
       throw PreparedQuery.translate(reads, e);
     }
   }
+
+  /**
+   * The engine settings of {@code table}, or null when they break a rule (a table another client
+   * made that ingestion refuses has no WAL, and is read at its snapshot as before).
+   */
+  private static TableSettings settings(Table table) {
+    try {
+      return TableSettings.of(table);
+    } catch (SeException e) {
+      return null;
+    }
+  }
+
+  /** {@code files} with the positions {@code read} replaces removed, followed by the files it adds. */
+  private static List<PlannedFile> withTail(List<PlannedFile> files, WalTail.Read read) {
+    List<PlannedFile> out = new ArrayList<>(files.size() + read.files().size());
+    for (PlannedFile file : files) {
+      long[] replaced = read.replacedPositions().get(file.localPath());
+      if (replaced == null) {
+        out.add(file);
+      } else {
+        long[] merged = java.util.stream.LongStream.concat(java.util.Arrays.stream(file.deletedPositions()),
+            java.util.Arrays.stream(replaced)).sorted().distinct().toArray();
+        out.add(new PlannedFile(file.location(), file.localPath(), merged, file.firstRowId(),
+            file.dataSequenceNumber()));
+      }
+    }
+    out.addAll(read.files());
+    return out;
+  }
+
+  /**
+   * {@code statement} reading the emulated information_schema views and, for each reference with
+   * time travel, the view of its snapshot (the clause removed), and with {@code hideLineage}
+   * the lineage columns excluded from plain stars ({@link RowLineage#starExclusion}), in one pass
+   * over the statement (see {@link StatementSplice}).
+   */
+  private static String renameReferences(String statement, Analysis analysis, Map<String, TableName> travelViews,
+      boolean hideLineage) {
+    List<StatementAnalyzer.Span> spans = new ArrayList<>(analysis.informationSchema());
+    Map<StatementAnalyzer.Span, String> renamed = new HashMap<>();
+    for (StatementAnalyzer.Travel reference : analysis.travel()) {
+      TableName view = travelViews.get(reference.key());
+      if (view != null) {
+        spans.add(reference.span());
+        renamed.put(reference.span(), SqlQuoting.identifier(view.schema()) + "." + SqlQuoting.identifier(view.table()));
+      }
+    }
+    Map<Integer, String> insertions = new HashMap<>();
+    if (hideLineage) {
+      analysis.stars().forEach(offset -> insertions.put(offset, RowLineage.starExclusion()));
+    }
+    if (spans.isEmpty() && insertions.isEmpty()) {
+      return statement;
+    }
+    return StatementSplice.replace(statement, spans,
+        span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span), insertions);
+  }
+
+  /** A metadata table the statement reads: the name it uses, the table and which of its metadata. */
+  private record MetadataRead(TableName name, Table table, String kind, String displayName) {}
 
   /** The SQL keywords of the dialect (see {@link StatementParser#keywords}). */
   List<String> keywords() {
@@ -194,9 +398,15 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
-  /** Closes the parser; the databases belong to the DuckDB runtime, which closes them. */
+  /** The admission of queries (for tests). */
+  QueryAdmission admission() {
+    return admission;
+  }
+
+  /** Closes the parser and the timer; the databases belong to the DuckDB runtime, which closes them. */
   @Override
   public void close() {
+    timeouts.shutdownNow();
     parser.close();
   }
 }

@@ -4,6 +4,8 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Message;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.wal.WalLog;
 import io.opentelemetry.api.trace.Span;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.FlightErrors;
@@ -62,6 +64,10 @@ import org.apache.iceberg.catalog.Catalog;
  * Hosts may subclass this producer, e.g. to accept ingestion through {@code acceptPut} /
  * {@code acceptPutStatementBulkIngest}, which this class leaves alone.
  *
+ * <p>With a WAL, a query reads each table's snapshot plus its acknowledged WAL segments not
+ * reconciled yet ({@link ReadMode#LATEST}, the default); {@code "read":"snapshot"} in the
+ * header or the session option {@value #READ_OPTION} {@code = snapshot} reads snapshots only.
+ *
  * <p>The server keeps no per-statement state: a prepared statement handle is a
  * {@link StatementHandle} (tenant and SQL); binding parameters ({@code DoPut} with
  * {@code CommandPreparedStatementQuery}) answers with a new handle that also carries the values
@@ -72,6 +78,8 @@ import org.apache.iceberg.catalog.Catalog;
 public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   /** Session option that selects the tenant. */
   public static final String CATALOG_OPTION = "catalog";
+  /** Session option that chooses what queries read: {@code latest} (default) or {@code snapshot}, see {@link ReadMode}. */
+  public static final String READ_OPTION = "read";
   /** The principal of every call when the host authenticates nobody (see {@link #callerName}). */
   public static final String ANONYMOUS = "anonymous";
   private static final long READY_POLL_MS = 1;
@@ -98,6 +106,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   }
 
   /**
+   * A producer whose host does not accept Flight SQL bulk ingest, whose queries read each table's
+   * acknowledged WAL segments after its snapshot from {@code wal}, applied by {@code tailRows}
+   * (see {@link ReadMode}); {@code "t$wal"} shows nothing pending.
+   */
+  public QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, WalLog wal, WalTailRows tailRows) {
+    this(allocator, catalogs, duckdb, config, false, Threads.daemon("se-query"), PendingWal.NONE, wal, tailRows);
+  }
+
+  /**
    * @param duckdb the process's DuckDB runtime (databases, data file copies, footers); it
    *     outlives the producer and is closed by its owner
    * @param bulkIngestion whether the host accepts Flight SQL bulk ingest (overriding
@@ -114,12 +132,27 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    */
   protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
       QueryConfig config, boolean bulkIngestion, ThreadFactory threads) {
+    this(allocator, catalogs, duckdb, config, bulkIngestion, threads, PendingWal.NONE, null, null);
+  }
+
+  /**
+   * As above, {@code pending} telling what the WAL holds for {@code "t$wal"} (see
+   * {@link PendingWal}), and {@code wal} the cluster's WAL: queries then read each table's
+   * acknowledged WAL segments after its snapshot ({@link ReadMode#LATEST}), applied by
+   * {@code tailRows} (entity tables only when it {@linkplain WalTailRows#foldsEntities folds
+   * them}, else at their snapshot); with a null {@code wal} or {@code tailRows} they read
+   * snapshots only.
+   */
+  protected QueryFlightSqlProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb,
+      QueryConfig config, boolean bulkIngestion, ThreadFactory threads, PendingWal pending, WalLog wal,
+      WalTailRows tailRows) {
     this.handoff = new PlannedQueryHandoff(threads);
     this.starts = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
     this.allocator = allocator;
     this.catalogs = catalogs;
     this.config = config;
-    this.engine = new QueryEngine(catalogs, duckdb, config);
+    this.engine = new QueryEngine(catalogs, duckdb, config, pending,
+        wal == null || tailRows == null ? null : new WalTail(wal, duckdb, tailRows));
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,
@@ -175,6 +208,16 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     return fromHeader.isPresent() ? fromHeader : fromSession;
   }
 
+  /**
+   * What the current call's queries read: {@code read} of the {@code se-query-metadata} header,
+   * else the session option {@value #READ_OPTION}, else {@link ReadMode#LATEST}.
+   */
+  ReadMode callReadMode() {
+    QueryCallContext call = QueryMetadataInterceptor.current();
+    Optional<ReadMode> fromHeader = call.headerRead();
+    return fromHeader.or(() -> call.sessionId().flatMap(id -> sessions.read(id, callerName()))).orElse(ReadMode.LATEST);
+  }
+
   /** The live catalog of the current call's tenant (NOT_FOUND when unknown). */
   protected Catalog selectedCatalog() {
     return catalogs.catalog(selectedCatalogId());
@@ -211,7 +254,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       byte[] key = ticket.getStatementHandle().toByteArray();
       PreparedQuery planned = handoff.take(key);
       try (PreparedQuery query = planned != null ? planned
-          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters())) {
+          : engine.prepare(handle.catalogId(), handle.sql(), handle.pins(), handle.parameters(), callReadMode())) {
         String streamKey = java.util.Base64.getEncoder().encodeToString(key);
         streaming.put(streamKey, query);
         try {
@@ -233,7 +276,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    * (a DoGet that misses it plans and runs the pinned statement again).
    */
   private FlightInfo plannedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
-    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters(),
+        callReadMode());
     try (CallCancellation ignored = CallCancellation.watch(query::cancel)) {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
       byte[] encoded = statement.withPins(query.pins()).encode();
@@ -259,7 +303,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
    * a cancelled stream stops it. Execution errors are reported by that DoGet.
    */
   private FlightInfo startedFlightInfo(StatementHandle statement, FlightDescriptor descriptor) {
-    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters());
+    PreparedQuery query = engine.prepare(statement.catalogId(), statement.sql(), Map.of(), statement.parameters(),
+        callReadMode());
     try {
       query.checkParameters();
       Schema schema = query.schema(allocator);
@@ -317,6 +362,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     listener.start(root);
+    ResultLimit limit = new ResultLimit(config.limits());
     boolean first = true;
     while (reader.loadNextBatch()) {
       BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
@@ -324,7 +370,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       first = false;
       if (query.isCancelled() && !listener.isCancelled()) {
         // Cancelled by CancelFlightInfo: DuckDB may still hand out a batch it had produced.
-        listener.error(FlightErrors.toException(PreparedQuery.cancelledError()));
+        listener.error(FlightErrors.toException(query.stoppedError()));
         return;
       }
       if (ready == BackpressureStrategy.WaitResult.CANCELLED || listener.isCancelled()) {
@@ -335,6 +381,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
         return;
       }
       sender.load();
+      limit.add(root);
       listener.putNext();
     }
     listener.completed();
@@ -559,7 +606,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       CallContext context, FlightDescriptor descriptor) {
     try {
       StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters(),
+          callReadMode())) {
         if (!prepared.parameters().isEmpty()) {
           query.checkParameters();
         }
@@ -575,7 +623,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       ServerStreamListener listener) {
     try {
       StatementHandle prepared = ownHandle(command.getPreparedStatementHandle(), "prepared statement");
-      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters())) {
+      try (PreparedQuery query = engine.prepare(prepared.catalogId(), prepared.sql(), Map.of(), prepared.parameters(),
+          callReadMode())) {
         stream(query, listener);
       }
     } catch (RuntimeException e) {
@@ -670,20 +719,29 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
     Map<String, SetSessionOptionsResult.Error> errors = new HashMap<>();
     request.getSessionOptions().forEach((name, value) -> {
-      if (!CATALOG_OPTION.equals(name)) {
+      if (!CATALOG_OPTION.equals(name) && !READ_OPTION.equals(name)) {
         errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_NAME));
+        return;
+      }
+      String text = value.isEmpty() ? null : value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
+        @Override
+        public String visit(String text) {
+          return text;
+        }
+      });
+      if (READ_OPTION.equals(name)) {
+        try {
+          sessions.setRead(sessionId, caller, value.isEmpty() ? null : ReadMode.parse(text, "session option " + READ_OPTION));
+        } catch (RuntimeException e) {
+          errors.put(name, new SetSessionOptionsResult.Error(SetSessionOptionsResult.ErrorValue.INVALID_VALUE));
+        }
         return;
       }
       if (value.isEmpty()) {
         sessions.clearCatalog(sessionId, caller);
         return;
       }
-      String catalogId = value.acceptVisitor(new NoOpSessionOptionValueVisitor<String>() {
-        @Override
-        public String visit(String text) {
-          return text;
-        }
-      });
+      String catalogId = text;
       try {
         if (catalogId == null) {
           throw SeException.invalid("session option catalog must be a string");
@@ -707,6 +765,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       String caller = callerName();
       QueryMetadataInterceptor.current().sessionId().flatMap(id -> sessions.catalog(id, caller))
           .ifPresent(catalogId -> options.put(CATALOG_OPTION, SessionOptionValueFactory.makeSessionOptionValue(catalogId)));
+      QueryMetadataInterceptor.current().sessionId().flatMap(id -> sessions.read(id, caller))
+          .ifPresent(read -> options.put(READ_OPTION, SessionOptionValueFactory.makeSessionOptionValue(read.optionValue())));
     } catch (RuntimeException e) {
       listener.onError(FlightErrors.toException(e));
       return;

@@ -27,6 +27,29 @@ final class SnapshotExpiredException extends SeException {
         + "after the query was planned; re-run the query to read the current snapshot", displayName, snapshotId));
   }
 
+  private SnapshotExpiredException(String message) {
+    super(ErrorCode.NOT_FOUND, message);
+  }
+
+  /**
+   * A pinned WAL tail of an entity table whose schema changed since: the tail is folded with the
+   * table's current schema, as reconciliation folds it.
+   */
+  static SnapshotExpiredException schemaChanged(String displayName) {
+    return new SnapshotExpiredException(String.format("table %s: its schema changed after the query was planned; "
+        + "re-run the query to read the current schema", displayName));
+  }
+
+  /**
+   * The WAL segment {@code seq} a query read (or was pinned to read) after its snapshot is gone:
+   * it was reconciled into a newer snapshot and collected.
+   */
+  static SnapshotExpiredException walSegmentGone(String displayName, long seq) {
+    return new SnapshotExpiredException(String.format("table %s: WAL segment %d read with the query's snapshot was "
+        + "reconciled into a newer snapshot and removed; re-run the query to read the current snapshot",
+        displayName, seq));
+  }
+
   /**
    * The error for files of {@code snapshotId} found missing while planning or reading it. Expiry
    * commits the new metadata before it deletes files, so a snapshot whose files vanished is no

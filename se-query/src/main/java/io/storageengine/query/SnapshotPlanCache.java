@@ -20,8 +20,16 @@ final class SnapshotPlanCache {
   /** What identifies a plan: tenant, table, snapshot, read schema and the pruning filter. */
   record Key(String catalogId, String tableUuid, String tableLocation, long snapshotId, int schemaId, String filter) {}
 
-  /** A data file of the snapshot, by its table location; {@code deletedPositions} sorted, possibly empty. */
-  record ScanFile(String location, long[] deletedPositions) {}
+  /**
+   * A data file of the snapshot, by its table location; {@code deletedPositions} sorted, possibly
+   * empty; its row lineage: {@code firstRowId} (null when the file has none) and the data
+   * sequence number of its manifest entry (null when unknown).
+   */
+  record ScanFile(String location, long[] deletedPositions, Long firstRowId, Long dataSequenceNumber) {
+    ScanFile(String location, long[] deletedPositions) {
+      this(location, deletedPositions, null, null);
+    }
+  }
 
   /** The planned files of one snapshot. */
   static final class Plan {

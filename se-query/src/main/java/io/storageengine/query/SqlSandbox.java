@@ -246,7 +246,9 @@ final class SqlSandbox {
               ref.path("table_name").asText());
           checkPath(ref.path("qualified_name"), written, "table");
           if (!isNull(ref.path("at_clause"))) {
-            throw SeException.invalid("table `%s`: time travel (AT ...) is not supported", written);
+            // Only a literal value (checked here, never evaluated): see TimeTravel.
+            fields(ref.path("at_clause"), "AT", Set.of("unit", "expr"));
+            TimeTravel.spec(ref.path("at_clause"), written);
           }
           if (ref.path("catalog_name").asText().isEmpty() && ref.path("schema_name").asText().isEmpty()
               && contains(scope, ref.path("table_name").asText())) {

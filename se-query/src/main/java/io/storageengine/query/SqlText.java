@@ -7,8 +7,8 @@ import java.util.Locale;
 import java.util.Set;
 
 /**
- * Lexical helpers over SQL text: statement splitting and the two rewrites DuckDB needs before it
- * can parse our dialect ({@code default} as a catalog name, {@code SHOW COLUMNS}). Security does
+ * Lexical helpers over SQL text: statement splitting and the rewrites DuckDB needs before it
+ * can parse our dialect ({@code default} as a catalog name, {@code SHOW COLUMNS}, Trino's time travel). Security does
  * not rest on this class: every statement is parsed by DuckDB afterwards and checked on its AST.
  */
 final class SqlText {
@@ -162,8 +162,9 @@ final class SqlText {
 
   /**
    * Rewrites DuckDB-unparseable parts of one statement: a bare {@code default} used as a
-   * qualifier ({@code default.x}) becomes {@code "default"}, and {@code SHOW COLUMNS FROM t}
-   * becomes {@code DESCRIBE t}.
+   * qualifier ({@code default.x}) becomes {@code "default"}, {@code SHOW COLUMNS FROM t}
+   * becomes {@code DESCRIBE t}, and {@code t FOR VERSION AS OF v} becomes DuckDB's
+   * {@code t AT (VERSION => v)} (see {@link TimeTravel#rewrite}).
    */
   static String rewrite(String statement) {
     List<Token> tokens = tokens(statement);
@@ -186,7 +187,7 @@ final class SqlText {
       }
     }
     out.append(statement, copied, statement.length());
-    return out.toString();
+    return TimeTravel.rewrite(out.toString());
   }
 
   /** The keyword that makes a non-query statement refused, for error messages. */

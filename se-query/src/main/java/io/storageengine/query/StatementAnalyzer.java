@@ -19,8 +19,12 @@ import java.util.Set;
  * {@code SHOW TABLES} that the catalog answers. The whole tree first passes the allow-list check
  * of {@link SqlSandbox} (functions, table functions, types, every node kind); table names are
  * then judged here: only tables of the selected catalog (its namespaces), CTEs in scope and the
- * emulated {@code information_schema} views. Other catalogs, DuckDB's own schemas, file names
- * used as tables and time travel are refused with INVALID_ARGUMENT naming the construct.
+ * emulated {@code information_schema} views. Other catalogs, DuckDB's own schemas and file
+ * names used as tables are refused with INVALID_ARGUMENT naming the construct. A reference with
+ * time travel ({@link TimeTravel}) is a table of its own (its key names the clause), read through
+ * a view its reference is renamed to ({@link Analysis#travel}); a name {@code "t$snapshots"} and
+ * the like reads a metadata table of {@code t} ({@link MetadataTables}); naming a row lineage
+ * column ({@link RowLineage}) anywhere makes the views carry them ({@link Analysis#lineage}).
  */
 final class StatementAnalyzer {
   /** The catalog name the selected tenant has in SQL. */
@@ -80,13 +84,33 @@ final class StatementAnalyzer {
    * qualified name ({@code nameParts} identifiers: 2, or 3 with the catalog) and whatever follows
    * it in the reference (alias, column aliases, sample). See {@link StatementSplice}.
    */
-  record Span(int start, int length, String view, int nameParts) {}
+  record Span(int start, int length, String view, int nameParts, boolean timeTravel) {
+    Span(int start, int length, String view, int nameParts) {
+      this(start, length, view, nameParts, false);
+    }
+  }
+
+  /**
+   * A table reference with time travel: the key of its table in {@link Analysis#tables}, its
+   * clause, and where it is in the statement ({@link Span#timeTravel}; its {@code view} is the
+   * name as written), so it can be renamed to its table's view with the clause removed (see
+   * {@link StatementSplice}). References with the same table and clause share the key.
+   */
+  record Travel(String key, TimeTravel.Spec spec, Span span) {}
 
   enum Kind { QUERY, DESCRIBE_TABLE, SHOW_TABLES }
 
-  /** What one statement references. */
+  /**
+   * What one statement references. {@code tables} are keyed by {@link TableName#key()}, with the
+   * clause appended for a reference with time travel (each such reference in {@code travel}); {@code metadataTables} gives the kind of the keys that name a metadata table;
+   * {@code lineage} whether the statement names a row lineage column; {@code stars} the byte
+   * offsets just after each plain {@code *} (or {@code t.*}) of a select list that reads a tenant
+   * table directly (not through a subquery or CTE), where the lineage columns are excluded again
+   * (see {@link RowLineage#starExclusion}).
+   */
   record Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
-      List<Span> informationSchema, TableName describeTarget) {
+      List<Span> informationSchema, TableName describeTarget, List<Travel> travel,
+      Map<String, String> metadataTables, boolean lineage, List<Integer> stars) {
     /** Immutable (shared by every query of the same text), keeping the order tables appear in. */
     Analysis {
       tables = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tables));
@@ -94,6 +118,14 @@ final class StatementAnalyzer {
       filters.forEach((key, list) -> copied.put(key, List.copyOf(list)));
       filters = java.util.Collections.unmodifiableMap(copied);
       informationSchema = List.copyOf(informationSchema);
+      travel = List.copyOf(travel);
+      metadataTables = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(metadataTables));
+      stars = List.copyOf(stars);
+    }
+
+    Analysis(Kind kind, Map<String, TableName> tables, Map<String, List<Comparison>> filters,
+        List<Span> informationSchema, TableName describeTarget) {
+      this(kind, tables, filters, informationSchema, describeTarget, List.of(), Map.of(), false, List.of());
     }
   }
 
@@ -125,7 +157,8 @@ final class StatementAnalyzer {
         walker.visit(query);
         if (walker.tables.size() == 1 && walker.informationSchema.isEmpty()) {
           TableName target = walker.tables.values().iterator().next();
-          return new Analysis(Kind.DESCRIBE_TABLE, walker.tables, Map.of(), List.of(), target);
+          return new Analysis(Kind.DESCRIBE_TABLE, walker.tables, Map.of(), List.of(), target, walker.travel,
+              walker.metadataTables, false, List.of());
         }
       }
     }
@@ -137,7 +170,8 @@ final class StatementAnalyzer {
         filters.put(key, list);
       }
     });
-    return new Analysis(Kind.QUERY, walker.tables, filters, walker.informationSchema, null);
+    return new Analysis(Kind.QUERY, walker.tables, filters, walker.informationSchema, null, walker.travel,
+        walker.metadataTables, walker.lineage, walker.lineage ? walker.stars : List.of());
   }
 
   private static boolean isPlainStar(JsonNode select) {
@@ -157,6 +191,10 @@ final class StatementAnalyzer {
     final Map<String, Integer> referenceCounts = new LinkedHashMap<>();
     final Map<String, List<Comparison>> filters = new LinkedHashMap<>();
     final List<Span> informationSchema = new ArrayList<>();
+    final List<Travel> travel = new ArrayList<>();
+    final Map<String, String> metadataTables = new LinkedHashMap<>();
+    boolean lineage;
+    final List<Integer> stars = new ArrayList<>();
     /** BASE_TABLE nodes naming a CTE in scope (see {@link SqlSandbox#check}). */
     final Set<JsonNode> cteReferences;
     final Map<JsonNode, List<Comparison>> whereByTableRef = new IdentityHashMap<>();
@@ -182,9 +220,14 @@ final class StatementAnalyzer {
         if ("BASE_TABLE".equals(from.path("type").asText())) {
           whereByTableRef.put(from, comparisons(node.path("where_clause"), from));
         }
+        plainStars(node);
       }
       if ("BASE_TABLE".equals(type) && !cteReferences.contains(node)) {
         tableReference(node);
+      }
+      if ("COLUMN_REF".equals(node.path("class").asText()) && node.path("column_names").size() > 0
+          && RowLineage.isColumn(node.path("column_names").get(node.path("column_names").size() - 1).asText())) {
+        lineage = true;
       }
       node.fields().forEachRemaining(entry -> visit(entry.getValue()));
     }
@@ -193,9 +236,17 @@ final class StatementAnalyzer {
       String catalog = ref.path("catalog_name").asText();
       String schema = ref.path("schema_name").asText();
       String table = ref.path("table_name").asText();
-      String written = String.join(".", nonEmpty(catalog, schema, table));
-      if (!ref.path("at_clause").isNull() && !ref.path("at_clause").isMissingNode()) {
-        throw SeException.invalid("table `%s`: time travel (AT ...) is not supported", written);
+      List<String> parts = nonEmpty(catalog, schema, table);
+      String written = String.join(".", parts);
+      JsonNode at = ref.path("at_clause");
+      Travel travel = null;
+      if (!at.isNull() && !at.isMissingNode()) {
+        long location = ref.path("query_location").asLong(-1);
+        int length = ref.path("query_location_length").asInt(0);
+        if (location < 0 || location > Integer.MAX_VALUE || length <= 0) {
+          throw SeException.invalid("table `%s`: time travel cannot be used here", written);
+        }
+        travel = new Travel(null, TimeTravel.spec(at, written), new Span((int) location, length, written, parts.size(), true));
       }
       if (!catalog.isEmpty() && !SqlAllowList.fold(catalog).equals(CATALOG)) {
         throw SeException.invalid("catalog `%s` is not available: the selected catalog is named default; "
@@ -213,10 +264,13 @@ final class StatementAnalyzer {
         }
         unqualified = true;
         TableName name = new TableName(UNQUALIFIED_SCHEMA, table, DEFAULT_NAMESPACE);
-        add(ref, name);
+        add(ref, name, travel, written);
         return;
       }
       if (SqlAllowList.fold(schema).equals("information_schema")) {
+        if (travel != null) {
+          throw SeException.invalid("information_schema.%s cannot be read with time travel", table);
+        }
         if (!INFORMATION_SCHEMA_VIEWS.contains(table.toLowerCase(Locale.ROOT))) {
           throw SeException.notFound("information_schema.%s does not exist: available are %s", table,
               String.join(", ", INFORMATION_SCHEMA_VIEWS));
@@ -248,15 +302,65 @@ final class StatementAnalyzer {
         }
         qualifiedMain = true;
       }
-      add(ref, new TableName(schema, table));
+      add(ref, new TableName(schema, table), travel, written);
     }
 
-    private void add(JsonNode ref, TableName name) {
-      tables.putIfAbsent(name.key(), name);
-      referenceCounts.merge(name.key(), 1, Integer::sum);
+    private void add(JsonNode ref, TableName name, Travel at, String written) {
+      String key = name.key();
+      String metadata = MetadataTables.kind(name.table());
+      if (metadata != null && at != null) {
+        throw SeException.invalid("metadata table `%s` cannot be read with time travel", written);
+      }
+      if (at != null) {
+        key = key + "\u001f@" + at.spec().key();
+        travel.add(new Travel(key, at.spec(), at.span()));
+      }
+      if (metadata != null) {
+        metadataTables.put(key, metadata);
+      }
+      tables.putIfAbsent(key, name);
+      referenceCounts.merge(key, 1, Integer::sum);
       List<Comparison> found = whereByTableRef.get(ref);
       if (found != null) {
-        filters.put(name.key(), found);
+        filters.put(key, found);
+      }
+    }
+
+    /** Records the end of each plain star of {@code select} that covers a tenant table of its FROM. */
+    private void plainStars(JsonNode select) {
+      List<String> qualifiers = new ArrayList<>();
+      directTables(select.path("from_table"), qualifiers);
+      if (qualifiers.isEmpty()) {
+        return;
+      }
+      for (JsonNode item : select.path("select_list")) {
+        if (!"STAR".equals(item.path("class").asText()) || item.path("exclude_list").size() > 0
+            || item.path("replace_list").size() > 0 || item.path("rename_list").size() > 0
+            || item.path("qualified_exclude_list").size() > 0 || item.path("columns").asBoolean(false)
+            || !(item.path("expr").isNull() || item.path("expr").isMissingNode())) {
+          continue;
+        }
+        String relation = item.path("relation_name").asText();
+        long location = item.path("query_location").asLong(-1);
+        int length = item.path("query_location_length").asInt(0);
+        if ((relation.isEmpty() || qualifiers.contains(relation.toLowerCase(Locale.ROOT)))
+            && location >= 0 && location + length <= Integer.MAX_VALUE && length > 0) {
+          stars.add((int) (location + length));
+        }
+      }
+    }
+
+    /** The qualifiers (alias or name, lower case) of the tenant tables {@code ref} joins directly. */
+    private void directTables(JsonNode ref, List<String> out) {
+      String type = ref.path("type").asText();
+      if ("JOIN".equals(type)) {
+        directTables(ref.path("left"), out);
+        directTables(ref.path("right"), out);
+      } else if ("BASE_TABLE".equals(type) && !cteReferences.contains(ref)
+          && !SqlAllowList.fold(ref.path("schema_name").asText()).equals("information_schema")
+          && MetadataTables.kind(ref.path("table_name").asText()) == null) {
+        String alias = ref.path("alias").asText();
+        out.add((alias.isEmpty() ? ref.path("table_name").asText() : alias).toLowerCase(Locale.ROOT));
       }
     }
 

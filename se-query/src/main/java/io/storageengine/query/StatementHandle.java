@@ -10,8 +10,8 @@ import java.util.Map;
 
 /**
  * Everything a statement ticket or a prepared statement handle carries: the principal whose call
- * created it, the tenant, the SQL, the pinned state of every table it reads (empty: read current
- * snapshots) and the values bound to its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
+ * created it, the tenant, the SQL, the pinned state of every table it reads ({@link SnapshotPin}:
+ * snapshot, schema and the last WAL segment read on top; empty: read current snapshots) and the values bound to its parameters. Encoded as JSON inside Flight SQL's {@code statement_handle} /
  * {@code prepared_statement_handle}, so the server keeps no per-statement state and any server
  * instance can serve any call. A handle is trusted for nothing: its SQL is analyzed again, its
  * tenant must be the one the call selects and the caller may read, its owner must be the caller,
@@ -49,6 +49,9 @@ record StatementHandle(String owner, String catalogId, String sql, Map<String, S
         node.put("snapshot", pin.snapshotId());
       }
       node.put("schema", pin.schemaId());
+      if (pin.walThrough() != null) {
+        node.put("wal", pin.walThrough());
+      }
     });
     if (!parameters.isEmpty()) {
       root.set("parameters", parameters.toJson());
@@ -70,8 +73,9 @@ record StatementHandle(String owner, String catalogId, String sql, Map<String, S
     Map<String, SnapshotPin> pins = new LinkedHashMap<>();
     root.path("pins").fields().forEachRemaining(entry -> {
       JsonNode snapshot = entry.getValue().path("snapshot");
+      JsonNode wal = entry.getValue().path("wal");
       pins.put(entry.getKey(), new SnapshotPin(snapshot.isNumber() ? snapshot.asLong() : null,
-          entry.getValue().path("schema").asInt()));
+          entry.getValue().path("schema").asInt(), wal.isNumber() ? wal.asLong() : null));
     });
     return new StatementHandle(root.path("owner").asText(), root.path("catalog").asText(), root.path("sql").asText(),
         pins, QueryParameters.fromJson(root.path("parameters")));

@@ -1,7 +1,7 @@
 package io.storageengine.query;
 
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.storageengine.common.Json;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import io.storageengine.query.StatementAnalyzer.Analysis;
@@ -24,19 +24,29 @@ import org.duckdb.DuckDBConnection;
  * ({@link StatementAnalyzer}, {@link ResultColumns#select}). The analyses of the last
  * {@link #MAX_ANALYSES} statement texts (each at most {@link #MAX_ANALYZED_LENGTH} characters)
  * are remembered, so a repeated statement is parsed once; statements that fail to parse or are
- * refused are not remembered. Safe for concurrent use.
+ * refused are not remembered. Statements beyond the {@link StatementLimits} are refused before
+ * DuckDB parses them, and a parse tree nested more deeply than they allow is refused naming them.
+ * Safe for concurrent use.
  */
 final class StatementParser implements AutoCloseable {
   static final int MAX_ANALYSES = 512;
   static final int MAX_ANALYZED_LENGTH = 16_384;
 
+  private static final StatementLimits DEFAULT_LIMITS = StatementLimits.of(QueryLimits.defaults());
+
   private final DuckDBConnection parser;
+  private final StatementLimits limits;
   private final Map<String, Analyzed> analyses = new LruMap<>(MAX_ANALYSES);
 
   /** A statement's analysis and its select list (see {@link ResultColumns#select}). */
   record Analyzed(Analysis analysis, ResultColumns.Select select) {}
 
   StatementParser() {
+    this(DEFAULT_LIMITS);
+  }
+
+  StatementParser(StatementLimits limits) {
+    this.limits = limits;
     this.parser = openParser();
   }
 
@@ -51,10 +61,11 @@ final class StatementParser implements AutoCloseable {
         return known;
       }
     }
+    limits.check(statement);
     JsonNode tree;
     // A connection per parse: DuckDB connections are not shared between threads.
     try (Connection connection = parser.duplicate()) {
-      tree = parse(connection, statement);
+      tree = parse(connection, statement, limits);
     }
     Analysis result = StatementAnalyzer.analyze(tree);
     Analyzed analysis = new Analyzed(result, ResultColumns.select(tree, result.tables()));
@@ -73,6 +84,14 @@ final class StatementParser implements AutoCloseable {
    * {@link StatementAnalyzer#refusedStatement} says; several statements are INVALID_ARGUMENT.
    */
   static JsonNode parse(Connection connection, String statement) throws SQLException {
+    return parse(connection, statement, DEFAULT_LIMITS);
+  }
+
+  /**
+   * As {@link #parse(Connection, String)}, refusing a parse tree deeper than {@code limits} allow
+   * and DuckDB's own expression depth error, each naming the server's limit.
+   */
+  static JsonNode parse(Connection connection, String statement, StatementLimits limits) throws SQLException {
     String json;
     try (PreparedStatement ps = connection.prepareStatement("SELECT json_serialize_sql(?)")) {
       ps.setString(1, statement);
@@ -81,11 +100,15 @@ final class StatementParser implements AutoCloseable {
         json = rs.getString(1);
       }
     }
-    JsonNode tree = Json.parse(json.getBytes(StandardCharsets.UTF_8));
+    JsonNode tree = readTree(json, limits);
     if (tree.path("error").asBoolean(false)) {
       String type = tree.path("error_type").asText();
       if ("not implemented".equals(type)) {
         throw StatementAnalyzer.refusedStatement(statement);
+      }
+      SeException depth = limits.depthError(tree.path("error_message").asText());
+      if (depth != null) {
+        throw depth;
       }
       throw SeException.invalid("SQL %s error: %s", type, DuckDbErrors.scrub(tree.path("error_message").asText()));
     }
@@ -94,6 +117,21 @@ final class StatementParser implements AutoCloseable {
       throw SeException.invalid("multiple statements are not allowed (found %d): send one query per call", parsed.size());
     }
     return parsed.get(0);
+  }
+
+  /** DuckDB's JSON parse tree, refused when nested more deeply than {@code limits} allow. */
+  private static JsonNode readTree(String json, StatementLimits limits) {
+    try {
+      return limits.treeReader().readTree(json);
+    } catch (java.io.IOException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof StreamConstraintsException) {
+          throw limits.treeTooDeep();
+        }
+      }
+      // DuckDB's own serialization: not the caller's input.
+      throw SeException.internal("cannot read the parse tree of a statement", e);
+    }
   }
 
   /** The SQL keywords of the dialect (DuckDB's reserved and unreserved keywords), upper case, sorted. */

@@ -38,10 +38,16 @@ final class TableSnapshotPlanner {
   }
 
   /**
-   * One data file as DuckDB reads it: its table location, the local path DuckDB opens, and the
-   * deleted positions (sorted, possibly empty).
+   * One data file as DuckDB reads it: its table location, the local path DuckDB opens, the
+   * deleted positions (sorted, possibly empty), and its row lineage (see
+   * {@link SnapshotPlanCache.ScanFile}).
    */
-  record PlannedFile(String location, String localPath, long[] deletedPositions) {}
+  record PlannedFile(String location, String localPath, long[] deletedPositions, Long firstRowId,
+      Long dataSequenceNumber) {
+    PlannedFile(String location, String localPath, long[] deletedPositions) {
+      this(location, localPath, deletedPositions, null, null);
+    }
+  }
 
   /**
    * The files and schema of {@code table} pinned at {@code snapshotId} (null: no snapshot yet).
@@ -50,7 +56,12 @@ final class TableSnapshotPlanner {
    * for a table without snapshot.
    */
   record PlannedTable(String displayName, Table table, Long snapshotId, Schema schema, List<PlannedFile> files,
-      boolean evolved, SnapshotPlanCache.Plan plan) {}
+      boolean evolved, SnapshotPlanCache.Plan plan) {
+    /** This table read from {@code files} instead (the snapshot's files plus its WAL tail's). */
+    PlannedTable withFiles(List<PlannedFile> files) {
+      return new PlannedTable(displayName, table, snapshotId, schema, List.copyOf(files), evolved, plan);
+    }
+  }
 
   /**
    * Plans {@code table} of tenant {@code catalogId} at {@code pin}. Leases on cached copies are
@@ -79,7 +90,8 @@ final class TableSnapshotPlanner {
     List<PlannedFile> files = new ArrayList<>(plan.files.size());
     try {
       for (SnapshotPlanCache.ScanFile file : plan.files) {
-        files.add(new PlannedFile(file.location(), localPath(catalogId, table, file.location(), leases), file.deletedPositions()));
+        files.add(new PlannedFile(file.location(), localPath(catalogId, table, file.location(), leases),
+            file.deletedPositions(), file.firstRowId(), file.dataSequenceNumber()));
       }
     } catch (RuntimeException e) {
       // A remote data file deleted by expiry before its copy was made (the error names it).
@@ -118,7 +130,7 @@ final class TableSnapshotPlanner {
         if (deleted.length == file.recordCount()) {
           continue; // every row of the file is deleted
         }
-        files.add(new SnapshotPlanCache.ScanFile(file.location(), deleted));
+        files.add(new SnapshotPlanCache.ScanFile(file.location(), deleted, file.firstRowId(), file.dataSequenceNumber()));
       }
     } catch (IOException | RuntimeException e) {
       // Expiry may delete the snapshot's manifests or deletion vectors while they are read here

@@ -80,6 +80,16 @@ final class TableViews {
    * cannot be read is UNAVAILABLE, or {@link SnapshotExpiredException} when its file is gone.
    */
   void create(Connection connection, TableName name, PlannedTable table, int number) throws SQLException {
+    create(connection, name, table, number, false);
+  }
+
+  /**
+   * Creates the view as {@link #create(Connection, TableName, PlannedTable, int)} does, with the
+   * row lineage columns after the schema's when {@code lineage} (see {@link RowLineage}; the
+   * files are then read by field id).
+   */
+  void create(Connection connection, TableName name, PlannedTable table, int number, boolean lineage)
+      throws SQLException {
     Schema schema = table.schema();
     String schemaName = SqlQuoting.identifier(name.schema());
     String viewName = schemaName + "." + SqlQuoting.identifier(name.table());
@@ -102,7 +112,7 @@ final class TableViews {
       }
     }
     SnapshotPlanCache.Plan plan = table.plan();
-    boolean byName = plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
+    boolean byName = !lineage && plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
     if (byName && plan.readsByName == null) {
       // First use of this snapshot's plan: check that DuckDB sees the Iceberg columns and types
       // when reading by name, and remember the answer for every later query on the snapshot.
@@ -137,7 +147,9 @@ final class TableViews {
       }
       projection = projections::get;
     }
-    execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, projection));
+    execute(connection, "CREATE VIEW " + viewName + " AS " + (lineage
+        ? RowLineage.viewSql(connection, schema, clean, withDeletes, deletes, projection, number)
+        : viewSql(schema, clean, withDeletes, deletes, projection)));
   }
 
   /** The schema {@code file} was written with, read from its footer once per location. */

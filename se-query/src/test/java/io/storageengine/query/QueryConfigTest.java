@@ -15,13 +15,25 @@ class QueryConfigTest {
   void everySettingAndDefaultIsPinned() {
     assertThat(QueryConfig.SETTINGS.stream()
         .collect(Collectors.toMap(s -> s.flag() + " " + s.environmentVariable(), Setting::defaultValue)))
-        .containsExactlyInAnyOrderEntriesOf(Map.of(
-            "--query.memory-limit SE_QUERY_MEMORY_LIMIT", "1GB",
-            "--query.duckdb-threads SE_QUERY_DUCKDB_THREADS", "2",
-            "--query.batch-rows SE_QUERY_BATCH_ROWS", "8192",
-            "--query.max-sessions SE_QUERY_MAX_SESSIONS", "10000"));
+        .containsExactlyInAnyOrderEntriesOf(Map.ofEntries(
+            Map.entry("--query.memory-limit SE_QUERY_MEMORY_LIMIT", "1GB"),
+            Map.entry("--query.duckdb-threads SE_QUERY_DUCKDB_THREADS", "2"),
+            Map.entry("--query.batch-rows SE_QUERY_BATCH_ROWS", "8192"),
+            Map.entry("--query.max-sessions SE_QUERY_MAX_SESSIONS", "10000"),
+            Map.entry("--query.timeout SE_QUERY_TIMEOUT", "5m"),
+            Map.entry("--query.tenant-concurrency SE_QUERY_TENANT_CONCURRENCY", "2"),
+            Map.entry("--query.tenant-queue SE_QUERY_TENANT_QUEUE", "16"),
+            Map.entry("--query.total-memory SE_QUERY_TOTAL_MEMORY", "4GiB"),
+            Map.entry("--query.spill-limit SE_QUERY_SPILL_LIMIT", "10GB"),
+            Map.entry("--query.max-statement-size SE_QUERY_MAX_STATEMENT_SIZE", "1MiB"),
+            Map.entry("--query.max-statement-depth SE_QUERY_MAX_STATEMENT_DEPTH", "200"),
+            Map.entry("--query.max-result-rows SE_QUERY_MAX_RESULT_ROWS", "100000000"),
+            Map.entry("--query.max-result-bytes SE_QUERY_MAX_RESULT_BYTES", "8GiB")));
     QueryConfig config = QueryConfig.defaults();
     assertThat(config).isEqualTo(new QueryConfig("1GB", 2, 8192, 10_000));
+    assertThat(config.limits()).isEqualTo(new QueryLimits(java.time.Duration.ofMinutes(5), 2, 16, 4L << 30, "10GB",
+        1L << 20, 200, 100_000_000L, 8L << 30));
+    assertThat(config.memoryLimitBytes()).isEqualTo(1_000_000_000L);
     assertThat(QueryConfig.from(ConfigSource.defaults())).isEqualTo(config);
   }
 
@@ -33,6 +45,23 @@ class QueryConfigTest {
         "SE_QUERY_BATCH_ROWS", "1024",
         "SE_QUERY_MAX_SESSIONS", "50")));
     assertThat(config).isEqualTo(new QueryConfig("512MB", 4, 1024, 50));
+    QueryLimits limits = QueryLimits.from(ConfigSource.of(Map.of(
+        "query.timeout", "30s", "query.tenant-concurrency", "3", "query.tenant-queue", "0",
+        "query.total-memory", "2GiB", "query.spill-limit", "1GiB"), Map.of(
+        "SE_QUERY_MAX_STATEMENT_SIZE", "64KiB", "SE_QUERY_MAX_STATEMENT_DEPTH", "10",
+        "SE_QUERY_MAX_RESULT_ROWS", "5", "SE_QUERY_MAX_RESULT_BYTES", "1MiB")));
+    assertThat(limits).isEqualTo(new QueryLimits(java.time.Duration.ofSeconds(30), 3, 0, 2L << 30, "1GiB",
+        64L << 10, 10, 5, 1L << 20));
+  }
+
+  @Test
+  void aQueryMemoryLimitAboveTheTotalIsRefused() {
+    assertThatThrownBy(() -> QueryConfig.from(ConfigSource.of(Map.of(
+        "query.memory-limit", "3GB", "query.total-memory", "2GiB"), Map.of())))
+        .hasMessage("query memory limit 3GB is more than the total query memory of 2147483648 bytes "
+            + "(--query.total-memory): no query could run");
+    assertThatThrownBy(() -> QueryConfig.defaults().withMemoryLimit("1 parsec"))
+        .hasMessage("size `1 parsec`: unknown unit `parsec` (use KB, MB, GB, TB or KiB, MiB, GiB, TiB)");
   }
 
   @Test

@@ -107,7 +107,7 @@ class QuerySecurityTest {
         Arguments.of("SELECT * FROM system.main.duckdb_tables", "catalog `system` is not available"),
         Arguments.of("SELECT * FROM pg_catalog.pg_class", "schema `pg_catalog` is not available"),
         Arguments.of("SELECT * FROM t", "table `t` does not exist in namespace default"),
-        Arguments.of("SELECT * FROM ns.t AT (VERSION => 1)", "time travel (AT ...) is not supported"),
+        Arguments.of("SELECT * FROM ns.t AT (VERSION => 1)", "has no snapshot 1"),
         Arguments.of("SELECT * FROM \"default\".\"ns\".t; ATTACH '" + dir.resolve("y.db") + "' AS y",
             "multiple statements are not allowed"),
         Arguments.of("SELECT 1; SELECT 2", "multiple statements are not allowed"),

@@ -49,6 +49,39 @@ class StatementSpliceTest {
   }
 
   @Test
+  void aTimeTravelSpanLosesItsAtClauseAndKeepsAliasAndSample() {
+    String sql = "SELECT * FROM ns.t AS \"é\"(a) AT (VERSION => 'x(') TABLESAMPLE 10% JOIN t AT(TIMESTAMP=>'2024') ON true";
+    Span first = span(sql, "ns.t AS \"é\"(a) AT (VERSION => 'x(') TABLESAMPLE 10%", "ns.t", 2);
+    Span second = span(sql, "t AT(TIMESTAMP=>'2024')", "t", 1);
+    Span firstTravel = new Span(first.start(), first.length(), first.view(), 2, true);
+    Span secondTravel = new Span(second.start(), second.length(), second.view(), 1, true);
+    assertThat(replace(sql, List.of(secondTravel, firstTravel)))
+        .isEqualTo("SELECT * FROM <ns.t> AS \"é\"(a)  TABLESAMPLE 10% JOIN <t>  ON true");
+    // A travel span without its clause is not the text it was located in.
+    String plain = "SELECT * FROM s.t";
+    Span noClause = span(plain, "s.t", "s.t", 2);
+    assertThatThrownBy(() -> replace(plain, List.of(new Span(noClause.start(), noClause.length(), "s.t", 2, true))))
+        .hasMessageContaining("table `s.t`: time travel cannot be used here");
+  }
+
+  @Test
+  void insertionsGoAtTheirOffsetsNextToReplacedNames() {
+    String sql = "SELECT *, é.* FROM information_schema.tables é";
+    int afterStar = "SELECT *".getBytes(StandardCharsets.UTF_8).length;
+    int afterQualifiedStar = "SELECT *, é.*".getBytes(StandardCharsets.UTF_8).length;
+    assertThat(StatementSplice.replace(sql, List.of(span(sql, "information_schema.tables é", "tables", 2)),
+        span -> "<" + span.view() + ">", java.util.Map.of(afterStar, " X", afterQualifiedStar, " Y")))
+        .isEqualTo("SELECT * X, é.* Y FROM <tables> é");
+    // Inside a replaced reference, or inside a character: refused.
+    int insideName = sql.indexOf("_schema");
+    assertThatThrownBy(() -> StatementSplice.replace(sql, List.of(span(sql, "information_schema.tables é", "tables", 2)),
+        span -> "x", java.util.Map.of(insideName + 1, " Z"))).isInstanceOf(SeException.class)
+        .hasMessage("SQL: a select list cannot be used here");
+    assertThatThrownBy(() -> StatementSplice.replace(sql, List.of(), span -> "x", java.util.Map.of(11, " Z")))
+        .isInstanceOf(SeException.class).hasMessage("SQL: a select list cannot be used here");
+  }
+
+  @Test
   void spansInAnyOrder() {
     String sql = "SELECT * FROM s.a, s.b, s.c";
     assertThat(replace(sql, List.of(span(sql, "s.c", "3", 2), span(sql, "s.a", "1", 2), span(sql, "s.b", "2", 2))))

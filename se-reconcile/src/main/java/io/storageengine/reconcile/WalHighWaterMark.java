@@ -13,7 +13,12 @@ public final class WalHighWaterMark {
   private WalHighWaterMark() {}
 
   public static long of(Table table) {
-    Snapshot s = table.currentSnapshot();
+    return of(table, table.currentSnapshot());
+  }
+
+  /** The last WAL seq the state at {@code snapshot} (null: none) of {@code table} includes. */
+  public static long of(Table table, Snapshot snapshot) {
+    Snapshot s = snapshot;
     while (s != null) {
       Long seq = seqOf(s);
       if (seq != null) {

@@ -11,8 +11,8 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Resolves {@link SecretReference}s by opening, on first use, the external store the reference
  * names from the server's {@link SecretStoreOptions} (region, address, token of that store type),
- * and keeping it open until {@link #close}. A store type that is not implemented in this build, or
- * that cannot be configured from the options, is INVALID_ARGUMENT naming the reference.
+ * and keeping it open until {@link #close}. A store that cannot be configured from the options is
+ * INVALID_ARGUMENT saying which option is missing.
  */
 public final class ReferenceResolver implements SecretResolver, AutoCloseable {
   private final SecretStoreOptions options;
@@ -33,10 +33,6 @@ public final class ReferenceResolver implements SecretResolver, AutoCloseable {
   public String resolve(SecretReference reference) {
     ExternalSecretStore store = open.get(reference.store());
     if (store == null) {
-      if (!reference.store().equals("aws-sm") && !reference.store().equals("vault")) {
-        throw SeException.invalid("secret reference %s: %s references are not supported by this server "
-            + "(supported: aws-sm, vault)", reference, reference.store());
-      }
       synchronized (open) {
         store = open.computeIfAbsent(reference.store(), options::openExternal);
       }

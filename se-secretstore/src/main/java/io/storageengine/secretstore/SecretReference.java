@@ -16,10 +16,12 @@ import java.util.Set;
  *       SecretBinary as UTF-8).</li>
  *   <li>{@code vault://<path>[#<field>]}: field {@code field} (default {@code value}) of the
  *       KV v2 secret at {@code path} under the configured mount.</li>
+ *   <li>{@code azure-kv://<name>[/<version>]}: an Azure Key Vault secret of the configured vault
+ *       (its text value as UTF-8).</li>
+ *   <li>{@code gcp-sm://<id>[/<version>]} or {@code gcp-sm://projects/<p>/secrets/<id>[/versions/<v>]}:
+ *       a Google Cloud Secret Manager secret (of the configured project unless named in full),
+ *       version default {@code latest}.</li>
  * </ul>
- *
- * <p>{@code azure-kv://} and {@code gcp-sm://} parse (they are reserved for Azure Key Vault and
- * Google Cloud Secret Manager) but no resolver of this build reads them.
  *
  * <p>A malformed reference is UNPROCESSABLE naming the problem (never the rest of the value).
  */

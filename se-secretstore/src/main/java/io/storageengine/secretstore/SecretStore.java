@@ -12,7 +12,9 @@ import java.util.Optional;
  *   <li>Every successful write gives the key a new {@link Secret#version()}, distinct from every
  *       earlier version of that key, so a reader can tell that a value changed by comparing
  *       versions (even when the same bytes were written again).</li>
- *   <li>{@link #create} is atomic: of N concurrent callers on one key exactly one returns true.</li>
+ *   <li>{@link #create} is atomic: of N concurrent callers on one key exactly one returns true.
+ *       Exception: {@link AzureKeyVaultStore} (Key Vault has no conditional write) guarantees this
+ *       only among the callers of one process.</li>
  *   <li>Writes are visible to every later {@link #get} from any process sharing the store.</li>
  *   <li>Failures of the underlying storage are {@code SeException(UNAVAILABLE)}; messages never
  *       contain secret values.</li>

@@ -13,12 +13,12 @@ import java.util.Set;
  */
 public record SecretStoreOptions(String type, Map<String, String> options) {
   /** The types {@code --secret-store.type} accepts. */
-  public static final Set<String> TYPES = Set.of("file", "memory", "aws-sm", "vault");
+  public static final Set<String> TYPES = Set.of("file", "memory", "aws-sm", "azure-kv", "gcp-sm", "vault");
 
   public SecretStoreOptions {
     Objects.requireNonNull(type, "type");
     if (!TYPES.contains(type)) {
-      throw SeException.invalid("--secret-store.type: expected file, memory, aws-sm or vault, got '%s'", type);
+      throw SeException.invalid("--secret-store.type: expected file, memory, aws-sm, azure-kv, gcp-sm or vault, got '%s'", type);
     }
     options = Map.copyOf(options);
   }
@@ -35,11 +35,17 @@ public record SecretStoreOptions(String type, Map<String, String> options) {
     return v == null || v.isBlank() ? null : v.strip();
   }
 
-  /** Opens an external store of {@code storeType} ({@code aws-sm}, {@code vault}) from these options. */
+  /** Opens an external store of {@code storeType} ({@code aws-sm}, {@code azure-kv}, {@code gcp-sm}, {@code vault}) from these options. */
   public ExternalSecretStore openExternal(String storeType) {
     return switch (storeType) {
       case "aws-sm" -> AwsSecretsManagerStore.open(option("aws-sm.region"), option("aws-sm.endpoint"),
           options.containsKey("aws-sm.prefix") ? options.get("aws-sm.prefix").strip() : null);
+      case "azure-kv" -> AzureKeyVaultStore.open(new AzureKeyVaultStore.Options(option("azure-kv.vault-url"),
+          option("azure-kv.tenant-id"), option("azure-kv.client-id"), option("azure-kv.client-secret"),
+          option("azure-kv.access-token"), prefix("azure-kv.prefix")));
+      case "gcp-sm" -> GcpSecretManagerStore.open(new GcpSecretManagerStore.Options(option("gcp-sm.project"),
+          option("gcp-sm.credentials-file"), option("gcp-sm.access-token"), option("gcp-sm.endpoint"),
+          prefix("gcp-sm.prefix")));
       case "vault" -> {
         String address = option("vault.address");
         if (address == null) {
@@ -55,7 +61,12 @@ public record SecretStoreOptions(String type, Map<String, String> options) {
         yield new VaultSecretStore(uri, option("vault.token"), option("vault.namespace"), option("vault.mount"),
             options.containsKey("vault.prefix") ? options.get("vault.prefix").strip() : null);
       }
-      default -> throw SeException.invalid("secret store type '%s' has no references; use aws-sm or vault", storeType);
+      default -> throw SeException.invalid("secret store type '%s' has no references; use aws-sm, azure-kv, gcp-sm or vault", storeType);
     };
+  }
+
+  /** A prefix option: null when not given at all (the store's default), else as given (may be empty). */
+  private String prefix(String name) {
+    return options.containsKey(name) && options.get(name) != null ? options.get(name).strip() : null;
   }
 }

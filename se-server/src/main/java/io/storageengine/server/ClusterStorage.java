@@ -53,9 +53,10 @@ public final class ClusterStorage implements AutoCloseable {
   }
 
   /**
-   * The configured secret store: {@code memory}, {@code aws-sm}, {@code vault}, or {@code file} on
-   * {@code store}, encrypting with the key of {@link #fileKey}. Without a key the file store only
-   * reads (old plaintext documents) and refuses writes, saying how to configure one.
+   * The configured secret store: {@code memory}, {@code aws-sm}, {@code azure-kv}, {@code gcp-sm},
+   * {@code vault}, or {@code file} on {@code store}, encrypting with the key of {@link #fileKey}.
+   * Without a key the file store only reads (old plaintext documents) and refuses writes, saying
+   * how to configure one.
    */
   static SecretStore openSecrets(ServerConfig config, ObjectStore store) {
     SecretStoreOptions options = config.secretStoreOptions();

@@ -8,8 +8,11 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
+import io.storageengine.query.PendingWal;
 import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
+import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.wal.WalLog;
 import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.FlightStream;
@@ -18,19 +21,26 @@ import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * The one Flight producer of the listener: Flight SQL queries, plus the two ingestion paths
- * (the native {@code se.ingestion.v1.Ingest} DoPut and Flight SQL bulk ingest). Every catalog a
- * query selects needs the caller to be a reader of it, bulk ingest a writer ({@link Access}); the
- * native DoPut is checked by the ingest service's catalogs ({@link Access#forCallers}).
+ * The one Flight producer of the listener: Flight SQL queries and Flight SQL bulk ingest (the
+ * native {@code se.ingestion.v1.Ingest} DoPut never reaches it: the listener's DoPut hands it to
+ * {@link IngestService#serveDoPut}). Every catalog a query selects needs the caller to be a
+ * reader of it, bulk ingest a writer ({@link Access}); the native DoPut is checked by the ingest
+ * service's catalogs ({@link Access#forCallers}).
  */
 final class EngineFlightProducer extends QueryFlightSqlProducer {
   private final IngestService ingest;
   private final Access access;
 
-  /** @param threads makes the query side's background threads */
+  /**
+   * @param threads makes the query side's background threads
+   * @param pending what {@code "t$wal"} shows of the cluster's WAL
+   * @param wal the cluster's WAL: queries read what is acknowledged and not yet reconciled
+   * @param tailRows applies the WAL tail to a table's snapshot with reconciliation's code
+   */
   EngineFlightProducer(BufferAllocator allocator, TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config,
-      IngestService ingest, ThreadFactory threads, Access access) {
-    super(allocator, catalogs, duckdb, config, true, threads);
+      IngestService ingest, ThreadFactory threads, Access access, PendingWal pending, WalLog wal,
+      WalTailRows tailRows) {
+    super(allocator, catalogs, duckdb, config, true, threads, pending, wal, tailRows);
     this.ingest = ingest;
     this.access = access;
   }
@@ -44,14 +54,6 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   @Override
   protected String callerName() {
     return Access.flightCaller().name();
-  }
-
-  @Override
-  public Runnable acceptPut(CallContext context, FlightStream stream, StreamListener<PutResult> ackStream) {
-    if (IngestService.isNativeIngest(stream.getDescriptor())) {
-      return ingest.acceptPut(context, stream, ackStream);
-    }
-    return super.acceptPut(context, stream, ackStream);
   }
 
   /**

@@ -16,6 +16,7 @@ import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileLoop;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.ReconcileStatusStore;
+import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.reconcile.maintenance.MaintenanceHooks;
 import io.storageengine.reconcile.maintenance.MaintenanceLoop;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
@@ -94,7 +95,9 @@ public final class EngineServer implements AutoCloseable {
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
-          context.threads("se-query"), access));
+          context.threads("se-query"), access, new WalPendingSegments(wal), wal,
+          new WalTailRows(context.duckdb(), context.allocator(EngineContext.Subsystem.QUERY), store,
+              context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses));
@@ -113,7 +116,7 @@ public final class EngineServer implements AutoCloseable {
       this.routes = List.copyOf(routes.keySet());
       // Flight's incoming messages are mostly ingestion's, so the listener allocates from its allocator.
       this.listener = context.own(Listener.start(config.serverAddress(), routes, ingestAllocator, producer,
-          observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
+          observability.propagating(new ContextPropagatingExecutorService(flightExecutor)), ingest::serveDoPut,
           // The last runs first: tracing sees every call, then the caller is established.
           List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), access.flightInterceptor(),
               observability.flightInterceptor()), context.tls()));

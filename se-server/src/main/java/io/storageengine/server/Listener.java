@@ -8,12 +8,14 @@ import com.linecorp.armeria.server.ServerBuilder;
 import com.linecorp.armeria.server.grpc.GrpcService;
 import io.grpc.ServerInterceptor;
 import io.grpc.ServerInterceptors;
+import io.grpc.ServerServiceDefinition;
 import io.storageengine.common.tls.TlsConfig;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.FlightGrpcUtils;
 import org.apache.arrow.flight.FlightProducer;
 import org.apache.arrow.memory.BufferAllocator;
@@ -41,18 +43,20 @@ public final class Listener implements AutoCloseable {
 
   /**
    * Starts listening. {@code routes} maps exact paths or {@code prefix:} paths (Armeria route
-   * syntax) to HTTP services; the Flight service is wrapped by {@code interceptors} and runs its
-   * producer calls on {@code flightExecutor}; {@code tls} decides between HTTPS and plain HTTP.
+   * syntax) to HTTP services; the Flight service, bound with byte-array messages, is adapted by
+   * {@code methods} (ingestion replaces DoPut), wrapped by {@code interceptors} and runs its
+   * producer's DoPut handlers on {@code flightExecutor}; {@code tls} decides between HTTPS and
+   * plain HTTP.
    */
   public static Listener start(InetSocketAddress address, Map<String, HttpService> routes,
       BufferAllocator allocator, FlightProducer producer, ExecutorService flightExecutor,
-      List<ServerInterceptor> interceptors, TlsConfig tls) {
+      UnaryOperator<ServerServiceDefinition> methods, List<ServerInterceptor> interceptors, TlsConfig tls) {
     var flight = FlightGrpcUtils.createFlightService(allocator, producer, FlightHandshake.ACCEPT_ALL, flightExecutor);
     // Armeria serializes a response message later, on its event loop; Flight frees a batch's
     // buffers as soon as sendMessage returns. Re-marshalling every message to bytes inside
     // sendMessage (on the producer's thread) keeps the two lifetimes apart.
     var definition = ServerInterceptors.intercept(
-        ServerInterceptors.useMarshalledMessages(flight.bindService(), BYTES), interceptors);
+        methods.apply(ServerInterceptors.useMarshalledMessages(flight.bindService(), BYTES)), interceptors);
     GrpcService grpc = GrpcService.builder()
         .addService(definition)
         .maxRequestMessageLength(MAX_GRPC_MESSAGE_BYTES)

@@ -38,6 +38,17 @@ class ServerConfigTest {
         Map.entry("secret-store.aws-sm.region SE_SECRET_STORE_AWS_SM_REGION", ""),
         Map.entry("secret-store.aws-sm.endpoint SE_SECRET_STORE_AWS_SM_ENDPOINT", ""),
         Map.entry("secret-store.aws-sm.prefix SE_SECRET_STORE_AWS_SM_PREFIX", "storage-engine/"),
+        Map.entry("secret-store.azure-kv.vault-url SE_SECRET_STORE_AZURE_KV_VAULT_URL", ""),
+        Map.entry("secret-store.azure-kv.tenant-id SE_SECRET_STORE_AZURE_KV_TENANT_ID", ""),
+        Map.entry("secret-store.azure-kv.client-id SE_SECRET_STORE_AZURE_KV_CLIENT_ID", ""),
+        Map.entry("secret-store.azure-kv.client-secret SE_SECRET_STORE_AZURE_KV_CLIENT_SECRET", ""),
+        Map.entry("secret-store.azure-kv.access-token SE_SECRET_STORE_AZURE_KV_ACCESS_TOKEN", ""),
+        Map.entry("secret-store.azure-kv.prefix SE_SECRET_STORE_AZURE_KV_PREFIX", "storage-engine-"),
+        Map.entry("secret-store.gcp-sm.project SE_SECRET_STORE_GCP_SM_PROJECT", ""),
+        Map.entry("secret-store.gcp-sm.credentials-file SE_SECRET_STORE_GCP_SM_CREDENTIALS_FILE", ""),
+        Map.entry("secret-store.gcp-sm.access-token SE_SECRET_STORE_GCP_SM_ACCESS_TOKEN", ""),
+        Map.entry("secret-store.gcp-sm.endpoint SE_SECRET_STORE_GCP_SM_ENDPOINT", ""),
+        Map.entry("secret-store.gcp-sm.prefix SE_SECRET_STORE_GCP_SM_PREFIX", "storage-engine-"),
         Map.entry("secret-store.vault.address SE_SECRET_STORE_VAULT_ADDRESS", ""),
         Map.entry("secret-store.vault.token SE_SECRET_STORE_VAULT_TOKEN", ""),
         Map.entry("secret-store.vault.namespace SE_SECRET_STORE_VAULT_NAMESPACE", ""),
@@ -113,7 +124,7 @@ class ServerConfigTest {
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(), Map.of("SE_OBJECT_STORE_TYPE", "ftp")))
         .hasMessageContaining("--object-store.type").hasMessageContaining("ftp");
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(), Map.of("SE_SECRET_STORE_TYPE", "keychain")))
-        .hasMessage("--secret-store.type: expected file, memory, aws-sm or vault, got 'keychain'");
+        .hasMessage("--secret-store.type: expected file, memory, aws-sm, azure-kv, gcp-sm or vault, got 'keychain'");
     assertThatThrownBy(() -> ServerConfig.resolve(Map.of(ConfigKey.SERVER_ADDRESS, "127.0.0.1:99999"), Map.of()))
         .hasMessageContaining("out of range");
     assertThatThrownBy(() -> ServerConfig.resolveSettings(Map.of(), Map.of("SE_QUERY_DUCKDB_THREADS", "none")))

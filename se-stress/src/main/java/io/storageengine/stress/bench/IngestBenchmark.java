@@ -1,5 +1,7 @@
 package io.storageengine.stress.bench;
 
+import io.grpc.Server;
+import io.grpc.netty.NettyServerBuilder;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
 import io.storageengine.ingest.IngestConfig;
@@ -13,6 +15,7 @@ import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.WalOperation;
 import java.io.IOException;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +33,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
-import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -141,8 +143,11 @@ public final class IngestBenchmark {
             }
             return catalog;
           }, wal, config, (table, seq, rows, bytes) -> segments.incrementAndGet());
-      FlightServer server = FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0),
-          new IngestFlightProducer(service)).build().start();
+      ExecutorService flightExecutor = Executors.newCachedThreadPool();
+      Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
+          .maxInboundMessageSize(256 << 20)
+          .addService(service.flightService(allocator, new IngestFlightProducer(service), flightExecutor))
+          .build().start();
       Location location = Location.forGrpcInsecure("127.0.0.1", server.getPort());
       ExecutorService pool = Executors.newFixedThreadPool(streams);
       List<Future<StreamResult>> futures = new ArrayList<>();
@@ -159,7 +164,10 @@ public final class IngestBenchmark {
       }
       double elapsed = (System.nanoTime() - start) / 1e9;
       pool.shutdown();
-      server.close();
+      server.shutdown();
+      server.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+      server.shutdownNow();
+      flightExecutor.shutdownNow();
       service.close();
       serverAllocator.close();
 

@@ -1,0 +1,28 @@
+package io.storageengine.query;
+
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * What the write-ahead log holds for a table that its Iceberg snapshot does not have yet: the
+ * segments after its published sequence number, as the {@code "t$wal"} metadata table shows
+ * them (see {@link MetadataTables}). The host that has the WAL implements it; without one a
+ * table shows no pending segments.
+ */
+public interface PendingWal {
+  /**
+   * One acknowledged segment not yet reconciled: its sequence number in the table's log, the
+   * writer that appended it (id and per-process nonce), its frames, rows and Arrow payload bytes,
+   * and the table's {@code publishedSeq} when it was read.
+   */
+  record Segment(long seq, String writerId, String writerNonce, int frames, long rows, long bytes, long publishedSeq) {}
+
+  /** A host without a WAL. */
+  PendingWal NONE = (catalogId, tableUuid) -> List.of();
+
+  /**
+   * The pending segments of the table {@code tableUuid} of tenant {@code catalogId}, by
+   * ascending sequence number; segments reconciled while they are listed are left out.
+   */
+  List<Segment> pending(String catalogId, UUID tableUuid);
+}

@@ -1,0 +1,151 @@
+package io.storageengine.query;
+
+import io.grpc.Context;
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * Admits queries to run: at most {@link QueryLimits#tenantConcurrency} of one tenant at once, and
+ * only while the DuckDB memory of the running queries (each reserves its {@code memory_limit})
+ * stays within {@link QueryLimits#totalMemoryBytes}. Other queries wait in their tenant's queue
+ * of at most {@link QueryLimits#tenantQueue}, first come first served among those whose tenant
+ * has a free slot, for at most {@link QueryLimits#timeout}. A full queue or a wait that runs out
+ * is RESOURCE_EXHAUSTED naming the limit; a wait whose gRPC call is cancelled ends CANCELLED.
+ * Thread-safe.
+ */
+final class QueryAdmission {
+  private static final long WAIT_SLICE_MS = 50;
+
+  private final QueryLimits limits;
+  private final long memoryPerQuery;
+  private final Map<String, Integer> running = new HashMap<>();
+  private final Map<String, Integer> waiting = new HashMap<>();
+  /** Waiters in arrival order. */
+  private final Deque<Waiter> queue = new ArrayDeque<>();
+  private long reserved;
+
+  /** One waiting query (compared by identity: two of a tenant are two waiters). */
+  private static final class Waiter {
+    final String tenant;
+
+    Waiter(String tenant) {
+      this.tenant = tenant;
+    }
+  }
+
+  QueryAdmission(QueryLimits limits, long memoryPerQuery) {
+    this.limits = limits;
+    this.memoryPerQuery = memoryPerQuery;
+  }
+
+  /** A query of {@code tenant} admitted to run; closing it (once) lets the next one in. */
+  final class Permit implements AutoCloseable {
+    private final String tenant;
+    private boolean released;
+
+    private Permit(String tenant) {
+      this.tenant = tenant;
+    }
+
+    @Override
+    public void close() {
+      synchronized (QueryAdmission.this) {
+        if (released) {
+          return;
+        }
+        released = true;
+        running.merge(tenant, -1, (a, b) -> a + b == 0 ? null : a + b);
+        reserved -= memoryPerQuery;
+        QueryAdmission.this.notifyAll();
+      }
+    }
+  }
+
+  /** Waits until a query of {@code tenant} may run (see the class comment). */
+  Permit admit(String tenant) {
+    Waiter me = new Waiter(tenant);
+    long deadline = System.nanoTime() + limits.timeout().toNanos();
+    synchronized (this) {
+      if (queue.isEmpty() && mayRun(tenant)) {
+        return start(tenant);
+      }
+      int queued = waiting.getOrDefault(tenant, 0);
+      if (queued >= limits.tenantQueue()) {
+        throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
+            "catalog `%s` has %d queries running and %d waiting, its limit (--query.tenant-concurrency %d, "
+                + "--query.tenant-queue %d): retry when one has finished", tenant, running.getOrDefault(tenant, 0),
+            queued, limits.tenantConcurrency(), limits.tenantQueue()));
+      }
+      waiting.merge(tenant, 1, Integer::sum);
+      queue.addLast(me);
+      try {
+        while (true) {
+          if (first(me) && mayRun(tenant)) {
+            return start(tenant);
+          }
+          if (Context.current().isCancelled()) {
+            throw PreparedQuery.cancelledError();
+          }
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
+                "query waited %s for admission, its limit (--query.timeout): the server runs as many queries of "
+                    + "catalog `%s` (--query.tenant-concurrency %d) or in all (--query.total-memory) as it allows",
+                format(limits.timeout()), tenant, limits.tenantConcurrency()));
+          }
+          wait(Math.max(1, Math.min(WAIT_SLICE_MS, left / 1_000_000)));
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw PreparedQuery.cancelledError();
+      } finally {
+        if (queue.remove(me)) {
+          waiting.merge(tenant, -1, (a, b) -> a + b == 0 ? null : a + b);
+          notifyAll();
+        }
+      }
+    }
+  }
+
+  /** Queries running now (for tests). */
+  synchronized int running() {
+    return running.values().stream().mapToInt(Integer::intValue).sum();
+  }
+
+  private boolean mayRun(String tenant) {
+    return running.getOrDefault(tenant, 0) < limits.tenantConcurrency()
+        && reserved + memoryPerQuery <= limits.totalMemoryBytes();
+  }
+
+  /** Whether no waiter ahead of {@code me} could run now (one whose tenant is full does not block it). */
+  private boolean first(Waiter me) {
+    for (Waiter ahead : queue) {
+      if (ahead == me) {
+        return true;
+      }
+      if (mayRun(ahead.tenant)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private Permit start(String tenant) {
+    running.merge(tenant, 1, Integer::sum);
+    reserved += memoryPerQuery;
+    return new Permit(tenant);
+  }
+
+  static String format(Duration duration) {
+    long ms = duration.toMillis();
+    if (ms % 60_000 == 0) {
+      return ms / 60_000 + "m";
+    }
+    return ms % 1000 == 0 ? ms / 1000 + "s" : ms + "ms";
+  }
+}

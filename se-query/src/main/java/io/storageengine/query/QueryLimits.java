@@ -1,0 +1,115 @@
+package io.storageengine.query;
+
+import io.storageengine.common.SeException;
+import io.storageengine.common.config.ConfigSource;
+import io.storageengine.common.config.Setting;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * What one query, one tenant and all queries of the process may use, so that one tenant cannot
+ * starve another; {@link #SETTINGS} declare the flag, variable and default of each field. Each
+ * limit's error names the limit and its setting.
+ *
+ * @param timeout how long a query may run once admitted (its DuckDB work is then stopped), and
+ *     how long it may wait for admission
+ * @param tenantConcurrency queries of one tenant running at once
+ * @param tenantQueue queries of one tenant waiting for admission; more are RESOURCE_EXHAUSTED
+ * @param totalMemoryBytes DuckDB memory of all running queries of the process: each reserves
+ *     its {@code query.memory-limit} while it runs
+ * @param spillLimit DuckDB {@code max_temp_directory_size} of one query, e.g. {@code 10GB}
+ * @param maxStatementBytes size of a statement's text (UTF-8), checked before it is parsed
+ * @param maxStatementDepth nesting of parentheses in a statement, checked before it is parsed,
+ *     and (scaled, see {@link StatementLimits}) of its parse tree
+ * @param maxResultRows rows one result may have
+ * @param maxResultBytes Arrow bytes one result may have
+ */
+public record QueryLimits(
+    Duration timeout,
+    int tenantConcurrency,
+    int tenantQueue,
+    long totalMemoryBytes,
+    String spillLimit,
+    long maxStatementBytes,
+    int maxStatementDepth,
+    long maxResultRows,
+    long maxResultBytes) {
+
+  public static final Setting<Duration> TIMEOUT = Setting.duration("query.timeout", "5m",
+      "longest a query may run (its DuckDB work is then stopped) and longest it may wait for admission");
+  public static final Setting<Integer> TENANT_CONCURRENCY = Setting.integer("query.tenant-concurrency", "2", 1,
+      "queries of one tenant running at once");
+  public static final Setting<Integer> TENANT_QUEUE = Setting.integer("query.tenant-queue", "16", 0,
+      "queries of one tenant waiting for admission; more are refused RESOURCE_EXHAUSTED");
+  public static final Setting<Long> TOTAL_MEMORY = Setting.size("query.total-memory", "4GiB",
+      "DuckDB memory of all running queries: each reserves its query.memory-limit, others wait");
+  public static final Setting<String> SPILL_LIMIT = Setting.matching("query.spill-limit", "10GB",
+      DuckDbSizes.PATTERN, "a size such as 10GB", "SIZE",
+      "DuckDB max_temp_directory_size of one query (spill files)");
+  public static final Setting<Long> MAX_STATEMENT_SIZE = Setting.size("query.max-statement-size", "1MiB",
+      "largest statement text (UTF-8), checked before parsing");
+  public static final Setting<Integer> MAX_STATEMENT_DEPTH = Setting.integer("query.max-statement-depth", "200", 1,
+      "deepest nesting of parentheses (and of the parse tree) in a statement");
+  public static final Setting<Integer> MAX_RESULT_ROWS = Setting.integer("query.max-result-rows", "100000000", 1,
+      "most rows one result may have");
+  public static final Setting<Long> MAX_RESULT_BYTES = Setting.size("query.max-result-bytes", "8GiB",
+      "most Arrow bytes one result may have");
+  /** Every setting of the limits. */
+  public static final List<Setting<?>> SETTINGS = List.of(TIMEOUT, TENANT_CONCURRENCY, TENANT_QUEUE, TOTAL_MEMORY,
+      SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES);
+
+  public QueryLimits {
+    if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+      throw SeException.invalid("query timeout `%s`: must be positive", timeout);
+    }
+    if (tenantConcurrency < 1 || tenantQueue < 0) {
+      throw SeException.invalid("query tenant concurrency %d and queue %d: need at least 1 and 0",
+          tenantConcurrency, tenantQueue);
+    }
+    if (spillLimit == null || !DuckDbSizes.PATTERN.matcher(spillLimit).matches()) {
+      throw SeException.invalid("query spill limit `%s`: expected a size such as 10GB", spillLimit);
+    }
+    DuckDbSizes.bytes(spillLimit);
+    if (totalMemoryBytes < 1 || maxStatementBytes < 1 || maxStatementDepth < 1 || maxResultRows < 1
+        || maxResultBytes < 1) {
+      throw SeException.invalid("query limits must be positive");
+    }
+  }
+
+  /** The defaults. */
+  public static QueryLimits defaults() {
+    return from(ConfigSource.defaults());
+  }
+
+  /** The limits given by {@link #SETTINGS} in {@code source}. */
+  public static QueryLimits from(ConfigSource source) {
+    return new QueryLimits(source.get(TIMEOUT), source.get(TENANT_CONCURRENCY), source.get(TENANT_QUEUE),
+        source.get(TOTAL_MEMORY), source.get(SPILL_LIMIT), source.get(MAX_STATEMENT_SIZE),
+        source.get(MAX_STATEMENT_DEPTH), (long) source.get(MAX_RESULT_ROWS), source.get(MAX_RESULT_BYTES));
+  }
+
+  public QueryLimits withTimeout(Duration limit) {
+    return new QueryLimits(limit, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, maxResultRows, maxResultBytes);
+  }
+
+  public QueryLimits withTenantConcurrency(int running, int queued) {
+    return new QueryLimits(timeout, running, queued, totalMemoryBytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, maxResultRows, maxResultBytes);
+  }
+
+  public QueryLimits withTotalMemory(long bytes) {
+    return new QueryLimits(timeout, tenantConcurrency, tenantQueue, bytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, maxResultRows, maxResultBytes);
+  }
+
+  public QueryLimits withStatementLimits(long bytes, int depth) {
+    return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, bytes, depth,
+        maxResultRows, maxResultBytes);
+  }
+
+  public QueryLimits withResultLimits(long rows, long bytes) {
+    return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, rows, bytes);
+  }
+}

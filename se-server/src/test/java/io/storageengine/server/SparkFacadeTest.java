@@ -1,0 +1,316 @@
+package io.storageengine.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.storageengine.auth.AuthConfig;
+import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableDefinition;
+import io.storageengine.catalog.Tables;
+import io.storageengine.common.Json;
+import io.storageengine.ingest.client.IngestClient;
+import io.storageengine.ingest.client.IngestStream;
+import io.storageengine.wal.WalOperation;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.flight.Location;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.iceberg.FileFormat;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Catalog;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.io.CloseableIterable;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Spark 4 ({@code local[1]}, Iceberg's Spark runtime) through a tenant's Iceberg REST facade,
+ * with a bearer token: it creates a namespace and an append table and inserts into it (the engine
+ * reads the rows back over Flight SQL), reads an engine-written entity table with deletion vectors
+ * (the same rows as the engine's query), travels to an older snapshot, and is refused an
+ * {@code INSERT} into the entity table with the facade's message to ingest instead.
+ *
+ * <p>Spark runs in a child JVM on the classpath the {@code se-spark} module resolved (Spark's
+ * Jackson, Netty, Arrow, Hadoop and Scala versions differ from the engine's, so none of it is on
+ * this module's classpath); the child runs {@code FacadeSqlDriver}, which prints one JSON line per
+ * statement.
+ */
+class SparkFacadeTest {
+  private static final Logger LOG = LoggerFactory.getLogger(SparkFacadeTest.class);
+  private static final String BOOTSTRAP = "bootstrap-0123456789abcdef0123456789abcdef";
+  private static final Path SPARK_MODULE = Path.of("..", "se-spark", "target");
+  /** What Spark's own launcher passes to a Java 17 JVM (its {@code JavaModuleOptions}). */
+  private static final List<String> SPARK_JVM_OPTIONS = List.of(
+      "-XX:+IgnoreUnrecognizedVMOptions",
+      "--add-opens=java.base/java.lang=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+      "--add-opens=java.base/java.io=ALL-UNNAMED",
+      "--add-opens=java.base/java.net=ALL-UNNAMED",
+      "--add-opens=java.base/java.nio=ALL-UNNAMED",
+      "--add-opens=java.base/java.util=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
+      "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
+      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
+      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
+      "-Djdk.reflect.useDirectMethodHandle=false",
+      "-Dio.netty.tryReflectionSetAccessible=true");
+
+  @TempDir Path dir;
+  private EngineServer server;
+  private BufferAllocator allocator;
+  private String token;
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  @BeforeEach
+  void start() throws Exception {
+    server = EngineServer.start(ServerConfig.defaults()
+        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
+        .with(ConfigKey.DATA_DIR, dir.resolve("data").toString())
+        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "100ms")
+        .with(ConfigKey.RECONCILE_INTERVAL, "200ms")
+        .with(AuthConfig.MODE, "tokens")
+        .with(AuthConfig.BOOTSTRAP_TOKEN, BOOTSTRAP), Role.DEV);
+    allocator = new RootAllocator();
+    assertThat(send("POST", "/principals", "{\"name\":\"spark\"}").statusCode()).isEqualTo(201);
+    HttpResponse<String> issued = send("POST", "/principals/spark/tokens", "{\"expires_in\":\"P1D\"}");
+    assertThat(issued.statusCode()).as(issued.body()).isEqualTo(201);
+    token = Json.parse(issued.body().getBytes(StandardCharsets.UTF_8)).path("token").asText();
+    // owner: facade writes (table DDL and commits) need it.
+    assertThat(send("PUT", "/catalogs/warehouse/grants/spark", "{\"role\":\"owner\"}").statusCode()).isEqualTo(204);
+  }
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.close();
+    }
+    if (allocator != null) {
+      allocator.close();
+    }
+  }
+
+  @Test
+  void sparkWritesAnAppendTableReadsAnEntityTableWithDeletionVectorsAndIsRefusedEntityWrites() throws Exception {
+    Catalog local = server.registry().catalog("warehouse");
+    TableIdentifier people = TableIdentifier.of("crm", "people");
+    Tables.create(local, people, TableDefinition.builder("id bigint not null, name string, v bigint not null")
+        .mode(TableDefinition.Mode.ENTITY).primaryKey("id").versionColumn("v").build());
+    ingest(local, people, new long[] {1, 2, 3}, new String[] {"ann", "bob", "cy"}, new long[] {1, 1, 1});
+    Snapshot first = awaitSnapshots(local.loadTable(people), 1);
+    // Updates a row of the first file: reconcile marks it deleted in a deletion vector.
+    ingest(local, people, new long[] {2, 4}, new String[] {"bob2", "dee"}, new long[] {2, 1});
+    Table peopleTable = local.loadTable(people);
+    awaitSnapshots(peopleTable, 2);
+    assertThat(tasks(peopleTable)).anySatisfy(t -> assertThat(t.deletes()).isNotEmpty()
+        .allSatisfy(d -> assertThat(d.format()).isEqualTo(FileFormat.PUFFIN)));
+
+    List<JsonNode> results = spark(
+        "CREATE NAMESPACE se.raw",
+        "CREATE TABLE se.raw.events (id BIGINT NOT NULL, body STRING) USING iceberg",
+        "INSERT INTO se.raw.events VALUES (1, 'a'), (2, 'b')",
+        "SELECT id, body FROM se.raw.events ORDER BY id",
+        "SELECT id, name, v FROM se.crm.people ORDER BY id",
+        "SELECT id, name, v FROM se.crm.people VERSION AS OF " + first.snapshotId() + " ORDER BY id",
+        "INSERT INTO se.crm.people VALUES (5, 'eve', 1)",
+        "SELECT count(*) AS n FROM se.crm.people");
+    assertThat(results).hasSize(8);
+    for (int i = 0; i < 6; i++) {
+      assertThat(results.get(i).has("error")).as("%s", results.get(i)).isFalse();
+    }
+
+    // The append table Spark created and wrote: the engine's Flight SQL reads Spark's rows.
+    assertThat(rows(results.get(3), "id", "body")).containsExactly("1|a", "2|b");
+    assertThat(query("SELECT id, body FROM default.raw.events ORDER BY id")).containsExactly("1|a", "2|b");
+    assertThat(local.loadTable(TableIdentifier.of("raw", "events")).properties()).doesNotContainKey("se.mode");
+
+    // The entity table: Spark applies the deletion vector and reads what the engine's query reads.
+    List<String> engine = query("SELECT id, name, v FROM default.crm.people ORDER BY id");
+    assertThat(engine).containsExactly("1|ann|1", "2|bob2|2", "3|cy|1", "4|dee|1");
+    assertThat(rows(results.get(4), "id", "name", "v")).containsExactlyElementsOf(engine);
+    // Time travel: the first snapshot, before the update.
+    assertThat(rows(results.get(5), "id", "name", "v")).containsExactly("1|ann|1", "2|bob|1", "3|cy|1");
+
+    // INSERT into the entity table: refused, Spark shows the facade's reason, and nothing changed.
+    JsonNode refused = results.get(6);
+    assertThat(refused.path("error").asText()).as("%s", refused)
+        .contains("crm.people is an entity table")
+        .contains("Ingest the rows instead");
+    assertThat(refused.path("causes").toString()).contains("org.apache.iceberg.exceptions.ForbiddenException");
+    assertThat(rows(results.get(7), "n")).containsExactly("4");
+  }
+
+  /**
+   * Runs the statements in one Spark session in a child JVM against the tenant's facade and
+   * returns the driver's JSON line for each, in order.
+   */
+  private List<JsonNode> spark(String... statements) throws Exception {
+    Path classes = SPARK_MODULE.resolve("classes");
+    Path classpathFile = SPARK_MODULE.resolve("spark-classpath.txt");
+    assertThat(classpathFile).as("the se-spark module's resolved classpath (built before se-server by Maven)").exists();
+    Path work = Files.createDirectories(dir.resolve("spark"));
+    Path tmp = Files.createDirectories(work.resolve("tmp"));
+    Path stdout = work.resolve("stdout.jsonl");
+    Path stderr = work.resolve("stderr.log");
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(SPARK_JVM_OPTIONS);
+    // A short-lived JVM on a small machine: C1 only halves its CPU time (a first query: 15 s -> 8 s).
+    command.add("-XX:TieredStopAtLevel=1");
+    command.add("-XX:+UseSerialGC");
+    command.add("-Xmx1g");
+    command.add("-Djava.io.tmpdir=" + tmp);
+    command.add("-cp");
+    command.add(classes.toAbsolutePath() + java.io.File.pathSeparator + Files.readString(classpathFile).strip());
+    command.add("io.storageengine.spark.FacadeSqlDriver");
+    command.add("http://127.0.0.1:" + server.port() + "/catalogs/warehouse");
+    ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile())
+        .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
+    builder.environment().put("SE_TOKEN", token);
+    builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    long started = System.nanoTime();
+    Process child = builder.start();
+    try {
+      child.getOutputStream().write((String.join("\n", statements) + "\n").getBytes(StandardCharsets.UTF_8));
+      child.getOutputStream().close();
+      boolean exited = child.waitFor(5, TimeUnit.MINUTES);
+      assertThat(exited).as("the Spark child exits within 5 minutes; stderr:%n%s", tail(stderr)).isTrue();
+      String out = Files.readString(stdout, StandardCharsets.UTF_8);
+      assertThat(child.exitValue()).as("Spark child exit code; stdout:%n%s%nstderr:%n%s", out, tail(stderr)).isZero();
+      List<JsonNode> results = new ArrayList<>();
+      for (String line : out.split("\n")) {
+        if (!line.isBlank()) {
+          results.add(Json.parse(line.getBytes(StandardCharsets.UTF_8)));
+        }
+      }
+      assertThat(results).as("one line per statement; stderr:%n%s", tail(stderr)).hasSize(statements.length);
+      LOG.info("Spark child JVM: {} statements in {} ms", statements.length, (System.nanoTime() - started) / 1_000_000);
+      return results;
+    } finally {
+      child.destroyForcibly();
+    }
+  }
+
+  private static String tail(Path file) throws IOException {
+    if (!Files.exists(file)) {
+      return "";
+    }
+    List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+    return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
+  }
+
+  /** The rows of one driver result as {@code a|b|c} strings of the named columns. */
+  private static List<String> rows(JsonNode result, String... columns) {
+    List<String> rows = new ArrayList<>();
+    for (JsonNode row : result.path("rows")) {
+      List<String> values = new ArrayList<>();
+      for (String column : columns) {
+        values.add(row.path(column).asText());
+      }
+      rows.add(String.join("|", values));
+    }
+    return rows;
+  }
+
+  /** The engine's Flight SQL answer (JDBC driver, with the token) as {@code a|b|c} strings. */
+  private List<String> query(String sql) throws Exception {
+    Properties props = new Properties();
+    props.setProperty("se-query-metadata", "{\"catalog_id\":\"warehouse\"}");
+    String url = "jdbc:arrow-flight-sql://127.0.0.1:" + server.port() + "?useEncryption=false&token=" + token;
+    List<String> rows = new ArrayList<>();
+    try (Connection conn = DriverManager.getConnection(url, props);
+        Statement st = conn.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      int columns = rs.getMetaData().getColumnCount();
+      while (rs.next()) {
+        List<String> values = new ArrayList<>();
+        for (int c = 1; c <= columns; c++) {
+          values.add(rs.getString(c));
+        }
+        rows.add(String.join("|", values));
+      }
+    }
+    return rows;
+  }
+
+  private void ingest(Catalog catalog, TableIdentifier id, long[] ids, String[] names, long[] versions) throws Exception {
+    Table table = catalog.loadTable(id);
+    try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", server.port()), allocator, token);
+        VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), allocator);
+        IngestStream stream = client.open("warehouse", List.of(id.namespace().levels()), id.name(),
+            WalOperation.UPSERT, root.getSchema())) {
+      root.allocateNew();
+      for (int i = 0; i < ids.length; i++) {
+        ((BigIntVector) root.getVector(0)).setSafe(i, ids[i]);
+        ((VarCharVector) root.getVector(1)).setSafe(i, names[i].getBytes(StandardCharsets.UTF_8));
+        ((BigIntVector) root.getVector(2)).setSafe(i, versions[i]);
+      }
+      root.setRowCount(ids.length);
+      stream.send(root).get();
+      stream.finish();
+    }
+  }
+
+  /** Waits until the table has {@code count} snapshots in its history; the latest. */
+  private static Snapshot awaitSnapshots(Table table, int count) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+    while (System.nanoTime() < deadline && history(table) < count) {
+      Thread.sleep(100);
+      table.refresh();
+    }
+    assertThat(history(table)).isGreaterThanOrEqualTo(count);
+    return table.currentSnapshot();
+  }
+
+  private static int history(Table table) {
+    int n = 0;
+    for (Snapshot s = table.currentSnapshot(); s != null; s = s.parentId() == null ? null : table.snapshot(s.parentId())) {
+      n++;
+    }
+    return n;
+  }
+
+  private static List<FileScanTask> tasks(Table table) throws IOException {
+    List<FileScanTask> tasks = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> planned = table.newScan().planFiles()) {
+      planned.forEach(tasks::add);
+    }
+    return tasks;
+  }
+
+  private HttpResponse<String> send(String method, String path, String body) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+        .header("Authorization", "Bearer " + BOOTSTRAP)
+        .header("Content-Type", "application/json")
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+}
