@@ -20,7 +20,7 @@ import org.apache.iceberg.types.Types;
  *
  * <p>Iceberg to Arrow: every field, nested ones included, carries its Iceberg field id in the
  * Arrow field metadata under {@link #FIELD_ID_KEY}; timestamps are microseconds ({@code UTC}
- * zone for {@code timestamptz}), uuid is {@code fixed_size_binary(16)}, lists name their element
+ * zone for {@code timestamptz}), uuid is {@code fixed_size_binary(16)}, unknown is Arrow's null type, lists name their element
  * {@code element}, maps are {@code entries<key, value>}. Arrow to Iceberg (creating a table from
  * a client's Arrow schema) assigns fresh ids and maps every Arrow type that has a lossless
  * Iceberg counterpart; anything else is refused naming the column.
@@ -100,6 +100,7 @@ public final class IcebergArrowSchemas {
       case UUID -> new ArrowType.FixedSizeBinary(16);
       case FIXED -> new ArrowType.FixedSizeBinary(((Types.FixedType) type).length());
       case BINARY -> ArrowType.Binary.INSTANCE;
+      case UNKNOWN -> ArrowType.Null.INSTANCE;
       default -> throw SeException.invalid("Iceberg type %s has no Arrow mapping", type);
     };
   }

@@ -11,7 +11,8 @@ import java.util.Locale;
  */
 final class SpecTokenizer {
 
-  enum Kind { WORD, NUMBER, SYMBOL, END }
+  /** NUMBER: digits with an optional sign, fraction and exponent; STRING: a {@code '...'} literal. */
+  enum Kind { WORD, NUMBER, STRING, SYMBOL, END }
 
   /** One token; {@code quoted} words keep their exact text and are never keywords. */
   record Token(Kind kind, String text, int position, boolean quoted) {
@@ -96,7 +97,7 @@ final class SpecTokenizer {
 
   int expectInt(String what) {
     Token t = take();
-    if (t.kind() != Kind.NUMBER) {
+    if (t.kind() != Kind.NUMBER || !t.text().chars().allMatch(Character::isDigit)) {
       throw error(t, "expected %s, found %s", what, t.describe());
     }
     try {
@@ -134,12 +135,43 @@ final class SpecTokenizer {
           i++;
         }
         out.add(new Token(Kind.WORD, text.substring(start, i), start + 1, false));
-      } else if (Character.isDigit(c)) {
+      } else if (Character.isDigit(c) || (c == '-' && i + 1 < n && Character.isDigit(text.charAt(i + 1)))) {
         int start = i;
-        while (i < n && Character.isDigit(text.charAt(i))) {
-          i++;
+        i = digits(text, i + 1);
+        if (i + 1 < n && text.charAt(i) == '.' && Character.isDigit(text.charAt(i + 1))) {
+          i = digits(text, i + 1);
+        }
+        if (i + 1 < n && (text.charAt(i) == 'e' || text.charAt(i) == 'E')) {
+          int exponent = i + 1 < n && (text.charAt(i + 1) == '+' || text.charAt(i + 1) == '-') ? i + 2 : i + 1;
+          if (exponent < n && Character.isDigit(text.charAt(exponent))) {
+            i = digits(text, exponent);
+          }
         }
         out.add(new Token(Kind.NUMBER, text.substring(start, i), start + 1, false));
+      } else if (c == '\'') {
+        // String literal; '' stands for one quote.
+        int start = i;
+        StringBuilder value = new StringBuilder();
+        i++;
+        boolean closed = false;
+        while (i < n) {
+          char d = text.charAt(i);
+          i++;
+          if (d == '\'') {
+            if (i < n && text.charAt(i) == '\'') {
+              value.append('\'');
+              i++;
+              continue;
+            }
+            closed = true;
+            break;
+          }
+          value.append(d);
+        }
+        if (!closed) {
+          throw SeException.invalid("%s: unterminated string at position %d", context, start + 1);
+        }
+        out.add(new Token(Kind.STRING, value.toString(), start + 1, true));
       } else if (c == '"' || c == '`') {
         // Quoted identifier; the quote character doubled stands for itself.
         int start = i;
@@ -177,5 +209,13 @@ final class SpecTokenizer {
     }
     out.add(new Token(Kind.END, "", n + 1, false));
     return out;
+  }
+
+  private static int digits(String text, int from) {
+    int i = from;
+    while (i < text.length() && Character.isDigit(text.charAt(i))) {
+      i++;
+    }
+    return i;
   }
 }

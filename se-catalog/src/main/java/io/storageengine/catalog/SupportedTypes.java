@@ -14,14 +14,18 @@ import org.apache.iceberg.types.Types;
  * never be published.
  *
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
- * timestamp_ns, string, uuid, fixed, binary, and struct, list and map of these. Not yet: variant,
- * geometry, geography, unknown (and any type a later Iceberg adds), and timestamptz_ns, which
- * reconciliation would store rounded to microseconds (DuckDB has no zoned nanosecond type).
+ * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these;
+ * also a top-level column of type unknown (always null, never in data files). Not yet: variant,
+ * geometry, geography, unknown inside a nested type (and any type a later Iceberg adds).
  */
 public final class SupportedTypes {
   private SupportedTypes() {}
 
-  /** Whether values of {@code type} (a primitive, or a nested type as a whole) are carried end to end. */
+  /**
+   * Whether values of {@code type} (a primitive, or a nested type as a whole) are carried end to
+   * end inside a column; a top-level unknown column is supported on its own (see
+   * {@link #requireIngestible}).
+   */
   public static boolean isSupported(Type type) {
     return unsupported("", type).isEmpty();
   }
@@ -33,6 +37,9 @@ public final class SupportedTypes {
    */
   public static void requireIngestible(String table, Schema schema) {
     for (Types.NestedField column : schema.columns()) {
+      if (column.type().typeId() == Type.TypeID.UNKNOWN) {
+        continue; // a top-level unknown column is left out of the data files and reads as NULL
+      }
       Optional<Unsupported> bad = unsupported(column.name(), column.type());
       if (bad.isPresent()) {
         throw SeException.invalid("table %s: column %s has type %s, which ingestion does not support yet",
@@ -45,12 +52,9 @@ public final class SupportedTypes {
 
   private static Optional<Unsupported> unsupported(String path, Type type) {
     switch (type.typeId()) {
-      case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, STRING, UUID, FIXED, BINARY -> {
+      case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_NANO, STRING, UUID, FIXED,
+          BINARY -> {
         return Optional.empty();
-      }
-      case TIMESTAMP_NANO -> {
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
-            ? Optional.of(new Unsupported(path, type)) : Optional.empty();
       }
       case STRUCT -> {
         for (Types.NestedField field : type.asStructType().fields()) {

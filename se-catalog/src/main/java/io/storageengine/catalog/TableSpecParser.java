@@ -2,6 +2,7 @@ package io.storageengine.catalog;
 
 import io.storageengine.catalog.SpecTokenizer.Token;
 import io.storageengine.common.SeException;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -13,6 +14,7 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.expressions.Term;
 import org.apache.iceberg.transforms.Transforms;
 import org.apache.iceberg.types.Type;
@@ -22,8 +24,11 @@ import org.apache.iceberg.types.Types;
 /**
  * Parses the table texts of {@code se table create}.
  *
- * <p>Schema: comma-separated {@code name type [not null]}; columns are optional unless marked
- * {@code not null}. Types (case-insensitive): {@code boolean}, {@code int}, {@code bigint}
+ * <p>Schema: comma-separated {@code name type [not null] [default value]}; columns are optional
+ * unless marked {@code not null}. A default (top-level primitive columns) is a number,
+ * {@code true}/{@code false} or a {@code '...'} string ({@code ''} for a quote): ISO-8601 for
+ * dates, times and timestamps (timestamptz with an offset), hex for binary and fixed; it becomes
+ * the column's {@code initial-default} and {@code write-default} (Iceberg v3). Types (case-insensitive): {@code boolean}, {@code int}, {@code bigint}
  * ({@code long}), {@code float}, {@code double}, {@code decimal(p,s)}, {@code date}, {@code time},
  * {@code timestamp}, {@code timestamptz}, {@code timestamp_ns}, {@code timestamptz_ns},
  * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code list<T [not null]>},
@@ -59,7 +64,7 @@ public final class TableSpecParser {
       if (!names.add(name.toLowerCase(Locale.ROOT))) {
         throw tokens.error(nameToken, "duplicate column '%s'", name);
       }
-      columns.add(field(tokens, ids, name, "column '" + name + "'"));
+      columns.add(field(tokens, ids, name, "column '" + name + "'", true));
       if (!tokens.atEnd() && !tokens.peek().isSymbol(',')) {
         throw tokens.error(tokens.peek(), "unexpected %s after column '%s' (expected ',' or end of text)",
             tokens.peek().describe(), name);
@@ -142,13 +147,74 @@ public final class TableSpecParser {
 
   // ---- schema ----
 
-  private static Types.NestedField field(SpecTokenizer tokens, AtomicInteger ids, String name, String what) {
+  private static Types.NestedField field(SpecTokenizer tokens, AtomicInteger ids, String name, String what,
+      boolean topLevel) {
     int id = ids.incrementAndGet();
     Type type = type(tokens, ids, what);
     boolean required = notNull(tokens);
-    return required
-        ? Types.NestedField.required(id, name, type)
-        : Types.NestedField.optional(id, name, type);
+    Literal<?> defaultValue = null;
+    if (tokens.peek().isKeyword("default")) {
+      Token keyword = tokens.take();
+      if (!topLevel) {
+        throw tokens.error(keyword, "%s: defaults are supported on top-level columns only", what);
+      }
+      defaultValue = defaultValue(tokens, type, what);
+      required = required || notNull(tokens);
+    }
+    return Types.NestedField.builder().withName(name).withId(id).ofType(type).isOptional(!required)
+        .withInitialDefault(defaultValue).withWriteDefault(defaultValue).build();
+  }
+
+  /** The default value literal of a column of {@code type}; {@code null} for {@code default null}. */
+  private static Literal<?> defaultValue(SpecTokenizer tokens, Type type, String what) {
+    Token t = tokens.take();
+    if (t.isKeyword("null")) {
+      return null;
+    }
+    if (!type.isPrimitiveType()) {
+      throw tokens.error(t, "%s of type %s cannot have a default (only primitive columns can)", what, type);
+    }
+    Literal<?> literal;
+    try {
+      literal = switch (t.kind()) {
+        case NUMBER -> switch (type.typeId()) {
+          case INTEGER -> Literal.of(Integer.parseInt(t.text()));
+          case LONG -> Literal.of(Long.parseLong(t.text()));
+          case FLOAT -> Literal.of(Float.parseFloat(t.text()));
+          case DOUBLE -> Literal.of(Double.parseDouble(t.text()));
+          case DECIMAL -> Literal.of(new BigDecimal(t.text()).setScale(((Types.DecimalType) type).scale()));
+          default -> null;
+        };
+        case STRING -> type.typeId() == Type.TypeID.BOOLEAN ? null : Literal.of(t.text()).to(type);
+        case WORD -> !t.quoted() && type.typeId() == Type.TypeID.BOOLEAN
+            && (t.isKeyword("true") || t.isKeyword("false")) ? Literal.of(t.isKeyword("true")) : null;
+        default -> null;
+      };
+    } catch (RuntimeException e) {
+      literal = null; // NumberFormatException, ArithmeticException (scale), DateTimeParseException ...
+    }
+    if (literal != null && type.typeId() == Type.TypeID.DECIMAL
+        && ((BigDecimal) literal.value()).precision() > ((Types.DecimalType) type).precision()) {
+      literal = null;
+    }
+    if (literal == null) {
+      throw tokens.error(t, "default %s of %s is not a valid %s%s", t.describe(), what, type, defaultHint(type));
+    }
+    return literal;
+  }
+
+  private static String defaultHint(Type type) {
+    return switch (type.typeId()) {
+      case BOOLEAN -> " (true or false)";
+      case INTEGER, LONG, FLOAT, DOUBLE, DECIMAL -> " (a number)";
+      case DATE -> " (a string such as '2026-01-31')";
+      case TIME -> " (a string such as '10:11:12.5')";
+      case TIMESTAMP, TIMESTAMP_NANO -> ((type instanceof Types.TimestampType ts && ts.shouldAdjustToUTC())
+          || (type instanceof Types.TimestampNanoType tn && tn.shouldAdjustToUTC()))
+          ? " (a string such as '2026-01-31T10:11:12+00:00')" : " (a string such as '2026-01-31T10:11:12')";
+      case FIXED, BINARY -> " (a string of hex digits)";
+      default -> " (a string)";
+    };
   }
 
   private static boolean notNull(SpecTokenizer tokens) {
@@ -254,7 +320,7 @@ public final class TableSpecParser {
           String fieldWhat = parent != null
               ? "column '" + parent + "." + name + "'"
               : "field '" + name + "' of " + what;
-          fields.add(field(tokens, ids, name, fieldWhat));
+          fields.add(field(tokens, ids, name, fieldWhat, false));
         } while (tokens.accept(','));
         tokens.expect('>', "to close struct<...> of " + what);
         return Types.StructType.of(fields);

@@ -76,6 +76,51 @@ class TableSpecParserTest {
   }
 
   @Test
+  void defaultsBecomeInitialAndWriteDefaults() {
+    Schema schema = TableSpecParser.parseSchema("tier int default 0, name string default 'x''s', "
+        + "n bigint not null default -7, r double default 1.5e3, p decimal(5,2) default 1.5, ok boolean default true, "
+        + "d date default '2026-01-31', at timestamptz_ns default '2026-01-02T03:04:05.123456789+01:00', "
+        + "h binary default 'cafe', u uuid default '123e4567-e89b-12d3-a456-426614174000', plain string default null, "
+        + "req int default 3 not null");
+    assertThat(schema.findField("tier").initialDefault()).isEqualTo(0);
+    assertThat(schema.findField("tier").writeDefault()).isEqualTo(0);
+    assertThat(schema.findField("tier").isOptional()).isTrue();
+    assertThat(schema.findField("name").writeDefault().toString()).isEqualTo("x's");
+    assertThat(schema.findField("n").isRequired()).isTrue();
+    assertThat(schema.findField("n").initialDefault()).isEqualTo(-7L);
+    assertThat(schema.findField("r").writeDefault()).isEqualTo(1500.0);
+    assertThat(schema.findField("p").writeDefault()).isEqualTo(new java.math.BigDecimal("1.50"));
+    assertThat(schema.findField("ok").writeDefault()).isEqualTo(true);
+    assertThat(schema.findField("d").writeDefault()).isEqualTo((int) java.time.LocalDate.parse("2026-01-31").toEpochDay());
+    assertThat(schema.findField("at").writeDefault()).isEqualTo(1_767_319_445_123_456_789L);
+    assertThat(schema.findField("h").writeDefault()).isEqualTo(java.nio.ByteBuffer.wrap(new byte[] {(byte) 0xca, (byte) 0xfe}));
+    assertThat(schema.findField("u").writeDefault()).isEqualTo(java.util.UUID.fromString("123e4567-e89b-12d3-a456-426614174000"));
+    assertThat(schema.findField("plain").writeDefault()).isNull();
+    assertThat(schema.findField("req").isRequired()).isTrue();
+    assertThat(schema.findField("req").initialDefault()).isEqualTo(3);
+  }
+
+  @Test
+  void badDefaultsNameTheColumnAndPosition() {
+    assertInvalid(() -> TableSpecParser.parseSchema("tier int default 'x'"),
+        "schema: default 'x' of column 'tier' is not a valid int (a number) at position 18");
+    assertInvalid(() -> TableSpecParser.parseSchema("tier int default 3000000000"),
+        "schema: default '3000000000' of column 'tier' is not a valid int (a number) at position 18");
+    assertInvalid(() -> TableSpecParser.parseSchema("p decimal(3,1) default 1.25"),
+        "schema: default '1.25' of column 'p' is not a valid decimal(3, 1) (a number) at position 24");
+    assertInvalid(() -> TableSpecParser.parseSchema("d date default 'tomorrow'"),
+        "schema: default 'tomorrow' of column 'd' is not a valid date (a string such as '2026-01-31') at position 16");
+    assertInvalid(() -> TableSpecParser.parseSchema("b boolean default yes"),
+        "schema: default 'yes' of column 'b' is not a valid boolean (true or false) at position 19");
+    assertInvalid(() -> TableSpecParser.parseSchema("l list<int> default 1"),
+        "schema: column 'l' of type list<int> cannot have a default (only primitive columns can) at position 21");
+    assertInvalid(() -> TableSpecParser.parseSchema("s struct<a: int default 1>"),
+        "schema: column 's.a': defaults are supported on top-level columns only at position 17");
+    assertInvalid(() -> TableSpecParser.parseSchema("s string default 'x"),
+        "schema: unterminated string at position 18");
+  }
+
+  @Test
   void schemaErrorsNameThePartAndPosition() {
     assertInvalid(() -> TableSpecParser.parseSchema("id bigint, name strng"),
         "schema: unknown type 'strng' for column 'name' at position 17");

@@ -80,11 +80,13 @@ final class IngestCommand implements Callable<Integer> {
       throw SeException.notFound("table '%s' not found in catalog '%s'", ident, catalogId);
     }
     Schema tableSchema = loaded.schema();
-    // Only a partial upsert of an entity table tells an absent column from a null one; on append
-    // tables an absent column is null, and a delete reads only the key.
+    // Absent and null differ for a partial upsert of an entity table (absent keeps the current
+    // value) and in a column with a write default (absent gets the default); elsewhere an absent
+    // column is null, and a delete reads only the key. Only entity rows are ordered by key.
     boolean entity = TableSettings.of(loaded).entity();
-    boolean perRowPresence = entity && op == WalOperation.UPSERT;
-    List<String> keyColumns = perRowPresence ? List.copyOf(tableSchema.identifierFieldNames()) : List.of();
+    boolean writeDefaults = tableSchema.columns().stream().anyMatch(c -> c.writeDefault() != null);
+    boolean perRowPresence = (entity || writeDefaults) && op == WalOperation.UPSERT;
+    List<String> keyColumns = perRowPresence && entity ? List.copyOf(tableSchema.identifierFieldNames()) : List.of();
     List<String> namespace = Arrays.asList(ident.namespace().levels());
     long totalRows = 0;
     long totalBytes = 0;

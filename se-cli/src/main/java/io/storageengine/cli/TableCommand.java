@@ -22,6 +22,7 @@ import org.apache.iceberg.UpdatePartitionSpec;
 import org.apache.iceberg.UpdateProperties;
 import org.apache.iceberg.UpdateSchema;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.expressions.Literal;
 import java.util.concurrent.Callable;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.TableIdentifier;
@@ -76,7 +77,7 @@ final class TableCommand {
 
   @Command(name = "create", mixinStandardHelpOptions = true, description = "Create a format v3 table.")
   static final class Create extends Base {
-    @Option(names = "--schema", required = true, description = "Columns, e.g. 'id bigint not null, name string, ts timestamptz'")
+    @Option(names = "--schema", required = true, description = "Columns, e.g. 'id bigint not null, name string, ts timestamptz, tier int default 0'")
     String schema;
 
     @Option(names = "--mode", defaultValue = "append", description = "append (default) or entity")
@@ -164,7 +165,7 @@ final class TableCommand {
           "Schema changes commit together, then properties, then the partition spec, then the sort order.",
           "  se table alter --catalog-id C --table ns.t --add-column 'note string' --widen-column 'n bigint'"})
   static final class Alter extends Base {
-    @Option(names = "--add-column", paramLabel = "'NAME TYPE'", description = "Add a nullable column, e.g. 'note string' or 'loc struct<lat: double, lon: double>' (repeatable)")
+    @Option(names = "--add-column", paramLabel = "'NAME TYPE'", description = "Add a column, e.g. 'note string', 'tier int default 0' (existing rows read the default) or 'loc struct<lat: double, lon: double>' (repeatable)")
     List<String> addColumns = new ArrayList<>();
 
     @Option(names = "--rename-column", paramLabel = "OLD=NEW", description = "Rename a column (repeatable)")
@@ -203,12 +204,19 @@ final class TableCommand {
           UpdateSchema update = table.updateSchema();
           for (String column : addColumns) {
             Types.NestedField f = oneColumn("--add-column", column);
-            if (f.isRequired()) {
-              throw SeException.invalid("--add-column '%s': a new column cannot be not null (existing rows have no"
-                  + " value for it); add it without 'not null'", column);
+            if (f.isRequired() && f.initialDefault() == null) {
+              throw SeException.invalid("--add-column '%s': a new column cannot be not null without a default"
+                  + " (existing rows have no value for it); add it without 'not null' or give it a default", column);
             }
-            update.addColumn(f.name(), f.type());
-            done.add("added column " + f.name() + " " + f.type());
+            // A default is both the initial default (the value of existing rows) and the write default.
+            Literal<?> defaultValue = f.initialDefaultLiteral();
+            if (f.isRequired()) {
+              update.addRequiredColumn(f.name(), f.type(), defaultValue);
+            } else {
+              update.addColumn(f.name(), f.type(), defaultValue);
+            }
+            done.add("added column " + f.name() + " " + f.type()
+                + (defaultValue == null ? "" : " default " + defaultValue));
           }
           for (String rename : renameColumns) {
             String[] kv = keyValue("--rename-column", rename);
@@ -297,7 +305,7 @@ final class TableCommand {
       return 0;
     }
 
-    /** Parses {@code 'name type [not null]'} as one column. */
+    /** Parses {@code 'name type [not null] [default value]'} as one column. */
     private static Types.NestedField oneColumn(String option, String text) {
       Schema parsed;
       try {

@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class IngestEveryTypeTest {
   private static final String SCHEMA = "id int not null, b boolean, l bigint, f float, d double, dec decimal(10,2),"
-      + " dt date, t time, ts timestamp, tstz timestamptz, tsn timestamp_ns, tstzn timestamptz, s string,"
+      + " dt date, t time, ts timestamp, tstz timestamptz, tsn timestamp_ns, tstzn timestamptz_ns, s string,"
       + " u uuid, bin binary, fx fixed(4),"
       + " st struct<x: int, at: timestamptz, u: uuid, tags: list<string>>, li list<int>, m map<string, int>,"
       + " lm list<map<string, fixed(2)>>";
@@ -68,9 +68,9 @@ class IngestEveryTypeTest {
   void jsonLinesOfEveryTypeReadBackWithIcebergsReader() throws Exception {
     create("t.json_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.jsonl", """
-        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}]}
+        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654321Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}]}
         {"id":2}
-        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.1+02:00"}
+        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.000000001+02:00"}
         """.formatted(U1, U2));
     ingest("t.json_all", file);
 
@@ -87,9 +87,8 @@ class IngestEveryTypeTest {
     assertThat(r.getField("ts")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.123456"));
     assertThat(r.getField("tstz")).isEqualTo(OffsetDateTime.parse("2026-01-02T01:04:05.5Z"));
     assertThat(r.getField("tsn")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.123456789"));
-    // A second timestamptz column (text with offsets, spaces, 'Z'); timestamptz itself is
-    // refused by ingestion until reconciliation keeps its nanoseconds (TableCastTest covers the cast).
-    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.987654Z"));
+    // timestamptz_ns from text with offsets, spaces, 'Z': nanoseconds kept through reconciliation.
+    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.987654321Z"));
     assertThat(r.getField("s")).isEqualTo("x");
     assertThat(r.getField("u")).isEqualTo(UUID.fromString(U1));
     assertThat(r.getField("bin")).isEqualTo(ByteBuffer.wrap("ab".getBytes()));
@@ -114,7 +113,7 @@ class IngestEveryTypeTest {
     assertThat(((Record) empty.getField("st")).getField("x")).isNull();
     assertThat(empty.getField("li")).isEqualTo(List.of());
     assertThat(empty.getField("m")).isEqualTo(Map.of());
-    assertThat(empty.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.1Z"));
+    assertThat(empty.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.000000001Z"));
   }
 
   @Test
@@ -122,7 +121,7 @@ class IngestEveryTypeTest {
     create("t.csv_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.csv", """
         id,u,fx,tsn,tstzn,st,li,m,lm
-        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]"
+        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456789-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]"
         2,,,,,,,,
         """.formatted(U1, U2));
     ingest("t.csv_all", file);
@@ -132,7 +131,7 @@ class IngestEveryTypeTest {
     assertThat(r.getField("u")).isEqualTo(UUID.fromString(U1));
     assertThat(bytes(r.getField("fx"))).isEqualTo(new byte[] {0, (byte) 0xff, 0, (byte) 0xff});
     assertThat(r.getField("tsn")).isEqualTo(LocalDateTime.parse("2026-01-02T03:04:05.000000001"));
-    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T04:04:05.123456Z"));
+    assertThat(r.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T04:04:05.123456789Z"));
     assertThat(((Record) r.getField("st")).getField("x")).isEqualTo(5);
     assertThat(((Record) r.getField("st")).getField("u")).isEqualTo(UUID.fromString(U2));
     assertThat(r.getField("li")).isEqualTo(List.of(4, 5));
@@ -140,6 +139,87 @@ class IngestEveryTypeTest {
     assertThat(((Map<?, ?>) ((List<?>) r.getField("lm")).get(0)).get("k")).satisfies(v -> assertThat(bytes(v)).isEqualTo(new byte[] {-1, -1}));
     assertThat(rows.get(1).getField("u")).isNull();
     assertThat(rows.get(1).getField("st")).isNull();
+  }
+
+  @Test
+  void nanosecondTimestampsFromParquetAndArrowKeepNanosecondsAndQueriesShowThem() throws Exception {
+    create("t.nanos", TableDefinition.builder("id int not null, tsn timestamp_ns, tstzn timestamptz_ns").build());
+    Path parquet = dir.resolve("nanos.parquet");
+    try (java.sql.Connection duck = java.sql.DriverManager.getConnection("jdbc:duckdb:");
+        java.sql.Statement st = duck.createStatement()) {
+      st.execute("COPY (SELECT 1 AS id, TIMESTAMP_NS '1969-12-31 23:59:59.999999999' AS tsn, "
+          + "CAST('2026-01-02 03:04:05.123456789+02' AS TIMESTAMPTZ_NS) AS tstzn) TO '" + parquet + "' (FORMAT parquet)");
+    }
+    ingest("t.nanos", parquet);
+    Path arrow = dir.resolve("nanos.arrow");
+    org.apache.arrow.vector.types.pojo.Schema schema = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        org.apache.arrow.vector.types.pojo.Field.notNullable("id", new org.apache.arrow.vector.types.pojo.ArrowType.Int(32, true)),
+        org.apache.arrow.vector.types.pojo.Field.nullable("tsn", new org.apache.arrow.vector.types.pojo.ArrowType.Timestamp(
+            org.apache.arrow.vector.types.TimeUnit.NANOSECOND, null)),
+        org.apache.arrow.vector.types.pojo.Field.nullable("tstzn", new org.apache.arrow.vector.types.pojo.ArrowType.Timestamp(
+            org.apache.arrow.vector.types.TimeUnit.NANOSECOND, "UTC"))));
+    try (org.apache.arrow.memory.RootAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+        org.apache.arrow.vector.VectorSchemaRoot root = org.apache.arrow.vector.VectorSchemaRoot.create(schema, allocator);
+        java.io.FileOutputStream out = new java.io.FileOutputStream(arrow.toFile());
+        org.apache.arrow.vector.ipc.ArrowFileWriter writer = new org.apache.arrow.vector.ipc.ArrowFileWriter(root, null,
+            out.getChannel())) {
+      ((org.apache.arrow.vector.IntVector) root.getVector("id")).setSafe(0, 2);
+      ((org.apache.arrow.vector.TimeStampNanoVector) root.getVector("tsn")).setSafe(0, 1L);
+      ((org.apache.arrow.vector.TimeStampNanoTZVector) root.getVector("tstzn")).setSafe(0, -1L);
+      root.setRowCount(1);
+      writer.start();
+      writer.writeBatch();
+      writer.end();
+    }
+    ingest("t.nanos", arrow);
+
+    List<Record> rows = awaitRows("t.nanos", 2);
+    assertThat(rows.get(0).getField("tsn")).isEqualTo(LocalDateTime.parse("1969-12-31T23:59:59.999999999"));
+    assertThat(rows.get(0).getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T01:04:05.123456789Z"));
+    assertThat(rows.get(1).getField("tsn")).isEqualTo(LocalDateTime.parse("1970-01-01T00:00:00.000000001"));
+    assertThat(rows.get(1).getField("tstzn")).isEqualTo(OffsetDateTime.parse("1969-12-31T23:59:59.999999999Z"));
+
+    String sql = Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "SELECT id, tsn, tstzn, epoch_ns(tstzn) AS ns FROM t.nanos ORDER BY id");
+    assertThat(sql).isEqualTo("""
+        id,tsn,tstzn,ns
+        1,1969-12-31T23:59:59.999999999,2026-01-02T01:04:05.123456789Z,1767315845123456789
+        2,1970-01-01T00:00:00.000000001,1969-12-31T23:59:59.999999999Z,-1
+        """);
+  }
+
+  @Test
+  void unknownColumnsAreAlwaysNullAndQueryAsNull() throws Exception {
+    // A v3 table made by another client with a column of type unknown (not declarable in --schema).
+    rest.buildTable(TableIdentifier.parse("t.unknown"), new org.apache.iceberg.Schema(
+            org.apache.iceberg.types.Types.NestedField.required(1, "id", org.apache.iceberg.types.Types.IntegerType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(2, "later", org.apache.iceberg.types.Types.UnknownType.get()),
+            org.apache.iceberg.types.Types.NestedField.optional(3, "s", org.apache.iceberg.types.Types.StringType.get())))
+        .withProperty("format-version", "3").create();
+    ingest("t.unknown", file("unknown.jsonl", "{\"id\":1,\"s\":\"a\"}\n{\"id\":2}\n"));
+    List<Record> rows = awaitRows("t.unknown", 2);
+    assertThat(rows.get(0).getField("later")).isNull();
+    assertThat(rows.get(0).getField("s")).isEqualTo("a");
+    Table table = server.registry().catalog("warehouse").loadTable(TableIdentifier.parse("t.unknown"));
+    try (CloseableIterable<org.apache.iceberg.FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
+      for (org.apache.iceberg.FileScanTask task : tasks) {
+        // Not stored in data files: the column has no metrics in them.
+        assertThat(task.file().valueCounts()).doesNotContainKey(2).containsKey(1);
+      }
+    }
+    assertThat(Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "SELECT id, later, s, later IS NULL AS n FROM t.unknown ORDER BY id")).isEqualTo("""
+        id,later,s,n
+        1,,a,true
+        2,,,true
+        """);
+    assertThat(Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "DESCRIBE t.unknown")).isEqualTo("""
+        column_name,column_type,null,key,default,extra
+        id,INTEGER,NO,,,
+        later,NULL,YES,,,
+        s,VARCHAR,YES,,,
+        """);
   }
 
   @Test

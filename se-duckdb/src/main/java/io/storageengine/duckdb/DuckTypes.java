@@ -7,8 +7,8 @@ import org.apache.iceberg.types.Types;
 
 /**
  * The DuckDB type of an Iceberg type: the type DuckDB writes a column of that Iceberg type with
- * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography, unknown)
- * are refused with the error each caller phrases for its purpose.
+ * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography) are
+ * refused with the error each caller phrases for its purpose.
  */
 public final class DuckTypes {
   private DuckTypes() {}
@@ -41,9 +41,12 @@ public final class DuckTypes {
       case TIMESTAMP:
         return ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
       case TIMESTAMP_NANO:
-        // DuckDB has no nanosecond TIMESTAMPTZ; the zoned variant is held at microseconds.
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP_NS";
+        // TIMESTAMPTZ_NS: DuckDB's zoned nanosecond type, written to Parquet as
+        // TIMESTAMP(NANOS, isAdjustedToUTC=true), the annotation the Iceberg spec requires.
+        return ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ_NS" : "TIMESTAMP_NS";
       case STRING: return "VARCHAR";
+      // Iceberg v3's unknown: always null and never stored in data files; DuckDB's NULL type.
+      case UNKNOWN: return "\"NULL\"";
       case UUID: return "UUID";
       case FIXED:
       case BINARY: return "BLOB";

@@ -78,8 +78,12 @@ record FieldIdProjection(String fieldMap, String selectList) {
         readType = IcebergTypes.duckdbType(field.name(), field.type());
         columns.add(name);
       }
+      // Every default_value is VARCHAR (DuckDB casts it to the column's type): the map's values
+      // must share one type, and defaults of different column types would not.
+      String defaultValue = IcebergTypes.defaultLiteral(field);
       fieldMap.add(field.fieldId() + ": {name: " + SqlQuoting.literal(field.name()) + ", type: "
-          + SqlQuoting.literal(readType) + ", default_value: " + IcebergTypes.defaultLiteral(field) + "}");
+          + SqlQuoting.literal(readType) + ", default_value: "
+          + ("NULL".equals(defaultValue) ? "NULL" : "CAST(" + defaultValue + " AS VARCHAR)") + "}");
     }
     return new FieldIdProjection(fieldMap.toString(), columns.toString());
   }

@@ -2,8 +2,8 @@ package io.storageengine.query;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckLiterals;
 import io.storageengine.duckdb.DuckTypes;
-import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.types.DateUnit;
@@ -69,10 +69,15 @@ final class IcebergTypes {
   /** The SQL type name of a column: DuckDB's, or Iceberg's for a type DuckDB cannot read. */
   static String typeName(String column, Type type) {
     try {
-      return duckdbType(column, type);
+      return displayName(duckdbType(column, type));
     } catch (SeException e) {
       return type.toString();
     }
+  }
+
+  /** A DuckDB type as DuckDB names it: {@code NULL} (Iceberg's unknown) without the quotes a cast needs. */
+  static String displayName(String duckdbType) {
+    return duckdbType.equals("\"NULL\"") ? "NULL" : duckdbType;
   }
 
   /** The Arrow field DuckDB returns for an Iceberg field (every DuckDB result column is nullable). */
@@ -118,37 +123,23 @@ final class IcebergTypes {
         return new ArrowType.Timestamp(TimeUnit.MICROSECOND,
             ((Types.TimestampType) type).shouldAdjustToUTC() ? "UTC" : null);
       case TIMESTAMP_NANO:
-        return ((Types.TimestampNanoType) type).shouldAdjustToUTC()
-            ? new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC")
-            : new ArrowType.Timestamp(TimeUnit.NANOSECOND, null);
+        return new ArrowType.Timestamp(TimeUnit.NANOSECOND,
+            ((Types.TimestampNanoType) type).shouldAdjustToUTC() ? "UTC" : null);
       case STRING:
       case UUID: return ArrowType.Utf8.INSTANCE;
       case FIXED:
       case BINARY: return ArrowType.Binary.INSTANCE;
+      case UNKNOWN: return ArrowType.Null.INSTANCE;
       default:
         throw new SeException(ErrorCode.UNSUPPORTED,
             String.format("column `%s`: Iceberg type %s cannot be queried", column, type));
     }
   }
 
-  /** A SQL literal for a primitive initial default, or {@code NULL}. */
+  /** A SQL literal for a primitive initial default ({@link DuckLiterals}), or {@code NULL}. */
   static String defaultLiteral(Types.NestedField field) {
     Object value = field.initialDefault();
-    if (value == null) {
-      return "NULL";
-    }
-    switch (field.type().typeId()) {
-      case BOOLEAN:
-      case INTEGER:
-      case LONG:
-      case FLOAT:
-      case DOUBLE:
-        return "CAST(" + SqlQuoting.literal(value.toString()) + " AS " + duckdbType(field.name(), field.type()) + ")";
-      case STRING:
-        return SqlQuoting.literal(value.toString());
-      default:
-        // Other defaults are rare; reading them as NULL is documented as a limitation.
-        return "NULL";
-    }
+    String literal = value == null ? null : DuckLiterals.of(field.type(), value);
+    return literal == null ? "NULL" : literal;
   }
 }

@@ -1,6 +1,7 @@
 package io.storageengine.query;
 
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckLiterals;
 import io.storageengine.duckdb.QueryDatabasePool;
 import io.storageengine.query.StatementAnalyzer.Span;
 import java.sql.Connection;
@@ -42,18 +43,21 @@ final class MetadataStatements {
    * The statement answering {@code DESCRIBE} of a table with {@code schema}: one row per
    * top-level column, in order, with DuckDB's DESCRIBE columns ({@code column_name},
    * {@code column_type}, {@code null} YES/NO, {@code key} PRI for identifier fields,
-   * {@code default}, {@code extra}).
+   * {@code default} the column's write default, {@code extra}).
    */
   static String describe(Connection connection, Schema schema) throws SQLException {
     Set<Integer> identifierFields = schema.identifierFieldIds();
     String table = META_SCHEMA + ".describe";
     execute(connection, "CREATE TABLE " + table + " (column_name VARCHAR, column_type VARCHAR, \"null\" VARCHAR, "
         + "\"key\" VARCHAR, \"default\" VARCHAR, extra VARCHAR, position INTEGER)");
-    try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table + " VALUES (?, ?, ?, ?, NULL, NULL, ?)")) {
-      int position = 0;
-      for (Types.NestedField field : schema.columns()) {
+    int position = 0;
+    for (Types.NestedField field : schema.columns()) {
+      // The write default as DuckDB prints a value of the column's type.
+      String writeDefault = field.writeDefault() == null ? null : DuckLiterals.of(field.type(), field.writeDefault());
+      try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + table + " VALUES (?, ?, ?, ?, "
+          + (writeDefault == null ? "NULL" : "CAST(" + writeDefault + " AS VARCHAR)") + ", NULL, ?)")) {
         insert.setString(1, field.name());
-        insert.setString(2, IcebergTypes.duckdbType(field.name(), field.type()));
+        insert.setString(2, IcebergTypes.displayName(IcebergTypes.duckdbType(field.name(), field.type())));
         insert.setString(3, field.isOptional() ? "YES" : "NO");
         insert.setString(4, identifierFields.contains(field.fieldId()) ? "PRI" : null);
         insert.setInt(5, position++);

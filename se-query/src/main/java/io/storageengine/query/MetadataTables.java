@@ -223,7 +223,8 @@ final class MetadataTables {
         LocalDateTime time = LocalDateTime.ofEpochSecond(Math.floorDiv(nanos, 1_000_000_000L),
             (int) Math.floorMod(nanos, 1_000_000_000L), ZoneOffset.UTC);
         boolean zoned = ((Types.TimestampNanoType) type).shouldAdjustToUTC();
-        expression = SqlQuoting.literal(zoned ? TIMESTAMP.format(time) + "+00" : TIMESTAMP_NANOS.format(time));
+        // Both are nanosecond types in DuckDB (TIMESTAMPTZ_NS, TIMESTAMP_NS).
+        expression = SqlQuoting.literal(TIMESTAMP_NANOS.format(time) + (zoned ? "+00" : ""));
         break;
       }
       case STRING:

@@ -32,6 +32,7 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.PositionOutputStream;
 import org.apache.iceberg.parquet.ParquetUtil;
+import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -85,7 +86,13 @@ public final class DataFileWriter {
     }
     Schema schema = table.schema();
     PartitionSpec spec = table.spec();
-    List<Types.NestedField> columns = new ArrayList<>(schema.columns());
+    List<Types.NestedField> columns = new ArrayList<>();
+    for (Types.NestedField c : schema.columns()) {
+      // Iceberg v3: columns of type unknown are always null and never stored in data files.
+      if (c.type().typeId() != Type.TypeID.UNKNOWN) {
+        columns.add(c);
+      }
+    }
     columns.addAll(metadataColumns);
     String select = selectList(columns);
     String order = orderBy(schema, table.sortOrder(), defaultOrder);

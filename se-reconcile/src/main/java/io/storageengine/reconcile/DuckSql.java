@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.DuckLiterals;
 import io.storageengine.duckdb.DuckTypes;
 import io.storageengine.duckdb.SqlQuoting;
 import java.util.ArrayList;
@@ -28,6 +29,27 @@ public final class DuckSql {
   public static String type(Type type) {
     return DuckTypes.of("", type,
         (column, unsupported) -> SeException.invalid("Iceberg type %s is not supported by reconciliation", unsupported));
+  }
+
+  /**
+   * The value of column {@code c} in a row written without it (a WAL frame that does not carry
+   * it): its Iceberg v3 {@code write-default}, or a typed NULL when it has none.
+   */
+  static String writeDefault(Types.NestedField c) {
+    return valueOrNull(c.type(), c.writeDefault());
+  }
+
+  /**
+   * The value of column {@code c} in a data file written before it was added: its Iceberg v3
+   * {@code initial-default}, or a typed NULL when it has none.
+   */
+  static String initialDefault(Types.NestedField c) {
+    return valueOrNull(c.type(), c.initialDefault());
+  }
+
+  private static String valueOrNull(Type type, Object value) {
+    String literal = value == null ? null : DuckLiterals.of(type, value);
+    return literal != null ? literal : "CAST(NULL AS " + type(type) + ")";
   }
 
   /** {@code {"a": 1, "s": {__duckdb_field_id: 2, "x": 3}, ...}} for the given columns. */
@@ -68,8 +90,8 @@ public final class DuckSql {
   /**
    * The expression that turns {@code expr}, a column of a WAL frame described by {@code frame},
    * into a value of the current Iceberg type {@code target}: nested fields are matched by id,
-   * renamed ones take the current name, dropped ones are left out, new ones are NULL, and
-   * widened primitives are cast.
+   * renamed ones take the current name, dropped ones are left out, new ones have their write
+   * default (NULL without one), and widened primitives are cast.
    */
   static String conform(String expr, Field frame, Type target) {
     return conform(expr, frame, target, false);
@@ -87,8 +109,10 @@ public final class DuckSql {
         List<String> parts = new ArrayList<>();
         for (Types.NestedField f : target.asStructType().fields()) {
           Field child = byId.get(f.fieldId());
+          // A field the value does not have: its initial default in an older file, its write
+          // default in a frame written without it.
           String value = child == null
-              ? "CAST(NULL AS " + type(f.type()) + ")"
+              ? (fromParquet ? initialDefault(f) : writeDefault(f))
               : conform("struct_extract(" + expr + ", " + SqlQuoting.literal(child.getName()) + ")", child, f.type(),
                   fromParquet);
           parts.add(SqlQuoting.identifier(f.name()) + " := " + value);
@@ -129,13 +153,14 @@ public final class DuckSql {
   /**
    * The value of current column {@code c} in a Parquet file of {@code fileSchema} read as
    * {@code alias}: the file's column with the same field id under the file's name, cast or
-   * conformed to the current type; NULL when the file has no such column (added since).
+   * conformed to the current type; its initial default (or NULL) when the file has no such
+   * column (added since).
    * Columns whose type did not change are not cast, so join filters still reach the reader.
    */
   public static String fileColumn(Schema fileSchema, Types.NestedField c, String alias) {
     Types.NestedField inFile = fileSchema.findField(c.fieldId());
     if (inFile == null) {
-      return "CAST(NULL AS " + type(c.type()) + ")";
+      return initialDefault(c);
     }
     String expr = alias + "." + SqlQuoting.identifier(inFile.name());
     if (c.type().isPrimitiveType()) {

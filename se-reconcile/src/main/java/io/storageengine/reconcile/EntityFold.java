@@ -20,7 +20,8 @@ import org.apache.iceberg.types.Types;
  *       place a version comparison is needed;</li>
  *   <li>a column's final value is the one from the last applied operation that carried it, after
  *       the key's last delete; with no delete, the current row's value survives omitted columns;
- *       after a delete, omitted columns are NULL;</li>
+ *       a new row (no current row, or after a delete) has the column's {@code write-default}
+ *       (NULL without one) in columns no operation carried;</li>
  *   <li>a key whose last applied operation is a delete ends without a row and with a tombstone.</li>
  * </ul>
  *
@@ -67,7 +68,9 @@ final class EntityFold {
         continue;
       }
       String col = SqlQuoting.identifier(c.name());
-      single.add("CASE WHEN o." + WalStaging.presentFlag(i) + " THEN o." + col + " ELSE e." + col + " END AS " + col);
+      // Omitted: the current row's value; a new row keeps the staged value, the write default.
+      single.add("CASE WHEN o." + WalStaging.presentFlag(i) + " THEN o." + col + " WHEN e.__file IS NOT NULL THEN e."
+          + col + " ELSE o." + col + " END AS " + col);
     }
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columnsOf.keyList("o.")
         + ", o.__op AS __last_op, o.__seq AS __last_seq, o.__ver AS __last_ver, o.__ord AS __max_ord, "
@@ -102,8 +105,13 @@ final class EntityFold {
       if (keyIds.contains(c.fieldId())) {
         continue;
       }
-      aggregates.add("arg_max_null(" + SqlQuoting.identifier(c.name()) + ", CASE WHEN " + WalStaging.presentFlag(i)
-          + " AND __rk > coalesce(__ld, 0) THEN __rk END) AS " + SqlQuoting.identifier(c.name()));
+      String carried = WalStaging.presentFlag(i) + " AND __rk > coalesce(__ld, 0)";
+      String last = "arg_max_null(" + SqlQuoting.identifier(c.name()) + ", CASE WHEN " + carried + " THEN __rk END)";
+      // No operation since the last delete carried the column and no current row survives: the
+      // row is new, so it gets the write default.
+      aggregates.add((c.writeDefault() == null ? last
+          : "CASE WHEN count(CASE WHEN " + carried + " THEN 1 END) = 0 THEN " + DuckSql.writeDefault(c)
+              + " ELSE " + last + " END") + " AS " + SqlQuoting.identifier(c.name()));
     }
     duck.execute("INSERT INTO " + TABLE + " "
         + "WITH r AS (SELECT *, row_number() OVER (PARTITION BY " + keyCols

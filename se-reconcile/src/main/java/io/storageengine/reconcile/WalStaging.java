@@ -17,8 +17,9 @@ import org.apache.iceberg.types.Types;
 /**
  * Loads WAL frames into the DuckDB table {@value #TABLE}, in arrival order, with the columns of
  * the table's <em>current</em> schema. Frame columns are matched by Iceberg field id, so a
- * column renamed since ingestion lands under its new name, a dropped one is discarded and a new
- * one is NULL. DuckDB preserves insertion order, so the table's {@code rowid} is the arrival
+ * column renamed since ingestion lands under its new name, a dropped one is discarded, and one
+ * the frame does not carry (new, or omitted by the writer) holds the column's
+ * {@code write-default}, NULL without one; its presence flag says it was not carried. DuckDB preserves insertion order, so the table's {@code rowid} is the arrival
  * order (seq, frame index, row index).
  *
  * <p>Every frame is checked ({@link io.storageengine.wal.ArrowBatchCheck}) before DuckDB reads
@@ -94,7 +95,7 @@ final class WalStaging {
     for (Types.NestedField c : columns) {
       Field f = byId.get(c.fieldId());
       if (f == null) {
-        values.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
+        values.add(DuckSql.writeDefault(c));
         flags.add("FALSE");
       } else {
         values.add(DuckSql.conform(SqlQuoting.identifier(f.getName()), f, c.type()));

@@ -1,0 +1,137 @@
+package io.storageengine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.storageengine.server.EngineServer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Iceberg v3 defaults and nanosecond timestamps through the CLI on a real server:
+ * {@code se table create --schema '... default ...'} and {@code se table alter --add-column
+ * '... default ...'} set initial-default and write-default, {@code se ingest} rows without the
+ * column get the write default (append and new entity rows) while partial updates keep the old
+ * value, queries read both, and {@code DESCRIBE} names the exact types and the defaults.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class TableDefaultsTest {
+  @TempDir static Path dir;
+  private EngineServer server;
+
+  @BeforeAll
+  void start() {
+    server = Cli.startServer(dir.resolve("data"));
+  }
+
+  @AfterAll
+  void stop() {
+    server.close();
+  }
+
+  @Test
+  void appendRowsWithoutAColumnGetItsDefaultAndAddedColumnsReadTheirs() throws Exception {
+    Cli.ok(table("create", "d.events", "--schema",
+        "id int not null, tier int default 0, name string default 'it''s', seen timestamptz_ns, n timestamp_ns"));
+    Table t = load("d.events");
+    assertThat(t.schema().findField("tier").initialDefault()).isEqualTo(0);
+    assertThat(t.schema().findField("tier").writeDefault()).isEqualTo(0);
+    assertThat(t.schema().findField("name").writeDefault().toString()).isEqualTo("it's");
+
+    ingest("d.events", "a.jsonl", """
+        {"id":1,"seen":"2026-01-02T03:04:05.123456789+01:00","n":"2026-01-02T03:04:05.000000001"}
+        {"id":2,"tier":7,"name":null}
+        """);
+    Cli.await(out -> out.contains("2\n"), sql("csv", "SELECT count(*) FROM d.events"));
+    String out = Cli.ok(table("alter", "d.events", "--add-column", "c bigint default 5"));
+    assertThat(out).contains("d.events: added column c long default 5");
+    assertThat(load("d.events").schema().findField("c").writeDefault()).isEqualTo(5L);
+    ingest("d.events", "b.csv", "id,name\n3,\n4,four\n");
+    Cli.await(out2 -> out2.contains("4\n"), sql("csv", "SELECT count(*) FROM d.events"));
+
+    assertThat(Cli.ok(sql("csv", "SELECT id, tier, name, c, seen, n FROM d.events ORDER BY id"))).isEqualTo("""
+        id,tier,name,c,seen,n
+        1,0,it's,5,2026-01-02T02:04:05.123456789Z,2026-01-02T03:04:05.000000001
+        2,7,,5,,
+        3,0,it's,5,,
+        4,0,four,5,,
+        """);
+    assertThat(Cli.ok(sql("csv", "DESCRIBE d.events"))).isEqualTo("""
+        column_name,column_type,null,key,default,extra
+        id,INTEGER,NO,,,
+        tier,INTEGER,YES,,0,
+        name,VARCHAR,YES,,it's,
+        seen,TIMESTAMPTZ_NS,YES,,,
+        n,TIMESTAMP_NS,YES,,,
+        c,BIGINT,YES,,5,
+        """);
+  }
+
+  @Test
+  void newEntityRowsGetTheDefaultAndPartialUpdatesKeepTheOldValue() throws Exception {
+    Cli.ok(table("create", "d.people", "--schema", "id int not null, tier int default 0, name string",
+        "--mode", "entity", "--primary-key", "id"));
+    ingest("d.people", "seed.jsonl", """
+        {"id":1,"tier":3,"name":"one"}
+        {"id":2,"name":"two"}
+        """);
+    Cli.await(out -> out.contains("2\n"), sql("csv", "SELECT count(*) FROM d.people"));
+    ingest("d.people", "update.jsonl", """
+        {"id":1,"name":"uno"}
+        {"id":3,"name":"three"}
+        """);
+    assertThat(Cli.await(out -> out.contains("3,0,three"), sql("csv", "SELECT id, tier, name FROM d.people ORDER BY id")))
+        .isEqualTo("""
+            id,tier,name
+            1,3,uno
+            2,0,two
+            3,0,three
+            """);
+  }
+
+  @Test
+  void requiredColumnsCanBeAddedWithADefaultAndBadDefaultsAreNamed() {
+    Cli.ok(table("create", "d.alter", "--schema", "id int not null"));
+    Cli.ok(table("alter", "d.alter", "--add-column", "flag boolean not null default true"));
+    Types.NestedField flag = load("d.alter").schema().findField("flag");
+    assertThat(flag.isRequired()).isTrue();
+    assertThat(flag.initialDefault()).isEqualTo(true);
+    Cli.Result bad = Cli.run(table("alter", "d.alter", "--add-column", "x int default 'x'"));
+    assertThat(bad.rc()).isEqualTo(2);
+    assertThat(bad.err()).contains("--add-column 'x int default 'x'': schema: default 'x' of column 'x' is not a valid int");
+    Cli.Result required = Cli.run(table("alter", "d.alter", "--add-column", "y int not null"));
+    assertThat(required.rc()).isEqualTo(2);
+    assertThat(required.err()).contains("a new column cannot be not null without a default");
+  }
+
+  private void ingest(String table, String name, String text) throws Exception {
+    Path file = dir.resolve(name);
+    Files.writeString(file, text);
+    Cli.ok("ingest", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--table", table,
+        file.toString());
+  }
+
+  private String[] sql(String format, String query) {
+    return new String[] {"sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", format,
+        query};
+  }
+
+  private String[] table(String command, String name, String... extra) {
+    List<String> args = new java.util.ArrayList<>(List.of("table", command, "--server-address",
+        Cli.address(server), "--catalog-id", "warehouse", "--table", name));
+    args.addAll(List.of(extra));
+    return args.toArray(String[]::new);
+  }
+
+  private Table load(String name) {
+    return server.registry().catalog("warehouse").loadTable(TableIdentifier.parse(name));
+  }
+}
