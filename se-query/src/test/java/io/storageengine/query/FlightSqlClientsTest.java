@@ -77,6 +77,15 @@ class FlightSqlClientsTest {
         PartitionSpec.unpartitioned());
     TestWarehouse.append(types, List.of(QueryFlightSqlProducerTest.allTypesRecord(),
         TestWarehouse.record(QueryFlightSqlProducerTest.ALL_TYPES, 2)));
+    org.apache.iceberg.Schema nanos = new org.apache.iceberg.Schema(List.of(
+        Types.NestedField.required(1, "id", Types.IntegerType.get()),
+        Types.NestedField.optional(2, "tsn", Types.TimestampNanoType.withoutZone()),
+        Types.NestedField.optional(3, "tstzn", Types.TimestampNanoType.withZone())));
+    Table nanoTable = TestWarehouse.createTable(main, "types", "nanos", nanos, PartitionSpec.unpartitioned());
+    TestWarehouse.append(nanoTable, List.of(
+        TestWarehouse.record(nanos, 1, java.time.LocalDateTime.parse("2024-01-02T03:04:05.123456789"),
+            java.time.OffsetDateTime.parse("2024-01-02T03:04:05.987654321Z")),
+        TestWarehouse.record(nanos, 2, null, null)));
     org.apache.iceberg.Schema plain = new org.apache.iceberg.Schema(List.of(
         Types.NestedField.required(1, "k", Types.IntegerType.get())));
     Table plainTable = TestWarehouse.createTable(main, "default", "plain", plain, PartitionSpec.unpartitioned());
@@ -395,6 +404,32 @@ class FlightSqlClientsTest {
           }
         }
         assertThat(rows.getTimestamp("tstz")).isNull();
+      }
+    }
+  }
+
+  @Test
+  void nanosecondTimestampsRoundTripThroughJdbc() throws Exception {
+    try (Connection connection = jdbc()) {
+      List<String> columns = new ArrayList<>();
+      try (ResultSet rows = connection.getMetaData().getColumns(null, "types", "nanos", null)) {
+        while (rows.next()) {
+          columns.add(rows.getString("COLUMN_NAME") + " " + rows.getString("TYPE_NAME") + " " + rows.getInt("DATA_TYPE"));
+        }
+      }
+      assertThat(columns).containsExactly("id INTEGER 4", "tsn TIMESTAMP_NS 93", "tstzn TIMESTAMPTZ_NS 2014");
+      try (java.sql.Statement statement = connection.createStatement();
+          ResultSet rows = statement.executeQuery("SELECT * FROM types.nanos ORDER BY id")) {
+        assertThat(rows.getMetaData().getColumnType(2)).isEqualTo(java.sql.Types.TIMESTAMP);
+        assertThat(rows.getMetaData().getColumnType(3)).isEqualTo(java.sql.Types.TIMESTAMP_WITH_TIMEZONE);
+        assertThat(rows.next()).isTrue();
+        // Nanoseconds survive the whole path: Parquet, DuckDB, Arrow, the driver.
+        assertThat(rows.getTimestamp("tsn").toLocalDateTime())
+            .isEqualTo(java.time.LocalDateTime.parse("2024-01-02T03:04:05.123456789"));
+        assertThat(rows.getTimestamp("tstzn").toInstant()).isEqualTo(java.time.Instant.parse("2024-01-02T03:04:05.987654321Z"));
+        assertThat(rows.next()).isTrue();
+        assertThat(rows.getTimestamp("tsn")).isNull();
+        assertThat(rows.getTimestamp("tstzn")).isNull();
       }
     }
   }
