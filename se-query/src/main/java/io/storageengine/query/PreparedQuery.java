@@ -60,6 +60,8 @@ final class PreparedQuery implements AutoCloseable {
   /** Closed after {@link #resources}: the query's timer and admission (see {@link #closeWith}). */
   private final List<AutoCloseable> closedLast = new ArrayList<>();
   private MaterializingConnection materializing;
+  /** Set when the statement is explained rather than run (see {@link Explain}). */
+  private Explain explain;
   private boolean closed;
 
   /**
@@ -149,6 +151,9 @@ final class PreparedQuery implements AutoCloseable {
    * values are known (a prepared statement being created).
    */
   Schema schema(BufferAllocator allocator) {
+    if (explain != null) {
+      return Explain.SCHEMA;
+    }
     try (PreparedStatement bound = connection.prepareStatement(sql);
         PreparedStatement statement = connection.prepareStatement("SELECT * FROM (" + sql + "\n) AS __se_query LIMIT 0")) {
       bindTo(statement);
@@ -212,6 +217,9 @@ final class PreparedQuery implements AutoCloseable {
    * the result reads (see {@link ResultColumns#annotate}).
    */
   synchronized Schema resultSchema(Schema produced) {
+    if (explain != null) {
+      return Explain.SCHEMA;
+    }
     return ResultColumns.annotate(produced, origins, columnTypes);
   }
 
@@ -224,6 +232,9 @@ final class PreparedQuery implements AutoCloseable {
   }
 
   private ArrowReader run(BufferAllocator allocator, int batchRows, boolean check) {
+    if (explain != null) {
+      return runExplained(allocator, batchRows, check);
+    }
     try {
       PreparedStatement statement = connection.prepareStatement(sql);
       open.add(statement);
@@ -243,6 +254,43 @@ final class PreparedQuery implements AutoCloseable {
       } catch (SQLException e) {
         throw lostError(e);
       }
+      open.add(rows);
+      return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
+    } catch (SQLException e) {
+      throw translate(e);
+    }
+  }
+
+  /**
+   * Explains the statement rather than running it (see {@link Explain}): its result is then the
+   * engine's rows and DuckDB's plan (for EXPLAIN ANALYZE, after running the statement).
+   */
+  synchronized void explainWith(Explain explain) {
+    this.explain = explain;
+  }
+
+  /** {@link #run} for an explained statement: DuckDB's EXPLAIN materialized, then the result rows streamed. */
+  private ArrowReader runExplained(BufferAllocator allocator, int batchRows, boolean check) {
+    try {
+      if (check) {
+        checkParameters();
+      }
+      List<String[]> plan = new ArrayList<>();
+      try (PreparedStatement statement = connection.prepareStatement(explain.duckdbStatement(sql))) {
+        running = statement;
+        parameters.bind(statement);
+        checkNotCancelled();
+        try (ResultSet rows = statement.executeQuery()) {
+          while (rows.next()) {
+            plan.add(new String[] {rows.getString(1), rows.getString(2)});
+          }
+        }
+      }
+      checkNotCancelled();
+      PreparedStatement result = connection.prepareStatement(explain.resultStatement(plan));
+      open.add(result);
+      running = result;
+      ResultSet rows = result.executeQuery();
       open.add(rows);
       return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
     } catch (SQLException e) {

@@ -174,7 +174,13 @@ final class QueryEngine implements AutoCloseable {
     if (statements.size() > 1) {
       throw SeException.invalid("multiple statements are not allowed (found %d): send one query per call", statements.size());
     }
-    String statement = SqlText.rewrite(statements.get(0));
+    String written = statements.get(0);
+    Explain.Mode explainMode = Explain.mode(written);
+    Explain explain = explainMode == Explain.Mode.NONE ? null : new Explain(explainMode);
+    if (explain != null) {
+      written = Explain.inner(written, explainMode);
+    }
+    String statement = SqlText.rewrite(written);
     Catalog catalog = catalogs.catalog(catalogId);
     List<AutoCloseable> resources = new ArrayList<>();
     List<DataFileCache.Lease> leases = new ArrayList<>();
@@ -183,6 +189,10 @@ final class QueryEngine implements AutoCloseable {
     try {
       StatementParser.Analyzed analyzed = parser.analyze(statement);
       Analysis analysis = analyzed.analysis();
+      if (explain != null && analysis.kind() != StatementAnalyzer.Kind.QUERY) {
+        throw SeException.invalid("EXPLAIN explains queries only (SELECT ...): DESCRIBE and SHOW are answered by the "
+            + "catalog, with no plan");
+      }
       Map<String, SnapshotPin> used = new LinkedHashMap<>();
       Map<TableName, PlannedTable> planned = new LinkedHashMap<>();
       Map<String, TimeTravel.Spec> travel = new LinkedHashMap<>();
@@ -202,6 +212,10 @@ final class QueryEngine implements AutoCloseable {
             describe = MetadataTables.schema(table, metadataKind);
           } else {
             metadata.add(new MetadataRead(name, table, metadataKind, TenantMetadata.displayName(baseId)));
+            if (explain != null) {
+              explain.metadataTable(TenantMetadata.displayName(
+                  TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table())));
+            }
           }
           continue;
         }
@@ -232,15 +246,23 @@ final class QueryEngine implements AutoCloseable {
             : readMode == ReadMode.LATEST && at == null;
         TableSettings settings = withTail && tail != null ? settings(table) : null;
         boolean entity = settings != null && settings.entity();
+        PlannedTable snapshotFiles = plannedTable;
+        WalTail.Read tailRead = null;
+        long afterSeq = 0;
         if (settings != null && (!entity || tail.readsEntities())) {
           // The snapshot's data files (less the rows the tail replaces) plus what the WAL
           // segments it does not include yet add.
           Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
+          afterSeq = WalHighWaterMark.of(table, snapshot);
           WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
-              entity, WalHighWaterMark.of(table, snapshot), pins.containsKey(entry.getKey()) ? pin.walThrough() : null,
-              leases);
+              entity, afterSeq, pins.containsKey(entry.getKey()) ? pin.walThrough() : null, leases);
           pin = pin.withWalThrough(read.throughSeq());
           plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
+          tailRead = read;
+        }
+        if (explain != null) {
+          explain.table(snapshotFiles, at == null ? null : at.written(), pins.containsKey(entry.getKey()), filter,
+              tailRead, afterSeq);
         }
         used.put(entry.getKey(), pin);
         planned.put(view, plannedTable);
@@ -274,6 +296,10 @@ final class QueryEngine implements AutoCloseable {
             && planned.values().stream().allMatch(table -> RowLineage.hidesBoth(table.schema()));
         statement = renameReferences(statement, analysis, travelViews, hideLineage);
       }
+      if (explain != null) {
+        explain.countTailRows(connection);
+        explain.hide(TableViews.directories(planned.values()));
+      }
       resources.addAll(leases);
       resources.add(database);
       List<ResultColumns.Origin> origins = List.of();
@@ -285,6 +311,9 @@ final class QueryEngine implements AutoCloseable {
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
       PreparedQuery query = new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      if (explain != null) {
+        query.explainWith(explain);
+      }
       QueryDatabasePool.Lease lease = database;
       query.rerunWith(new PreparedQuery.MaterializingConnection() {
         @Override
