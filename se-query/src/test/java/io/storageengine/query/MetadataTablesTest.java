@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.duckdb.DuckRuntime;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
@@ -41,6 +39,7 @@ class MetadataTablesTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
       Types.NestedField.optional(2, "part", Types.IntegerType.get()),
       Types.NestedField.optional(3, "at", Types.TimestampType.withZone()));
+  static EngineFixture fixture;
   static Path dir;
   static BufferAllocator allocator;
   static TestWarehouse warehouse;
@@ -50,9 +49,10 @@ class MetadataTablesTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    dir = Files.createTempDirectory("se-query-metadata-tables");
-    allocator = new RootAllocator();
-    warehouse = new TestWarehouse();
+    fixture = EngineFixture.create("se-query-metadata-tables");
+    dir = fixture.dir;
+    allocator = fixture.allocator;
+    warehouse = fixture.warehouse;
     Catalog catalog = warehouse.localCatalog("alpha", dir.resolve("alpha"));
     warehouse.localCatalog("beta", dir.resolve("beta"));
     table = TestWarehouse.createTable(catalog, "ns", "t", SCHEMA, PartitionSpec.builderFor(SCHEMA).identity("part").build());
@@ -64,21 +64,18 @@ class MetadataTablesTest {
     TestWarehouse.append(table, List.of(TestWarehouse.record(SCHEMA, 4L, 2, at), TestWarehouse.record(SCHEMA, 5L, 3, at)));
     TestWarehouse.deletePositions(table, first.get(0), 1);
     table.manageSnapshots().createBranch("audit").commit();
-    duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+    engine = fixture.start();
+    duckdb = fixture.duckdb;
   }
 
   @AfterAll
   static void tearDown() throws Exception {
-    engine.close();
-    duckdb.close();
-    allocator.close();
-    TestWarehouse.deleteRecursively(dir);
+    fixture.close();
   }
 
   /** Rows (values joined by |, column names first). */
   static List<String> query(String catalogId, String sql) throws Exception {
-    return TimeTravelTest.query(engine, allocator, catalogId, sql, Map.of());
+    return EngineFixture.query(engine, allocator, catalogId, sql, Map.of());
   }
 
   static List<String> rows(String sql) throws Exception {
@@ -204,11 +201,11 @@ class MetadataTablesTest {
     };
     try (QueryEngine withWal = new QueryEngine(warehouse, duckdb,
         QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"), wal)) {
-      List<String> result = TimeTravelTest.query(withWal, allocator, "alpha",
+      List<String> result = EngineFixture.query(withWal, allocator, "alpha",
           "SELECT * FROM ns.\"t$wal\" ORDER BY seq", Map.of());
       assertThat(result).containsExactly("seq,writer_id,writer_nonce,frames,rows,bytes,published_seq",
           "7|ingest-1|n1|2|300|4096|6", "8|ingest-2|n2|1|5|128|6");
-      assertThat(TimeTravelTest.query(withWal, allocator, "alpha", "SELECT writer_id, sum(rows) FROM ns.\"t$wal\" "
+      assertThat(EngineFixture.query(withWal, allocator, "alpha", "SELECT writer_id, sum(rows) FROM ns.\"t$wal\" "
           + "WHERE bytes > 1000 GROUP BY ALL", Map.of())).containsExactly("writer_id,sum(\"rows\")", "ingest-1|300");
     }
     assertThat(asked).containsOnly("alpha/" + table.uuid());

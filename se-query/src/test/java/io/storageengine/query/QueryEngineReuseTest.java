@@ -4,15 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.storageengine.duckdb.DuckRuntime;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -27,6 +22,7 @@ import org.junit.jupiter.api.Test;
 class QueryEngineReuseTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
       Types.NestedField.optional(2, "name", Types.StringType.get()));
+  static EngineFixture fixture;
   static Path dir;
   static BufferAllocator allocator;
   static TestWarehouse warehouse;
@@ -36,44 +32,27 @@ class QueryEngineReuseTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    dir = Files.createTempDirectory("se-query-reuse");
-    allocator = new RootAllocator();
-    warehouse = new TestWarehouse();
+    fixture = EngineFixture.create("se-query-reuse");
+    dir = fixture.dir;
+    allocator = fixture.allocator;
+    warehouse = fixture.warehouse;
     alpha = warehouse.localCatalog("alpha", dir.resolve("alpha"));
     Catalog beta = warehouse.localCatalog("beta", dir.resolve("beta"));
     TestWarehouse.append(TestWarehouse.createTable(alpha, "ns", "t", SCHEMA, PartitionSpec.unpartitioned()),
         List.of(TestWarehouse.record(SCHEMA, 1L, "a1"), TestWarehouse.record(SCHEMA, 2L, "a2")));
     TestWarehouse.append(TestWarehouse.createTable(beta, "ns", "t", SCHEMA, PartitionSpec.unpartitioned()),
         List.of(TestWarehouse.record(SCHEMA, 10L, "b10")));
-    duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+    engine = fixture.start();
+    duckdb = fixture.duckdb;
   }
 
   @AfterAll
   static void tearDown() throws Exception {
-    engine.close();
-    duckdb.close();
-    allocator.close();
-    TestWarehouse.deleteRecursively(dir);
+    fixture.close();
   }
 
   static List<String> rows(String catalogId, String sql) throws Exception {
-    List<String> out = new ArrayList<>();
-    try (PreparedQuery query = engine.prepare(catalogId, sql, Map.of());
-        BufferAllocator child = allocator.newChildAllocator("test", 0, Long.MAX_VALUE);
-        ArrowReader reader = query.execute(child, 1024)) {
-      while (reader.loadNextBatch()) {
-        VectorSchemaRoot root = reader.getVectorSchemaRoot();
-        for (int row = 0; row < root.getRowCount(); row++) {
-          List<String> values = new ArrayList<>();
-          for (int column = 0; column < root.getFieldVectors().size(); column++) {
-            values.add(String.valueOf(root.getVector(column).getObject(row)));
-          }
-          out.add(String.join("|", values));
-        }
-      }
-    }
-    return out;
+    return EngineFixture.rows(engine, allocator, catalogId, sql);
   }
 
   @Test

@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DataFiles;
 import org.apache.iceberg.FileFormat;
@@ -40,6 +39,7 @@ import org.junit.jupiter.api.Test;
 class RowLineageTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
       Types.NestedField.optional(2, "name", Types.StringType.get()));
+  static EngineFixture fixture;
   static Path dir;
   static BufferAllocator allocator;
   static TestWarehouse warehouse;
@@ -50,9 +50,10 @@ class RowLineageTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    dir = Files.createTempDirectory("se-query-lineage");
-    allocator = new RootAllocator();
-    warehouse = new TestWarehouse();
+    fixture = EngineFixture.create("se-query-lineage");
+    dir = fixture.dir;
+    allocator = fixture.allocator;
+    warehouse = fixture.warehouse;
     Catalog catalog = warehouse.localCatalog("alpha", dir.resolve("alpha"));
     table = TestWarehouse.createTable(catalog, "ns", "t", SCHEMA, PartitionSpec.unpartitioned());
     DataFile first = TestWarehouse.append(table, List.of(TestWarehouse.record(SCHEMA, 1L, "a"),
@@ -70,20 +71,17 @@ class RowLineageTest {
     }
     table.newAppend().appendFile(DataFiles.builder(table.spec()).withPath(carried.toUri().toString())
         .withFormat(FileFormat.PARQUET).withFileSizeInBytes(Files.size(carried)).withRecordCount(2).build()).commit();
-    duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+    engine = fixture.start();
+    duckdb = fixture.duckdb;
   }
 
   @AfterAll
   static void tearDown() throws Exception {
-    engine.close();
-    duckdb.close();
-    allocator.close();
-    TestWarehouse.deleteRecursively(dir);
+    fixture.close();
   }
 
   static List<String> query(String sql) throws Exception {
-    return TimeTravelTest.query(engine, allocator, "alpha", sql, Map.of());
+    return EngineFixture.query(engine, allocator, "alpha", sql, Map.of());
   }
 
   /**

@@ -6,17 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.ipc.ArrowReader;
-import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
@@ -36,6 +30,7 @@ import org.junit.jupiter.api.Test;
 class TimeTravelTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
       Types.NestedField.optional(2, "name", Types.StringType.get()));
+  static EngineFixture fixture;
   static Path dir;
   static BufferAllocator allocator;
   static TestWarehouse warehouse;
@@ -52,9 +47,10 @@ class TimeTravelTest {
 
   @BeforeAll
   static void setUp() throws Exception {
-    dir = Files.createTempDirectory("se-query-travel");
-    allocator = new RootAllocator();
-    warehouse = new TestWarehouse();
+    fixture = EngineFixture.create("se-query-travel");
+    dir = fixture.dir;
+    allocator = fixture.allocator;
+    warehouse = fixture.warehouse;
     Catalog catalog = warehouse.localCatalog("alpha", dir.resolve("alpha"));
     warehouse.localCatalog("beta", dir.resolve("beta"));
     table = TestWarehouse.createTable(catalog, "ns", "t", SCHEMA, PartitionSpec.unpartitioned());
@@ -75,44 +71,20 @@ class TimeTravelTest {
     Thread.sleep(5);
     TestWarehouse.deletePositions(table, first, 0);
     s4 = table.currentSnapshot().snapshotId();
-    duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+    engine = fixture.start();
+    duckdb = fixture.duckdb;
   }
 
   @AfterAll
   static void tearDown() throws Exception {
-    engine.close();
-    duckdb.close();
-    allocator.close();
-    TestWarehouse.deleteRecursively(dir);
+    fixture.close();
   }
 
   /** The result's column names, then its rows (values joined by |). */
   static List<String> query(String catalogId, String sql, Map<String, SnapshotPin> pins) throws Exception {
-    return query(engine, allocator, catalogId, sql, pins);
+    return EngineFixture.query(engine, allocator, catalogId, sql, pins);
   }
 
-  /** The result of {@code sql} on {@code engine}: its column names, then its rows (values joined by |). */
-  static List<String> query(QueryEngine engine, BufferAllocator allocator, String catalogId, String sql,
-      Map<String, SnapshotPin> pins) throws Exception {
-    List<String> out = new ArrayList<>();
-    try (PreparedQuery query = engine.prepare(catalogId, sql, pins);
-        BufferAllocator child = allocator.newChildAllocator("test", 0, Long.MAX_VALUE);
-        ArrowReader reader = query.execute(child, 1024)) {
-      out.add(String.join(",", reader.getVectorSchemaRoot().getSchema().getFields().stream().map(Field::getName).toList()));
-      while (reader.loadNextBatch()) {
-        VectorSchemaRoot root = reader.getVectorSchemaRoot();
-        for (int row = 0; row < root.getRowCount(); row++) {
-          List<String> values = new ArrayList<>();
-          for (int column = 0; column < root.getFieldVectors().size(); column++) {
-            values.add(String.valueOf(root.getVector(column).getObject(row)));
-          }
-          out.add(String.join("|", values));
-        }
-      }
-    }
-    return out;
-  }
 
   static List<String> query(String sql) throws Exception {
     return query("alpha", sql, Map.of());
