@@ -312,6 +312,13 @@ public final class QueryDatabasePool implements AutoCloseable {
     Path spill = spillRoot.resolve(UUID.randomUUID().toString());
     DuckDBConnection admin;
     try {
+      // DuckDB creates only the last level of its temp directory when a query first spills: on a
+      // fresh data directory the spill root does not exist yet.
+      Files.createDirectories(spill);
+    } catch (IOException e) {
+      throw SeException.internal("cannot create the query spill directory", e);
+    }
+    try {
       admin = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
     } catch (SQLException e) {
       throw SeException.internal("cannot start the query engine", e);

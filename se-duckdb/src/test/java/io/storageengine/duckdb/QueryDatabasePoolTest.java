@@ -70,6 +70,17 @@ class QueryDatabasePoolTest {
   }
 
   @Test
+  void aQueryLargerThanTheMemoryLimitSpills() throws Exception {
+    // A sort of ~300 MB of strings under a 128 MB limit must spill below spill/, which does not
+    // exist yet on a fresh data directory (DuckDB creates only the last level itself).
+    assertThat(dir.resolve("local")).doesNotExist();
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
+      assertThat(query(lease.connection(), "SELECT count(DISTINCT h) FROM (SELECT md5(range::VARCHAR) || "
+          + "md5((range + 1)::VARCHAR) AS h FROM range(3000000) ORDER BY h)")).isEqualTo("3000000");
+    }
+  }
+
+  @Test
   void tenantsNeverShareADatabase() throws Exception {
     long before = pool.created();
     try (QueryDatabasePool.Lease a = pool.acquire("a", Set.of(mine))) {
