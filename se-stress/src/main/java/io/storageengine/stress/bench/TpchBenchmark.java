@@ -75,9 +75,18 @@ import org.apache.iceberg.rest.RESTCatalog;
  *
  * <p>{@code --namespace ns} names the namespace (default {@code tpch_<time>}); with {@code
  * --reuse true} the tables of an earlier run in that namespace are queried without loading.
+ * {@code --entity true} adds the entity variant ({@link #entityVariant}): lineitem as an entity
+ * table after upserting every {@code --update-every}-th row (default 10), against its copy
+ * without deletion vectors.
  */
 public final class TpchBenchmark {
   private static final int BATCH_ROWS = 100_000;
+  private static final String QUANTITY = "l_quantity";
+  /**
+   * Set false on the benchmark's tables: compaction during a run would give the engine other
+   * files than the ones DuckDB was handed (and fold the entity variant's deletion vectors).
+   */
+  private static final String NO_MAINTENANCE = "se.maintenance.enabled";
 
   private TpchBenchmark() {}
 
@@ -92,6 +101,8 @@ public final class TpchBenchmark {
     int repeats = Integer.parseInt(opts.getOrDefault("repeats", "5"));
     double tolerance = Double.parseDouble(opts.getOrDefault("tolerance", "1e-9"));
     boolean reuse = Boolean.parseBoolean(opts.getOrDefault("reuse", "false"));
+    boolean entity = Boolean.parseBoolean(opts.getOrDefault("entity", "false"));
+    int updateEvery = Integer.parseInt(opts.getOrDefault("update-every", "10"));
     String namespace = opts.getOrDefault("namespace", "tpch_" + Long.toString(System.currentTimeMillis(), 36));
 
     ObjectNode out = Json.object();
@@ -108,7 +119,8 @@ public final class TpchBenchmark {
         Map<TableIdentifier, Long> expected = new LinkedHashMap<>();
         for (TpchTable<?> tpch : TpchTable.getTables()) {
           TableIdentifier id = TableIdentifier.of(namespace, tpch.getTableName());
-          Table table = Tables.create(catalog, id, TableDefinition.builder(schemaText(tpch)).build());
+          Table table = Tables.create(catalog, id, TableDefinition.builder(schemaText(tpch))
+              .property(NO_MAINTENANCE, "false").build());
           long t0 = System.nanoTime();
           long rows = load(flight, allocator, catalogId, table, tpch, scale);
           expected.put(id, rows);
@@ -124,9 +136,11 @@ public final class TpchBenchmark {
       }
 
       Map<String, String> views = new LinkedHashMap<>();
+      Map<String, Long> snapshots = new LinkedHashMap<>();
       for (TpchTable<?> tpch : TpchTable.getTables()) {
         Table table = catalog.loadTable(TableIdentifier.of(namespace, tpch.getTableName()));
         Snapshot snapshot = table.currentSnapshot();
+        snapshots.put(tpch.getTableName(), snapshot.snapshotId());
         ObjectNode t = tables.has(tpch.getTableName()) ? (ObjectNode) tables.get(tpch.getTableName())
             : tables.putObject(tpch.getTableName());
         List<String> files = files(table);
@@ -197,6 +211,13 @@ public final class TpchBenchmark {
           }
         }
       }
+      boolean unchanged = true;
+      for (Map.Entry<String, Long> e : snapshots.entrySet()) {
+        unchanged &= catalog.loadTable(TableIdentifier.of(namespace, e.getKey())).currentSnapshot().snapshotId()
+            == e.getValue();
+      }
+      // False would mean the engine may have read other files than DuckDB did.
+      out.put("snapshots_unchanged_during_queries", unchanged);
       out.put("repeats", repeats);
       out.put("total_engine_ms", Math.round(sumEngine));
       out.put("total_duckdb_ms", Math.round(sumDuck));
@@ -205,8 +226,142 @@ public final class TpchBenchmark {
       out.put("queries_equal", equal);
       out.put("queries_vacuous", vacuous);
       out.put("load_average_end", loadAverage());
+      if (entity) {
+        out.set("entity", entityVariant(catalog, flight, allocator, catalogId, namespace, scale, updateEvery,
+            repeats, tolerance));
+        out.put("load_average_entity_end", loadAverage());
+      }
     }
     System.out.println(Json.toString(out));
+  }
+
+  /**
+   * The entity variant: lineitem as an entity table (key {@code l_orderkey, l_linenumber},
+   * version {@code l_version}) loaded at version 1, then every {@code every}-th row upserted at
+   * version 2 with its quantity raised by 1 (so the snapshot carries deletion vectors), against
+   * a copy loaded once with the same final rows (no deletion vectors: what compaction leaves).
+   * Every query reading lineitem runs on both; the results must be equal.
+   */
+  private static ObjectNode entityVariant(RESTCatalog catalog, Location flight, BufferAllocator allocator,
+      String catalogId, String namespace, double scale, int every, int repeats, double tolerance) throws Exception {
+    ObjectNode out = Json.object();
+    TableDefinition definition = TableDefinition.builder(schemaText(TpchTable.LINE_ITEM) + ", l_version bigint not null")
+        .mode(TableDefinition.Mode.ENTITY).primaryKey("l_orderkey", "l_linenumber").versionColumn("l_version")
+        .property(NO_MAINTENANCE, "false").build();
+    TableIdentifier upsertedId = TableIdentifier.of(namespace, "lineitem_upserted");
+    TableIdentifier compactedId = TableIdentifier.of(namespace, "lineitem_compacted");
+    Table upserted = Tables.create(catalog, upsertedId, definition);
+    Table compacted = Tables.create(catalog, compactedId, definition);
+    String upsertedSql = "default." + namespace + "." + upsertedId.name();
+    String compactedSql = "default." + namespace + "." + compactedId.name();
+    long t0 = System.nanoTime();
+    try (FlightClient client = FlightClient.builder(allocator, flight).build();
+        FlightSqlClient sql = new FlightSqlClient(client)) {
+      long rows = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale, e -> 1);
+      awaitSnapshotCount(sql, catalogId, upsertedSql, "true", rows);
+      long updates = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale,
+          e -> e.getRowNumber() % every == 0 ? 2 : 0);
+      awaitSnapshotCount(sql, catalogId, upsertedSql, "l_version = 2", updates);
+      load(flight, allocator, catalogId, compacted, TpchTable.LINE_ITEM, scale,
+          e -> e.getRowNumber() % every == 0 ? 2 : 1);
+      awaitSnapshotCount(sql, catalogId, compactedSql, "l_version = 2", updates);
+      awaitSnapshotCount(sql, catalogId, compactedSql, "true", rows);
+      out.put("rows", rows);
+      out.put("upserted_rows", updates);
+      out.put("load_seconds", round((System.nanoTime() - t0) / 1e9));
+      for (TableIdentifier id : List.of(upsertedId, compactedId)) {
+        int dataFiles = 0;
+        int withDeletes = 0;
+        try (CloseableIterable<FileScanTask> tasks = catalog.loadTable(id).newScan().planFiles()) {
+          for (FileScanTask task : tasks) {
+            dataFiles++;
+            withDeletes += task.deletes().isEmpty() ? 0 : 1;
+          }
+        }
+        ObjectNode t = out.putObject(id.name());
+        t.put("data_files", dataFiles);
+        t.put("data_files_with_deletion_vectors", withDeletes);
+      }
+
+      HeaderCallOption tenant = tenant(catalogId);
+      ArrayNode results = out.putArray("queries");
+      double sumUpserted = 0;
+      double sumCompacted = 0;
+      double maxRatio = 0;
+      int equal = 0;
+      for (TpchQueries.Query q : TpchQueries.all()) {
+        if (!q.sql().matches("(?s).*\\blineitem\\b.*")) {
+          continue;
+        }
+        String onUpserted = TpchQueries.qualify(q.sql(),
+            name -> name.equals("lineitem") ? upsertedSql : "default." + namespace + "." + name);
+        String onCompacted = TpchQueries.qualify(q.sql(),
+            name -> name.equals("lineitem") ? compactedSql : "default." + namespace + "." + name);
+        ObjectNode row = results.addObject();
+        row.put("name", q.name());
+        try {
+          runEngine(sql, onUpserted, tenant);
+          runEngine(sql, onCompacted, tenant);
+          double[] upsertedMs = new double[repeats];
+          double[] compactedMs = new double[repeats];
+          List<List<Object>> upsertedRows = List.of();
+          List<List<Object>> compactedRows = List.of();
+          for (int r = 0; r < repeats; r++) {
+            long a = System.nanoTime();
+            upsertedRows = runEngine(sql, onUpserted, tenant);
+            upsertedMs[r] = (System.nanoTime() - a) / 1e6;
+            long b = System.nanoTime();
+            compactedRows = runEngine(sql, onCompacted, tenant);
+            compactedMs[r] = (System.nanoTime() - b) / 1e6;
+          }
+          double u = median(upsertedMs);
+          double c = median(compactedMs);
+          String diff = ResultDiff.compare(compactedRows, upsertedRows, q.ordered(), tolerance);
+          sumUpserted += u;
+          sumCompacted += c;
+          maxRatio = Math.max(maxRatio, u / c);
+          row.put("upserted_ms", round(u));
+          row.put("compacted_ms", round(c));
+          row.put("ratio", Math.round(u / c * 100) / 100.0);
+          row.put("rows", upsertedRows.size());
+          row.put("equal", diff.isEmpty());
+          if (!diff.isEmpty()) {
+            row.put("difference", diff);
+          }
+          equal += diff.isEmpty() ? 1 : 0;
+          if (compactedRows.isEmpty()) {
+            row.put("vacuous", true);
+          }
+        } catch (Exception e) {
+          row.put("equal", false);
+          row.put("error", String.valueOf(e.getMessage()));
+        }
+      }
+      out.put("total_upserted_ms", Math.round(sumUpserted));
+      out.put("total_compacted_ms", Math.round(sumCompacted));
+      out.put("ratio_of_sums", Math.round(sumUpserted / sumCompacted * 100) / 100.0);
+      out.put("max_ratio", Math.round(maxRatio * 100) / 100.0);
+      out.put("queries_equal", equal);
+    }
+    return out;
+  }
+
+  /** Waits until {@code SELECT count(*) ... WHERE condition} on the snapshot alone gives {@code expected}. */
+  private static void awaitSnapshotCount(FlightSqlClient sql, String catalogId, String table, String condition,
+      long expected) throws Exception {
+    CallHeaders headers = new FlightCallHeaders();
+    headers.insert("se-query-metadata", "{\"catalog_id\":\"" + catalogId + "\",\"read\":\"snapshot\"}");
+    HeaderCallOption snapshotOnly = new HeaderCallOption(headers);
+    String query = "SELECT count(*) FROM " + table + " WHERE " + condition;
+    long deadline = System.nanoTime() + 1_800_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      List<List<Object>> rows = runEngine(sql, query, snapshotOnly);
+      if (rows.size() == 1 && ((Number) rows.get(0).get(0)).longValue() == expected) {
+        return;
+      }
+      Thread.sleep(1000);
+    }
+    throw new IllegalStateException(table + " did not reach " + expected + " rows where " + condition);
   }
 
   /** The table's columns in TPC-H order with the specification's types, all NOT NULL. */
@@ -226,10 +381,25 @@ public final class TpchBenchmark {
     return String.join(", ", columns);
   }
 
-  @SuppressWarnings("unchecked")
   private static <E extends TpchEntity> long load(Location flight, BufferAllocator allocator, String catalogId,
       Table table, TpchTable<E> tpch, double scale) throws Exception {
+    return load(flight, allocator, catalogId, table, tpch, scale, e -> 1);
+  }
+
+  /**
+   * Sends the generated rows of {@code tpch} to {@code table}; {@code version} gives each row's
+   * version: 0 skips the row, 2 or more also raises its quantity (an entity table's update, the
+   * column {@link #QUANTITY} if the table has it). A table with one column more than TPC-H's
+   * gets the version in that last column.
+   */
+  private static <E extends TpchEntity> long load(Location flight, BufferAllocator allocator, String catalogId,
+      Table table, TpchTable<E> tpch, double scale, java.util.function.ToLongFunction<E> version) throws Exception {
     List<TpchColumn<E>> columns = tpch.getColumns();
+    boolean versioned = table.schema().columns().size() == columns.size() + 1;
+    int quantity = -1;
+    for (int c = 0; c < columns.size(); c++) {
+      quantity = columns.get(c).getColumnName().equals(QUANTITY) ? c : quantity;
+    }
     long rows = 0;
     try (IngestClient client = IngestClient.connect(flight, allocator);
         VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), allocator);
@@ -239,6 +409,13 @@ public final class TpchBenchmark {
       root.allocateNew();
       int n = 0;
       for (E entity : tpch.createGenerator(scale, 1, 1)) {
+        long v = version.applyAsLong(entity);
+        if (v == 0) {
+          continue;
+        }
+        if (versioned) {
+          ((BigIntVector) root.getVector(columns.size())).setSafe(n, v);
+        }
         for (int c = 0; c < columns.size(); c++) {
           TpchColumn<E> column = columns.get(c);
           FieldVector vector = root.getVector(c);
@@ -246,7 +423,8 @@ public final class TpchBenchmark {
             case IDENTIFIER -> ((BigIntVector) vector).setSafe(n, column.getIdentifier(entity));
             case INTEGER -> ((IntVector) vector).setSafe(n, column.getInteger(entity));
             case DATE -> ((DateDayVector) vector).setSafe(n, column.getDate(entity));
-            case DOUBLE -> ((DecimalVector) vector).setSafe(n, Math.round(column.getDouble(entity) * 100));
+            case DOUBLE -> ((DecimalVector) vector).setSafe(n,
+                Math.round(column.getDouble(entity) * 100) + (c == quantity && v > 1 ? 100 : 0));
             case VARCHAR -> ((VarCharVector) vector).setSafe(n, column.getString(entity).getBytes(StandardCharsets.UTF_8));
           }
         }
