@@ -227,8 +227,13 @@ public final class TpchBenchmark {
       out.put("queries_vacuous", vacuous);
       out.put("load_average_end", loadAverage());
       if (entity) {
-        out.set("entity", entityVariant(catalog, flight, allocator, catalogId, namespace, scale, updateEvery,
-            repeats, tolerance));
+        // A failure here must not lose the numbers above: it is reported in the output.
+        try {
+          out.set("entity", entityVariant(catalog, flight, allocator, catalogId, namespace, scale, updateEvery,
+              repeats, tolerance));
+        } catch (Exception e) {
+          out.putObject("entity").put("error", String.valueOf(e));
+        }
         out.put("load_average_entity_end", loadAverage());
       }
     }
@@ -404,7 +409,7 @@ public final class TpchBenchmark {
     try (IngestClient client = IngestClient.connect(flight, allocator);
         VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(table.schema()), allocator);
         IngestStream stream = client.open(catalogId, Arrays.asList(table.name().split("\\.")).subList(1, 2),
-            tpch.getTableName(), WalOperation.UPSERT, root.getSchema())) {
+            table.name().substring(table.name().lastIndexOf('.') + 1), WalOperation.UPSERT, root.getSchema())) {
       List<CompletableFuture<Long>> acks = new ArrayList<>();
       root.allocateNew();
       int n = 0;
