@@ -216,7 +216,9 @@ class ObservabilityTest {
 
   private int query(Location location, String sql) throws Exception {
     CallHeaders headers = new FlightCallHeaders();
-    headers.insert("se-query-metadata", "{\"catalog_id\":\"warehouse\"}");
+    // Snapshot reads: the loop below waits for reconciliation, which a read of the WAL tail would
+    // not (it sees acknowledged rows at once).
+    headers.insert("se-query-metadata", "{\"catalog_id\":\"warehouse\",\"read\":\"snapshot\"}");
     HeaderCallOption tenant = new HeaderCallOption(headers);
     int rows = 0;
     try (FlightClient client = FlightClient.builder(allocator, location).build();
