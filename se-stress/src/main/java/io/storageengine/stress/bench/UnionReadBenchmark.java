@@ -246,27 +246,9 @@ public final class UnionReadBenchmark {
         tailRows += rows;
         segments++;
       }
-      long start = System.nanoTime();
-      long seen = query(count, HEADER);
-      double cold = (System.nanoTime() - start) / 1e6;
-      double warm = best(count, HEADER, 3);
-      double snapshotOnly = best(count, SNAPSHOT_HEADER, 3);
-      reconciler.reconcile(tw);
-      long reconciled = query(count, HEADER);
       ObjectNode n = Json.object();
       n.put("table_rows", tableRows);
-      n.put("table_load_seconds", Math.round(loadSeconds * 10) / 10.0);
-      n.put("tail_mb", Math.round(tailBytes / 1e5) / 10.0);
-      n.put("tail_segments", segments);
-      n.put("tail_rows", tailRows);
-      n.put("query_no_tail_ms", base);
-      n.put("query_snapshot_only_ms", snapshotOnly);
-      n.put("query_with_tail_cold_ms", Math.round(cold * 10) / 10.0);
-      n.put("query_with_tail_warm_ms", warm);
-      n.put("rows_seen_before_reconcile", seen);
-      n.put("rows_seen_after_reconcile", reconciled);
-      n.put("equal", seen == reconciled);
-      results.add(n);
+      results.add(measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows));
     }
     return results;
   }
@@ -297,6 +279,18 @@ public final class UnionReadBenchmark {
       tailRows += rows;
       segments++;
     }
+    ObjectNode n = Json.object();
+    n.put("table_keys", keys);
+    return measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows);
+  }
+
+  /**
+   * Times {@code count} over the table's unreconciled tail (the first run cold, then the best of
+   * three, and the best of three snapshot-only), reconciles the tail and counts again; adds the
+   * numbers to {@code n} after its own fields and returns it.
+   */
+  private ObjectNode measureTail(ObjectNode n, TableWal tw, String count, double loadSeconds, double base,
+      long tailBytes, int segments, long tailRows) throws Exception {
     long start = System.nanoTime();
     long seen = query(count, HEADER);
     double cold = (System.nanoTime() - start) / 1e6;
@@ -304,8 +298,6 @@ public final class UnionReadBenchmark {
     double snapshotOnly = best(count, SNAPSHOT_HEADER, 3);
     reconciler.reconcile(tw);
     long reconciled = query(count, HEADER);
-    ObjectNode n = Json.object();
-    n.put("table_keys", keys);
     n.put("table_load_seconds", Math.round(loadSeconds * 10) / 10.0);
     n.put("tail_mb", Math.round(tailBytes / 1e5) / 10.0);
     n.put("tail_segments", segments);
