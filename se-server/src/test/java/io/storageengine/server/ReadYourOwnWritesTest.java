@@ -307,6 +307,74 @@ class ReadYourOwnWritesTest {
   }
 
   /**
+   * Many small segments with a query after each: the tail is folded a segment at a time onto the
+   * layers before (EXPLAIN counts them), and folded whole again when a segment brings a version
+   * that sorts between earlier ones; every answer equals the model's, before and after reconcile.
+   */
+  @Test
+  void manySmallEntitySegmentsBetweenQueriesFoldIncrementallyAsReconcileWill() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "accounts");
+    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
+            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
+            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
+            TableProperties.VERSION_COLUMN, "v")).create();
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+    Random random = new Random(2024);
+    Map<Long, Row> reconciled = new java.util.TreeMap<>();
+    List<Op> pending = new ArrayList<>();
+    String sql = "SELECT id, v, name, score FROM crm.accounts";
+    int counter = 0;
+    int mostLayers = 0;
+    for (int segment = 0; segment < 48; segment++) {
+      int kind = random.nextInt(5); // 0, 1 full; 2, 3 partial; 4 delete
+      boolean delete = kind == 4;
+      boolean withName = kind < 2 || random.nextBoolean();
+      boolean withScore = kind < 2 || !withName;
+      List<Op> batch = new ArrayList<>();
+      int rows = 1 + random.nextInt(3);
+      for (int r = 0; r < rows; r++) {
+        long key = random.nextInt(12);
+        // Mostly rising versions (the incremental path); now and then a late one.
+        long version = random.nextInt(8) == 0 ? 1 + random.nextInt(segment + 1) : 10L * segment + random.nextInt(3);
+        counter++;
+        String name = random.nextInt(6) == 0 ? null : "n" + counter;
+        Integer score = random.nextInt(6) == 0 ? null : counter;
+        batch.add(delete ? new Op(key, version, true, false, null, false, null)
+            : new Op(key, version, false, withName, name, withScore, score));
+      }
+      sendEntity(id, batch, delete, withName, withScore);
+      pending.addAll(batch);
+      List<String> expected = render(fold(reconciled, pending));
+      assertThat(rows(sql, LATEST)).as("segment %d: snapshot folded with the WAL tail", segment)
+          .containsExactlyInAnyOrderElementsOf(expected);
+      mostLayers = Math.max(mostLayers, foldLayers("EXPLAIN " + sql));
+      if (segment % 16 == 15) {
+        assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        reconciled = fold(reconciled, pending);
+        pending.clear();
+        assertThat(rows(sql, SNAPSHOT)).as("segment %d: snapshot after reconcile", segment)
+            .containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(rows(sql, LATEST)).as("segment %d: after reconcile", segment)
+            .containsExactlyInAnyOrderElementsOf(expected);
+      }
+    }
+    assertThat(mostLayers).as("fold layers of one tail").isGreaterThan(3);
+  }
+
+  /** The fold layers EXPLAIN reports for the WAL tail of the one table {@code explain} reads. */
+  private int foldLayers(String explain) throws Exception {
+    for (String row : rows(explain, LATEST)) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("wal tail files: (\\d+)").matcher(row);
+      if (m.find()) {
+        return Integer.parseInt(m.group(1));
+      }
+    }
+    return 0;
+  }
+
+  /**
    * The model of one reconcile pass (ARCHITECTURE.md 5): per key, the operations whose version is
    * at least the key's current or tombstone version, in (version, arrival) order; a partial
    * upsert keeps the omitted columns of a live row and leaves them NULL after a delete.
