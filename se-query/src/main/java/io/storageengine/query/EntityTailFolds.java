@@ -106,7 +106,8 @@ final class EntityTailFolds {
           throw new IllegalStateException("a fold of the whole WAL tail made no layer");
         }
       }
-      if (known == null || !known.base().equals(base) || known.layers().size() <= made.fold().layers().size()) {
+      if (known == null || !known.base().equals(base) || throughSeq(known) <= last) {
+        // A read pinned before the known fold's end does not replace it.
         remember(key, made.fold());
       }
       leases.addAll(taken);
@@ -188,6 +189,11 @@ final class EntityTailFolds {
     });
     taken.add(lease);
     return lease.path();
+  }
+
+  private static long throughSeq(Fold fold) {
+    List<Layer> layers = fold.layers();
+    return layers.isEmpty() ? fold.base().afterSeq() : layers.get(layers.size() - 1).throughSeq();
   }
 
   /** The files and replaced positions of a fold. */

@@ -80,8 +80,10 @@ final class EntityTailLayer {
           + columns.keyJoin("k", "p"));
       freshKeys = "fresh_keys";
     }
-    CurrentRows candidates = new CurrentRows(duck, table,
-        CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)));
+    // Keys all folded before need no snapshot rows (an empty key range would plan every file).
+    boolean anyFresh = !prior || duck.queryLong("SELECT count(*) FROM " + freshKeys) > 0;
+    CurrentRows candidates = new CurrentRows(duck, table, anyFresh
+        ? CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
     BatchCurrentRows.load(duck, columns, freshKeys, candidates);
     new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys, highWaterMark);
     duck.execute("CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
