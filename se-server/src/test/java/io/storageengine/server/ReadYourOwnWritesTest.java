@@ -86,9 +86,13 @@ class ReadYourOwnWritesTest {
 
   @BeforeEach
   void start() {
-    server = EngineServer.start(ServerConfig.defaults()
+    start(ServerConfig.defaults(), dir);
+  }
+
+  private void start(ServerConfig base, Path dataDir) {
+    server = EngineServer.start(base
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
-        .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.DATA_DIR, dataDir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms")
         .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         .with(AuthConfig.MODE, "none"), Role.SERVER);
@@ -313,6 +317,22 @@ class ReadYourOwnWritesTest {
    */
   @Test
   void manySmallEntitySegmentsBetweenQueriesFoldIncrementallyAsReconcileWill() throws Exception {
+    assertThat(manySmallEntitySegments(48)).as("fold layers of one tail").isGreaterThan(3);
+  }
+
+  /** With a file cache too small to keep any file between queries, every fold is whole again. */
+  @Test
+  void evictedFoldLayersAreFoldedWholeAgain() throws Exception {
+    stop();
+    start(ServerConfig.defaults().with(DuckRuntime.FILE_CACHE_SIZE, "1KiB"), dir.resolve("small-cache"));
+    assertThat(manySmallEntitySegments(12)).as("fold layers of one tail").isEqualTo(1);
+  }
+
+  /**
+   * Ingests {@code segments} small entity segments with a query after each and reconciles now
+   * and then, comparing every answer with the model; returns the most fold layers seen.
+   */
+  private int manySmallEntitySegments(int segments) throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "accounts");
     ((SupportsNamespaces) catalog).createNamespace(id.namespace());
     Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
@@ -337,7 +357,7 @@ class ReadYourOwnWritesTest {
     assertThat(rows(sql, LATEST)).as("a late partial upsert").containsExactly("100|1000|late-test|77");
     int counter = 0;
     int mostLayers = 0;
-    for (int segment = 0; segment < 48; segment++) {
+    for (int segment = 0; segment < segments; segment++) {
       int kind = random.nextInt(5); // 0, 1 full; 2, 3 partial; 4 delete
       boolean delete = kind == 4;
       boolean withName = kind < 2 || random.nextBoolean();
@@ -370,7 +390,7 @@ class ReadYourOwnWritesTest {
             .containsExactlyInAnyOrderElementsOf(expected);
       }
     }
-    assertThat(mostLayers).as("fold layers of one tail").isGreaterThan(3);
+    return mostLayers;
   }
 
   /** The fold layers EXPLAIN reports for the WAL tail of the one table {@code explain} reads. */
