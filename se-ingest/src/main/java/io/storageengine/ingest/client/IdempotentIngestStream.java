@@ -14,7 +14,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.CallStatus;
 import org.apache.arrow.flight.FlightRuntimeException;
-import org.apache.arrow.flight.FlightStatusCode;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
@@ -308,11 +307,18 @@ public final class IdempotentIngestStream implements AutoCloseable {
     }
   }
 
-  /** A break that a resend may heal: the server or the connection went away, or timed out. */
+  /**
+   * A break that a resend may heal: every status but the caller's own errors (a server stopping
+   * resets its streams, which arrives as INTERNAL or CANCELLED as often as UNAVAILABLE). A resend
+   * of an idempotent batch is harmless, so a doubtful status is retried, a bounded number of
+   * times.
+   */
   static boolean retryable(FlightRuntimeException e) {
-    FlightStatusCode code = e.status().code();
-    return code == FlightStatusCode.UNAVAILABLE || code == FlightStatusCode.TIMED_OUT
-        || code == FlightStatusCode.UNKNOWN;
+    return switch (e.status().code()) {
+      case INVALID_ARGUMENT, NOT_FOUND, UNAUTHENTICATED, UNAUTHORIZED, UNIMPLEMENTED,
+          ALREADY_EXISTS, RESOURCE_EXHAUSTED -> false;
+      default -> true;
+    };
   }
 
   private byte[] serialize(VectorSchemaRoot batch) {
