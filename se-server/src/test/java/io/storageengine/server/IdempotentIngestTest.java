@@ -26,6 +26,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.FlightCallHeaders;
@@ -38,6 +39,7 @@ import org.apache.arrow.flight.HeaderCallOption;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.SyncPutListener;
 import org.apache.arrow.flight.sql.FlightSqlClient;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -306,6 +308,43 @@ class IdempotentIngestTest {
     assertHeaderRefused("\"producer_id\":7", "field `producer_id` must be a string");
     assertHeaderRefused("\"producer_id\":\"has space\"", "field `producer_id` must start with a letter or digit");
     assertHeaderRefused("\"producer_id\":\"" + "x".repeat(129) + "\"", "field `producer_id` must be at most 128");
+  }
+
+  @Test
+  void aResentBulkIngestStatementIsNotWrittenAgain() throws Exception {
+    Table table = createTable(null);
+    try (FlightClient flight = FlightClient.builder(clientAllocator, location(server)).build();
+        FlightSqlClient sql = new FlightSqlClient(flight);
+        VectorSchemaRoot root = VectorSchemaRoot.create(arrowSchema(), clientAllocator)) {
+      fill(root, 0, 3);
+      Map<String, String> idempotent = Map.of("se.producer-id", "loader", "se.sequence", "5");
+      assertThat(sql.executeIngest(root, ingestOptions(idempotent))).isEqualTo(3);
+      long segments = segmentCount(table);
+      assertThat(sql.executeIngest(root, ingestOptions(idempotent))).as("counts the rows durable before").isEqualTo(3);
+      assertThat(segmentCount(table)).isEqualTo(segments);
+
+      for (Map.Entry<Map<String, String>, String> misuse : Map.of(
+          Map.of("se.sequence", "1"), "option `se.sequence` needs option `se.producer-id`",
+          Map.of("se.producer-id", "loader"), "option `se.sequence`: required",
+          Map.of("se.producer-id", "loader", "se.sequence", "-2"), "option `se.sequence` must be >= 0",
+          Map.of("se.producer-id", "loader", "se.sequence", "x"), "option `se.sequence` must be an integer",
+          Map.of("se.producer-id", "no spaces", "se.sequence", "1"), "option `se.producer-id` must start with")
+          .entrySet()) {
+        assertThatThrownBy(() -> sql.executeIngest(root, ingestOptions(misuse.getKey())))
+            .isInstanceOfSatisfying(FlightRuntimeException.class,
+                e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT))
+            .hasMessageContaining(misuse.getValue());
+      }
+    }
+    reconcile(table);
+    assertThat(icebergRows()).containsExactlyInAnyOrderElementsOf(rows(0, 3));
+  }
+
+  private static FlightSqlClient.ExecuteIngestOptions ingestOptions(Map<String, String> options) {
+    return new FlightSqlClient.ExecuteIngestOptions("events", TableDefinitionOptions.newBuilder()
+        .setIfNotExist(TableDefinitionOptions.TableNotExistOption.TABLE_NOT_EXIST_OPTION_FAIL)
+        .setIfExists(TableDefinitionOptions.TableExistsOption.TABLE_EXISTS_OPTION_APPEND).build(),
+        CATALOG_ID, "logs", options);
   }
 
   private void assertHeaderRefused(String producerField, String message) throws Exception {
