@@ -161,14 +161,12 @@ final class TableReconciler {
   }
 
   /**
-   * Moves {@code producers.json} over the published segments, so the next pass and the WAL
-   * tail fold few segments; a failure costs only that (the next pass folds them).
+   * Moves {@code producers.json} (of a table that has one: one read otherwise) over the
+   * published segments, also over a pass without producer frames, so the next pass and the WAL
+   * tail read no segment before their own; a failure costs only that (they read them).
    */
   private void advanceProducers(TableWal tableWal, long toSeq, Duration retention,
       List<WalSegment> segments) {
-    if (!ProducerDedup.hasProducers(segments)) {
-      return;
-    }
     try {
       wal.advanceProducerWindows(tableWal, toSeq, retention, options.clock().millis(), segments);
     } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package io.storageengine.ingest.client;
 
+import io.storageengine.common.Threads;
 import io.storageengine.ingest.IngestProtocol;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -9,6 +10,9 @@ import java.nio.channels.Channels;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.flight.CallOption;
@@ -59,6 +63,9 @@ public final class IdempotentIngestStream implements AutoCloseable {
   private final AtomicInteger brokenGeneration = new AtomicInteger(-1);
   private final AtomicLong duplicates = new AtomicLong();
   private volatile RuntimeException failure;
+  /** Heals breaks (reconnects and resends) when no caller is in {@code send} or {@code finish}. */
+  private final ExecutorService healer =
+      Executors.newSingleThreadExecutor(Threads.daemon("se-ingest-resend"));
   private IngestStream stream;
   private int generation;
   private long nextSequence;
@@ -92,7 +99,12 @@ public final class IdempotentIngestStream implements AutoCloseable {
     this.attempts = attempts;
     this.backoff = backoff;
     this.options = options;
-    ensureStream(); // fails here for an unknown table or an incompatible schema
+    try {
+      ensureStream(); // fails here for an unknown table or an incompatible schema
+    } catch (RuntimeException e) {
+      healer.shutdownNow();
+      throw e;
+    }
   }
 
   /** The next sequence {@link #send(VectorSchemaRoot)} uses. */
@@ -111,7 +123,8 @@ public final class IdempotentIngestStream implements AutoCloseable {
   }
 
   /** Sends {@code batch} with the next sequence; the future completes with it once durable. */
-  public CompletableFuture<Long> send(VectorSchemaRoot batch) throws InterruptedException {
+  public synchronized CompletableFuture<Long> send(VectorSchemaRoot batch)
+      throws InterruptedException {
     return send(batch, nextSequence);
   }
 
@@ -120,7 +133,7 @@ public final class IdempotentIngestStream implements AutoCloseable {
    * future completes with the sequence once the batch is durable, also when that took a
    * reconnect and a resend, or exceptionally when the stream gave up.
    */
-  public CompletableFuture<Long> send(VectorSchemaRoot batch, long sequence)
+  public synchronized CompletableFuture<Long> send(VectorSchemaRoot batch, long sequence)
       throws InterruptedException {
     if (finished) {
       throw new IllegalStateException("stream already finished");
@@ -153,7 +166,7 @@ public final class IdempotentIngestStream implements AutoCloseable {
    * Waits until every batch is acknowledged, reconnecting and resending after breaks, and ends
    * the stream. Throws the failure that made the stream give up.
    */
-  public void finish() {
+  public synchronized void finish() {
     if (finished) {
       return;
     }
@@ -172,6 +185,7 @@ public final class IdempotentIngestStream implements AutoCloseable {
       if (pending.isEmpty()) {
         finished = true;
         closeStream();
+        healer.shutdownNow();
         return;
       }
       // Every ack of this stream arrived, but batches of a broken one are still unacknowledged.
@@ -182,8 +196,11 @@ public final class IdempotentIngestStream implements AutoCloseable {
   /** Ends the stream without waiting for unacknowledged batches (they fail). */
   @Override
   public void close() {
-    finished = true;
-    closeStream();
+    healer.shutdownNow();
+    synchronized (this) {
+      finished = true;
+      closeStream();
+    }
     RuntimeException closed = new IllegalStateException("the idempotent stream was closed");
     for (Pending p : pending.values()) {
       p.done.completeExceptionally(closed);
@@ -265,8 +282,25 @@ public final class IdempotentIngestStream implements AutoCloseable {
         ? error.getCause() : error;
     if (cause instanceof FlightRuntimeException f && retryable(f)) {
       brokenGeneration.accumulateAndGet(sentOn, Math::max);
+      try {
+        healer.execute(this::heal);
+      } catch (RejectedExecutionException e) {
+        // Finished or closed: nothing to heal.
+      }
     } else {
       giveUp(cause instanceof RuntimeException r ? r : new IllegalStateException(cause));
+    }
+  }
+
+  /** Reconnects and resends after a break, unless a caller did already. */
+  private synchronized void heal() {
+    if (finished || failure != null || !broken()) {
+      return;
+    }
+    try {
+      ensureStream();
+    } catch (RuntimeException e) {
+      // Recorded by giveUp: the batches' futures and the next call report it.
     }
   }
 
