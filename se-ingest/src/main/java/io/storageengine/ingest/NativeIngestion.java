@@ -305,6 +305,7 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
     }
     if (producerId != null && service.producers().isDurable(validator.target().wal(), producerId,
         metadata.sequence(), producerRetention)) {
+      root.clear();
       call.send(IngestProtocol.encodeDuplicateAck(requestId)); // durable already: not again
       return;
     }
