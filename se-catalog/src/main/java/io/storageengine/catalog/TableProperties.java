@@ -14,6 +14,11 @@ public final class TableProperties {
   public static final String VERSION_COLUMN = "se.version-column";
   /** Entity tables: how long deletes are remembered (ISO-8601 duration or ms); default 7 days. */
   public static final String TOMBSTONE_RETENTION = "se.tombstone-retention";
+  /**
+   * How long the engine remembers an idle idempotent producer (ISO-8601 duration or ms);
+   * default 7 days. A resend after that is written again.
+   */
+  public static final String PRODUCER_RETENTION = "se.producer-retention";
   /** Snapshot summary: the last WAL seq included in the table state as of this snapshot. */
   public static final String SUMMARY_WAL_SEQ = "se.wal.seq";
 

@@ -115,6 +115,23 @@ public record TableSettings(
    * INVALID_ARGUMENT when it is neither milliseconds nor an ISO-8601 duration, or negative.
    */
   public static Optional<Duration> parseRetention(String table, String value) {
+    return parseRetention(table, TableProperties.TOMBSTONE_RETENTION, value);
+  }
+
+  /** Default of {@code se.producer-retention}. */
+  public static final Duration DEFAULT_PRODUCER_RETENTION = Duration.ofDays(7);
+
+  /**
+   * The table's {@code se.producer-retention} (read as {@code se.tombstone-retention} is), or
+   * {@link #DEFAULT_PRODUCER_RETENTION}; INVALID_ARGUMENT when it cannot be read.
+   */
+  public static Duration producerRetention(Table table) {
+    return parseRetention(table.name(), TableProperties.PRODUCER_RETENTION,
+        table.properties().get(TableProperties.PRODUCER_RETENTION))
+        .orElse(DEFAULT_PRODUCER_RETENTION);
+  }
+
+  private static Optional<Duration> parseRetention(String table, String property, String value) {
     if (value == null || value.isBlank()) {
       return Optional.empty();
     }
@@ -125,10 +142,10 @@ public record TableSettings(
           : Duration.parse(text);
     } catch (RuntimeException e) {
       throw SeException.invalid("table %s: %s '%s' is neither an ISO-8601 duration (e.g. P7D) nor a number of "
-          + "milliseconds", table, TableProperties.TOMBSTONE_RETENTION, value);
+          + "milliseconds", table, property, value);
     }
     if (retention.isNegative()) {
-      throw SeException.invalid("table %s: %s '%s' is negative", table, TableProperties.TOMBSTONE_RETENTION, value);
+      throw SeException.invalid("table %s: %s '%s' is negative", table, property, value);
     }
     return Optional.of(retention);
   }

@@ -4,7 +4,9 @@ import io.storageengine.common.SeException;
 import io.storageengine.common.telemetry.IngestTrace;
 import io.storageengine.common.telemetry.Metrics;
 import io.storageengine.wal.ArrowBatchCheck;
+import io.storageengine.wal.ProducerStamp;
 import io.storageengine.wal.WalFrame;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.Consumer;
 import org.apache.arrow.memory.BufferAllocator;
@@ -19,8 +21,21 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 final class BatchIntake {
   private BatchIntake() {}
 
-  /** A validated batch in the table's types, as the WAL frame's Arrow IPC bytes. */
-  record Prepared(IngestTarget target, String table, long requestId, int rows, byte[] ipc) {}
+  /**
+   * A validated batch in the table's types, as the WAL frame's Arrow IPC bytes; {@code producer}
+   * is the identity of an idempotent write (null: a plain one) with the retention of its table.
+   */
+  record Prepared(IngestTarget target, String table, long requestId, int rows, byte[] ipc,
+      ProducerStamp producer, Duration producerRetention) {
+    Prepared(IngestTarget target, String table, long requestId, int rows, byte[] ipc) {
+      this(target, table, requestId, rows, ipc, null, null);
+    }
+
+    /** This batch as the idempotent write {@code stamp}. */
+    Prepared withProducer(ProducerStamp stamp, Duration retention) {
+      return new Prepared(target, table, requestId, rows, ipc, stamp, retention);
+    }
+  }
 
   /**
    * Checks the loaded batch's buffers (offsets, UTF-8, dictionary indices, nested lengths,
@@ -54,12 +69,16 @@ final class BatchIntake {
     IngestTrace trace = IngestTrace.accepted(service.telemetry(), target.catalogId(),
         batch.table(), batch.requestId(), batch.rows(), batch.ipc().length);
     WalFrame frame = new WalFrame(target.operation(), target.schema().schemaId(),
-        new long[] {batch.requestId()}, batch.rows(), batch.ipc());
+        new long[] {batch.requestId()}, batch.rows(), batch.ipc(), batch.producer());
     try {
       service.committer(target).submit(frame).whenComplete((seq, error) -> {
         try {
           if (error == null) {
             trace.durable(seq);
+            if (batch.producer() != null) {
+              service.producers().durable(target.wal(), batch.producer(), seq,
+                  batch.producerRetention());
+            }
             onDurable.run();
           } else {
             trace.failed(error);

@@ -3,7 +3,9 @@ package io.storageengine.ingest;
 import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.wal.ProducerStamp;
 import io.storageengine.wal.WalOperation;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
@@ -25,10 +27,20 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * Arrow schema, anything else is NOT_FOUND. If it exists, {@code APPEND} appends, {@code REPLACE}
  * is refused (ingestion never drops data) and anything else is ALREADY_EXISTS. The update count
  * is sent once every row is durable.
+ *
+ * <p>Idempotent statements: options {@code se.producer-id} and {@code se.sequence} (both or
+ * neither) make batch i (from 0) of the statement the write ({@code producer}, {@code sequence
+ * + i}), as a native stream's batch with that sequence: a resent statement (same batches in the
+ * same order) writes only the batches not durable yet, and its update count counts every row.
+ * The next statement of the producer numbers its batches after this one's.
  */
 final class BulkIngestion extends StreamIngestion {
-  /** The one option understood in {@code options}: {@code upsert} (default) or {@code delete}. */
+  /** Option: {@code upsert} (default) or {@code delete}. */
   static final String OPERATION_OPTION = "se.operation";
+  /** Option: the producer id of an idempotent statement. */
+  static final String PRODUCER_OPTION = "se.producer-id";
+  /** Option: the sequence of the statement's first batch (a non-negative integer). */
+  static final String SEQUENCE_OPTION = "se.sequence";
 
   private final CommandStatementIngest command;
   private final AtomicLong durableRows = new AtomicLong();
@@ -51,6 +63,9 @@ final class BulkIngestion extends StreamIngestion {
     BatchValidator validator =
         BatchValidator.forStream(target, schema, stream.getDictionaryProvider());
     service.committer(target);
+    String producerId = command.getOptionsMap().get(PRODUCER_OPTION);
+    long firstSequence = sequenceOption(producerId);
+    Duration retention = producerId == null ? null : IdempotentBatches.open(service, target, table);
 
     long batch = 0;
     while (true) {
@@ -65,8 +80,17 @@ final class BulkIngestion extends StreamIngestion {
       }
       batch++;
       submittedRows += rows;
+      ProducerStamp stamp = null;
+      if (producerId != null) {
+        long sequence = firstSequence + batch - 1;
+        if (service.producers().isDurable(target.wal(), producerId, sequence, retention)) {
+          durableRows.addAndGet(rows); // written by an earlier attempt of the statement
+          continue;
+        }
+        stamp = new ProducerStamp(producerId, sequence, System.currentTimeMillis());
+      }
       submit(validator, root, allocator, batch, "batch " + batch,
-          () -> durableRows.addAndGet(rows));
+          () -> durableRows.addAndGet(rows), stamp, retention);
     }
   }
 
@@ -93,12 +117,41 @@ final class BulkIngestion extends StreamIngestion {
     }
     WalOperation operation = WalOperation.UPSERT;
     for (Map.Entry<String, String> option : command.getOptionsMap().entrySet()) {
-      if (!option.getKey().equals(OPERATION_OPTION)) {
-        throw SeException.invalid("options: unknown option `%s`", option.getKey());
+      switch (option.getKey()) {
+        case OPERATION_OPTION ->
+            operation = IngestProtocol.parseOperation(option.getValue(), "option `se.operation`");
+        case PRODUCER_OPTION ->
+            ProducerStamp.checkProducerId(option.getValue(), "option `" + PRODUCER_OPTION + "`");
+        case SEQUENCE_OPTION -> { } // checked with the producer id
+        default -> throw SeException.invalid("options: unknown option `%s`", option.getKey());
       }
-      operation = IngestProtocol.parseOperation(option.getValue(), "option `se.operation`");
     }
     return operation;
+  }
+
+  /** The statement's {@code se.sequence}: required with a producer id, refused without one. */
+  private long sequenceOption(String producerId) {
+    String value = command.getOptionsMap().get(SEQUENCE_OPTION);
+    if (producerId == null) {
+      if (value != null) {
+        throw SeException.invalid("option `%s` needs option `%s`", SEQUENCE_OPTION, PRODUCER_OPTION);
+      }
+      return -1;
+    }
+    if (value == null) {
+      throw SeException.invalid("option `%s`: required with option `%s`", SEQUENCE_OPTION,
+          PRODUCER_OPTION);
+    }
+    long sequence;
+    try {
+      sequence = Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw SeException.invalid("option `%s` must be an integer, got `%s`", SEQUENCE_OPTION, value);
+    }
+    if (sequence < 0) {
+      throw SeException.invalid("option `%s` must be >= 0, got %d", SEQUENCE_OPTION, sequence);
+    }
+    return sequence;
   }
 
   /**

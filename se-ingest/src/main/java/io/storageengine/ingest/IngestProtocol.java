@@ -8,6 +8,7 @@ import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
+import io.storageengine.wal.ProducerStamp;
 import io.storageengine.wal.WalOperation;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -27,11 +28,15 @@ import org.apache.arrow.memory.ArrowBuf;
  *       empty value.</li>
  *   <li>Stream header ({@link Header}): JSON app_metadata
  *       {@code {"request_id":0,"catalog":"c","namespace":["a"],"table_name":"t"}} with optional
- *       {@code "operation":"upsert"|"delete"}. Arrow Java drops app_metadata attached to the
+ *       {@code "operation":"upsert"|"delete"} and {@code "producer_id":"p"} (an idempotent stream,
+ *       see {@link ProducerStamp#checkProducerId} for the form). Arrow Java drops app_metadata attached to the
  *       schema message, so the header travels as the first metadata-only message of the stream
  *       (right after the schema, before any batch).</li>
  *   <li>Every record batch: app_metadata {@code {"request_id":n}}, n &gt; 0 and unique in the
- *       stream. Every ack ({@code PutResult}) carries the same JSON; 0 acknowledges the header.</li>
+ *       stream, plus {@code "sequence":s} (s &ge; 0) on every batch of a stream with a producer id
+ *       and on none of another. Every ack ({@code PutResult}) carries {@code {"request_id":n}};
+ *       0 acknowledges the header. A batch whose (producer id, sequence) is already durable is
+ *       not written again and acknowledged with {@code {"request_id":n,"duplicate":true}}.</li>
  * </ul>
  */
 public final class IngestProtocol {
@@ -39,17 +44,38 @@ public final class IngestProtocol {
   public static final String TYPE_URL = "type.googleapis.com/se.ingestion.v1.Ingest";
 
   private static final Set<String> HEADER_FIELDS =
-      Set.of("request_id", "catalog", "namespace", "table_name", "operation");
+      Set.of("request_id", "catalog", "namespace", "table_name", "operation", "producer_id");
+  private static final Set<String> BATCH_FIELDS = Set.of("request_id", "sequence");
 
   private IngestProtocol() {}
 
-  /** The stream header: target table and operation. */
+  /**
+   * The stream header: target table and operation, and the producer id of an idempotent stream
+   * (null: a plain one).
+   */
   public record Header(String catalog, List<String> namespace, String tableName,
-      WalOperation operation) {
+      WalOperation operation, String producerId) {
     public Header {
       namespace = List.copyOf(namespace);
+      if (producerId != null) {
+        ProducerStamp.checkProducerId(producerId, "stream header: field `producer_id`");
+      }
+    }
+
+    /** The header of a plain (not idempotent) stream. */
+    public Header(String catalog, List<String> namespace, String tableName,
+        WalOperation operation) {
+      this(catalog, namespace, tableName, operation, null);
+    }
+
+    /** This header with {@code producerId}. */
+    public Header withProducerId(String producerId) {
+      return new Header(catalog, namespace, tableName, operation, producerId);
     }
   }
+
+  /** A batch's app_metadata: its request id, and its sequence (null: none). */
+  public record BatchMetadata(long requestId, Long sequence) {}
 
   /** The descriptor a client sends to start a native ingest stream. */
   public static FlightDescriptor descriptor() {
@@ -78,7 +104,30 @@ public final class IngestProtocol {
     header.namespace().forEach(ns::add);
     node.put("table_name", header.tableName());
     node.put("operation", header.operation().name().toLowerCase(Locale.ROOT));
+    if (header.producerId() != null) {
+      node.put("producer_id", header.producerId());
+    }
     return Json.toBytes(node);
+  }
+
+  /** Encodes {@code {"request_id":n,"sequence":s}} (s null: without a sequence). */
+  public static byte[] encodeBatch(long requestId, Long sequence) {
+    if (sequence == null) {
+      return encodeRequestId(requestId);
+    }
+    return ("{\"request_id\":" + requestId + ",\"sequence\":" + sequence + "}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** Encodes the ack of a duplicate: {@code {"request_id":n,"duplicate":true}}. */
+  public static byte[] encodeDuplicateAck(long requestId) {
+    return ("{\"request_id\":" + requestId + ",\"duplicate\":true}")
+        .getBytes(StandardCharsets.UTF_8);
+  }
+
+  /** True for the ack of a batch that was already durable ({@code "duplicate":true}). */
+  public static boolean isDuplicateAck(byte[] metadata) {
+    return Json.parse(metadata).path("duplicate").asBoolean(false);
   }
 
   /** Encodes {@code {"request_id":n}}. */
@@ -128,7 +177,16 @@ public final class IngestProtocol {
       operation = parseOperation(op.isTextual() ? op.asText() : op.toString(),
           "stream header: field `operation`");
     }
-    return new Header(catalog, namespace, table, operation);
+    String producerId = null;
+    JsonNode producer = node.get("producer_id");
+    if (producer != null) {
+      if (!producer.isTextual()) {
+        throw SeException.invalid("stream header: field `producer_id` must be a string, got %s",
+            producer);
+      }
+      producerId = producer.asText();
+    }
+    return new Header(catalog, namespace, table, operation, producerId);
   }
 
   /** Parses a batch's {@code {"request_id":n}} and checks n &gt; 0. */
@@ -136,15 +194,31 @@ public final class IngestProtocol {
     return parseBatchRequestId(metadata == null ? null : bytes(metadata));
   }
 
-  /** As {@link #parseBatchRequestId(ArrowBuf)}, from the app_metadata bytes (null: none). */
+  /**
+   * As {@link #parseBatchRequestId(ArrowBuf)}, from the app_metadata bytes (null: none); a
+   * {@code sequence} is refused (streams without a producer id carry none).
+   */
   public static long parseBatchRequestId(byte[] metadata) {
+    BatchMetadata batch = parseBatch(metadata);
+    if (batch.sequence() != null) {
+      throw SeException.invalid("batch app_metadata: field `sequence` needs a stream with a "
+          + "producer id (header field `producer_id`)");
+    }
+    return batch.requestId();
+  }
+
+  /**
+   * Parses a batch's {@code {"request_id":n}} with an optional {@code "sequence":s}; checks
+   * n &gt; 0 and s &ge; 0, INVALID_ARGUMENT naming the field.
+   */
+  public static BatchMetadata parseBatch(byte[] metadata) {
     if (metadata == null) {
       throw SeException.invalid("record batch without app_metadata: expected {\"request_id\":n}");
     }
     JsonNode node = parseObject(metadata, "batch app_metadata");
     for (Iterator<String> it = node.fieldNames(); it.hasNext(); ) {
       String name = it.next();
-      if (!name.equals("request_id")) {
+      if (!BATCH_FIELDS.contains(name)) {
         throw SeException.invalid("batch app_metadata: unknown field `%s`", name);
       }
     }
@@ -153,7 +227,20 @@ public final class IngestProtocol {
       throw SeException.invalid(
           "batch app_metadata: field `request_id` must be > 0 (0 is the header), got %d", id);
     }
-    return id;
+    Long sequence = null;
+    JsonNode seq = node.get("sequence");
+    if (seq != null) {
+      if (!seq.isIntegralNumber() || !seq.canConvertToLong()) {
+        throw SeException.invalid(
+            "batch app_metadata: field `sequence` must be an integer, got %s", seq);
+      }
+      if (seq.asLong() < 0) {
+        throw SeException.invalid(
+            "batch app_metadata: field `sequence` must be >= 0, got %d", seq.asLong());
+      }
+      sequence = seq.asLong();
+    }
+    return new BatchMetadata(id, sequence);
   }
 
   /** Parses an ack's {@code {"request_id":n}}. */

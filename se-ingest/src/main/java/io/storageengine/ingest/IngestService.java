@@ -68,6 +68,7 @@ public final class IngestService implements AutoCloseable {
   private final BufferAllocator ackAllocator;
   private final TableResolver resolver;
   private final GroupCommitter committer;
+  private final ProducerWindowCache producers;
   private final IngestConfig config;
   private final ByteBudget budget;
   private final AtomicLong streams = new AtomicLong();
@@ -114,8 +115,14 @@ public final class IngestService implements AutoCloseable {
     this.resolver = new TableResolver(Objects.requireNonNull(catalogs, "catalogs"));
     this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"), catalogs,
         listener == null ? IngestListener.NONE : listener, config, Objects.requireNonNull(threads, "threads"));
+    this.producers = new ProducerWindowCache(wal);
     this.budget = new ByteBudget(config.globalBytes());
     this.ackAllocator = allocator.newChildAllocator("ingest-acks", 0, 16L << 20);
+  }
+
+  /** What this process knows of the tables' idempotent producers. */
+  ProducerWindowCache producers() {
+    return producers;
   }
 
   /** Where ingestion reports its spans and metrics. */

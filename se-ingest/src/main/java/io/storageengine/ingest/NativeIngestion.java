@@ -8,6 +8,7 @@ import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -81,6 +82,9 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
   private VectorSchemaRoot root;
   private VectorLoader loader;
   private BatchValidator validator;
+  /** The stream's producer id (null: not idempotent) and its table's producer retention. */
+  private String producerId;
+  private Duration producerRetention;
 
   // Guarded by this.
   /** Submits {@link #waiting} once the global budget granted its bytes; the identity to cancel. */
@@ -288,17 +292,26 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
       header(rows, appMetadata);
       return;
     }
-    long requestId = IngestProtocol.parseBatchRequestId(appMetadata);
+    IngestProtocol.BatchMetadata metadata = IngestProtocol.parseBatch(appMetadata);
+    long requestId = metadata.requestId();
     if (!seen.add(requestId)) {
       throw SeException.invalid(
           "batch app_metadata: field `request_id` %d is used twice in this stream", requestId);
     }
+    IdempotentBatches.check(producerId, metadata);
     if (rows == 0) {
       call.ack(requestId); // nothing to make durable
       return;
     }
-    BatchIntake.Prepared batch = BatchIntake.prepare(service, validator, root, dictionaries,
-        allocator, requestId, "batch request_id " + requestId);
+    if (producerId != null && service.producers().isDurable(validator.target().wal(), producerId,
+        metadata.sequence(), producerRetention)) {
+      root.clear();
+      call.send(IngestProtocol.encodeDuplicateAck(requestId)); // durable already: not again
+      return;
+    }
+    BatchIntake.Prepared batch = IdempotentBatches.stamp(BatchIntake.prepare(service, validator,
+        root, dictionaries, allocator, requestId, "batch request_id " + requestId),
+        producerId, metadata.sequence(), producerRetention);
     root.clear(); // the batch lives on as IPC bytes
     long size = batch.ipc().length;
     if (size > maxBytes) {
@@ -343,6 +356,10 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
         TableResolver.target(header.catalog(), identifier, table, header.operation());
     validator = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target); // registers the table before the first ack
+    if (header.producerId() != null) {
+      producerRetention = IdempotentBatches.open(service, target, table);
+      producerId = header.producerId();
+    }
     phase = Phase.BATCHES;
     call.ack(0);
   }

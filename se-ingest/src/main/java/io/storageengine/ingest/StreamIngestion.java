@@ -2,6 +2,8 @@ package io.storageengine.ingest;
 
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.wal.ProducerStamp;
+import java.time.Duration;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -68,8 +70,18 @@ abstract class StreamIngestion implements Runnable {
   /** Validates the current batch, waits for room and submits it; {@code onDurable} runs on ack. */
   final void submit(BatchValidator validator, VectorSchemaRoot root, BufferAllocator allocator,
       long requestId, String label, Runnable onDurable) throws InterruptedException {
+    submit(validator, root, allocator, requestId, label, onDurable, null, null);
+  }
+
+  /** As above, the batch being the idempotent write {@code producer} (null: a plain one). */
+  final void submit(BatchValidator validator, VectorSchemaRoot root, BufferAllocator allocator,
+      long requestId, String label, Runnable onDurable, ProducerStamp producer,
+      Duration producerRetention) throws InterruptedException {
     BatchIntake.Prepared batch = BatchIntake.prepare(service, validator, root,
         stream.getDictionaryProvider(), allocator, requestId, label);
+    if (producer != null) {
+      batch = batch.withProducer(producer, producerRetention);
+    }
     long size = batch.ipc().length;
     flow.reserve(size);
     BatchIntake.commit(service, batch, onDurable, flow::fail, () -> flow.settled(size));

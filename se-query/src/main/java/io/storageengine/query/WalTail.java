@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
@@ -7,9 +8,11 @@ import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -100,6 +103,9 @@ final class WalTail {
     if (last == afterSeq) {
       return new Read(afterSeq, List.of(), Map.of());
     }
+    // Frames of idempotent writes that an earlier frame already carries are skipped, as
+    // reconciliation skips them; a segment's rows depend only on the segments before it.
+    Duration producerRetention = TableSettings.producerRetention(table);
     if (!entity) {
       List<PlannedFile> files = new ArrayList<>();
       long staged = afterSeq;
@@ -109,7 +115,9 @@ final class WalTail {
         DataFileCache.Lease lease;
         try {
           lease = duckdb.files().acquire(catalogId, name, target -> rows.writeAppendRows(catalogId,
-              schema, List.of(segment(displayName, tableWal, segmentSeq, fresh)), target));
+              schema, ProducerDedup.withoutDuplicates(wal, tableWal,
+                  List.of(segment(displayName, tableWal, segmentSeq, fresh)), producerRetention),
+              target));
         } catch (SeException e) {
           if (throughSeq != null || !refusedByReconcile(e)) {
             throw e;
@@ -128,7 +136,8 @@ final class WalTail {
       throw SnapshotExpiredException.schemaChanged(displayName);
     }
     EntityTailFolds.Read fold = entityFolds.read(catalogId, table, snapshot, afterSeq, last,
-        seq -> segment(displayName, tableWal, seq, fresh), leases);
+        seq -> ProducerDedup.withoutDuplicates(wal, tableWal, List.of(segment(displayName, tableWal, seq, fresh)),
+            producerRetention).get(0), leases);
     return new Read(last, fold.files(), fold.replacedPositions());
   }
 

@@ -9,10 +9,12 @@ import io.storageengine.common.telemetry.ReconcileTrace;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -130,11 +132,16 @@ final class TableReconciler {
       long fromSeq = segments.get(0).seq();
       long toSeq = segments.get(segments.size() - 1).seq();
       trace.walRange(fromSeq, toSeq);
-      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, segments, fromSeq, toSeq, trace,
+      // Idempotent writes: a frame whose (producer, sequence) the table or an earlier frame holds
+      // is skipped, so a batch made durable twice (a resend racing its first attempt) lands once.
+      Duration producerRetention = TableSettings.producerRetention(table);
+      List<WalSegment> unique = ProducerDedup.withoutDuplicates(wal, tableWal, segments, producerRetention);
+      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, unique, fromSeq, toSeq, trace,
           times);
       if (result.state() == CommitState.COMMITTED) {
         hooks.afterCommit(tableWal, fromSeq, toSeq);
         publish(tableWal, toSeq);
+        advanceProducers(tableWal, toSeq, producerRetention, segments);
         times.lap("publish");
         TableChanges c = result.changes();
         LOG.info("reconciled {} WAL {}..{}: {} rows, {} data files, {} deletion vectors", table.name(),
@@ -150,6 +157,21 @@ final class TableReconciler {
             + toSeq + " still conflicting after " + attempt + " attempts");
       }
       LOG.info("commit of {} WAL {}..{} conflicted; restarting the pass", table.name(), fromSeq, toSeq);
+    }
+  }
+
+  /**
+   * Moves {@code producers.json} (of a table that has one: one read otherwise) over the
+   * published segments, also over a pass without producer frames, so the next pass and the WAL
+   * tail read no segment before their own; a failure costs only that (they read them).
+   */
+  private void advanceProducers(TableWal tableWal, long toSeq, Duration retention,
+      List<WalSegment> segments) {
+    try {
+      wal.advanceProducerWindows(tableWal, toSeq, retention, options.clock().millis(), segments);
+    } catch (RuntimeException e) {
+      LOG.warn("could not advance the producer windows of {} to WAL {}: {}", tableWal, toSeq,
+          e.getMessage());
     }
   }
 

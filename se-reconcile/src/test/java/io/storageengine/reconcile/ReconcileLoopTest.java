@@ -361,8 +361,20 @@ class ReconcileLoopTest {
     }
 
     @Override
-    public int collectGarbage(TableWal table, long seq) {
-      return delegate.collectGarbage(table, seq);
+    public int collectGarbage(TableWal table, long seq, java.time.Duration producerRetention) {
+      return delegate.collectGarbage(table, seq, producerRetention);
+    }
+
+    @Override
+    public io.storageengine.wal.ProducerWindows producerWindows(TableWal table, long beforeSeq,
+        java.time.Duration retention) {
+      return delegate.producerWindows(table, beforeSeq, retention);
+    }
+
+    @Override
+    public void advanceProducerWindows(TableWal table, long throughSeq, java.time.Duration retention,
+        long nowMillis, List<WalSegment> known) {
+      delegate.advanceProducerWindows(table, throughSeq, retention, nowMillis, known);
     }
 
     @Override

@@ -58,6 +58,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   private final String writerId;
   private final StoreRetry retry;
   private final WalStateFile stateFile;
+  private final ProducerWindowFile producerFile;
   /** Per table, the seq after this writer's last append: where the next one starts probing. */
   private final ConcurrentHashMap<TableWal, AtomicLong> nextSeqHints = new ConcurrentHashMap<>();
   private final Telemetry telemetry;
@@ -97,6 +98,7 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
     this.writerId = WalSegmentCodec.checkWriterId(writerId);
     this.retry = new StoreRetry(attemptsPerCall, backoff);
     this.stateFile = new WalStateFile(store, retry);
+    this.producerFile = new ProducerWindowFile(store, retry);
   }
 
   public String writerId() {
@@ -281,7 +283,13 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   }
 
   @Override
-  public int collectGarbage(TableWal table, long seq) {
+  public int collectGarbage(TableWal table, long seq, Duration producerRetention) {
+    // The producers first: once gc_seq is raised, the segments may be gone.
+    long collectable = Math.min(seq, stateFile.read(table).publishedSeq());
+    if (collectable > stateFile.read(table).gcSeq()) {
+      advanceProducerWindows(table, collectable, producerRetention, System.currentTimeMillis(),
+          List.of());
+    }
     // gc_seq is raised first so that a writer landing in a slot we are about to free sees it.
     WalState state = stateFile.update(table, s -> {
       long target = Math.min(seq, s.publishedSeq());
@@ -299,6 +307,45 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
       deleted++;
     }
     return deleted;
+  }
+
+  @Override
+  public ProducerWindows producerWindows(TableWal table, long beforeSeq, Duration retention) {
+    Optional<ProducerWindows> stored = producerFile.read(table);
+    if (stored.isEmpty()) {
+      // Created before the first frame with a producer: none of the segments carries one.
+      return new ProducerWindows();
+    }
+    ProducerWindows windows = stored.get();
+    for (long seq = windows.throughSeq() + 1; seq < beforeSeq; seq++) {
+      read(table, seq).ifPresent(segment -> windows.fold(segment, retention));
+    }
+    return windows;
+  }
+
+  @Override
+  public void advanceProducerWindows(TableWal table, long throughSeq, Duration retention,
+      long nowMillis, List<WalSegment> known) {
+    producerFile.advance(table, throughSeq, retention, nowMillis, known, seq -> read(table, seq));
+  }
+
+  @Override
+  public ProducerWindows catchUpProducerWindows(TableWal table, ProducerWindows known,
+      Duration retention) {
+    ProducerWindows windows;
+    if (known == null) {
+      producerFile.ensureExists(table);
+      windows = producerFile.read(table).orElseGet(ProducerWindows::new);
+    } else {
+      windows = known.copy();
+    }
+    for (long seq : segmentsAfter(table, windows.throughSeq())) {
+      Optional<WalSegment> segment = read(table, seq);
+      if (segment.isPresent()) {
+        windows.fold(segment.get(), retention);
+      }
+    }
+    return windows;
   }
 
   @Override

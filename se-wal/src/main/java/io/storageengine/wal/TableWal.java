@@ -34,6 +34,15 @@ public record TableWal(String catalogId, UUID tableUuid) {
     return prefix() + "state.json";
   }
 
+  /**
+   * {@code producers.json} under the table prefix: the windows of the table's idempotent
+   * producers as of a WAL seq, see {@link ProducerWindows}. Created before the first frame with
+   * a producer is appended, so a table without it has never had one.
+   */
+  public String producersKey() {
+    return prefix() + "producers.json";
+  }
+
   /** {@code wal/<seq, 20 digits>.seg} under the table prefix. */
   public String segmentKey(long seq) {
     return walPrefix() + String.format("%020d", seq) + ".seg";

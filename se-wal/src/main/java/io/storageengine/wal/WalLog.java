@@ -1,5 +1,6 @@
 package io.storageengine.wal;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -21,7 +22,34 @@ public interface WalLog {
    * Raises {@code gc_seq} to {@code min(seq, published_seq)} by CAS first, then deletes the
    * segments at or below it. Returns the number of segments deleted.
    */
-  int collectGarbage(TableWal table, long seq);
+  default int collectGarbage(TableWal table, long seq) {
+    return collectGarbage(table, seq, ProducerWindows.DEFAULT_RETENTION);
+  }
+
+  /**
+   * As {@link #collectGarbage(TableWal, long)}, and before {@code gc_seq} is raised the
+   * table's {@code producers.json} (if it has one) is advanced over every segment about to be
+   * deleted, forgetting producers idle for longer than {@code producerRetention}: a resend of
+   * a sequence whose segment is gone is still recognised.
+   */
+  int collectGarbage(TableWal table, long seq, Duration producerRetention);
+
+  /**
+   * The table's producer windows as of every segment before {@code beforeSeq}: the stored
+   * {@code producers.json} (empty when the table never had a producer) with the segments between
+   * its {@code through_seq} and {@code beforeSeq} folded in. The result may also hold segments
+   * at or after {@code beforeSeq}; {@link ProducerWindows#admit} answers right for them.
+   */
+  ProducerWindows producerWindows(TableWal table, long beforeSeq, Duration retention);
+
+  /**
+   * Advances {@code producers.json} by CAS over the segments up to {@code throughSeq} (those in
+   * {@code known} are not read again), expiring producers idle for longer than
+   * {@code retention} as of {@code nowMillis}. No-op when the table never had a producer or the
+   * file is that far already. Called after a reconcile pass published segments with producers.
+   */
+  void advanceProducerWindows(TableWal table, long throughSeq, Duration retention,
+      long nowMillis, List<WalSegment> known);
 
   /**
    * Deletes everything the table has on cluster storage (segments, state, name, tombstones and

@@ -19,7 +19,7 @@ import java.util.zip.CRC32C;
  * <pre>
  * header
  *   4  magic            "SEWL" (0x53 0x45 0x57 0x4C)
- *   2  format version   1
+ *   2  format version   1 or 2 (2: frames carry a producer block)
  *   2  writer id length n (1..255)
  *   n  writer id
  *   2  nonce length     m (1..255)
@@ -33,6 +33,11 @@ import java.util.zip.CRC32C;
  *   4  request id count r
  *   8r request ids
  *   8  row count        >= 0
+ *   version 2 only: the producer block of an idempotent write
+ *   2  producer id length p (0: a plain write, nothing follows; else 1..128)
+ *   p  producer id      ASCII, see {@link ProducerStamp#checkProducerId}
+ *   8  sequence         >= 0 (only when p > 0)
+ *   8  write time       epoch millis (only when p > 0)
  *   4  Arrow IPC length k
  *   k  Arrow IPC stream bytes
  *   4  CRC32C           over every byte of the frame before it
@@ -43,9 +48,14 @@ import java.util.zip.CRC32C;
  * mistake another writer's segment for its own. Decoding checks magic, version, every length
  * against the bytes left, every checksum, and that nothing trails the last frame; any failure
  * is {@code SeException(INTERNAL, "corrupt WAL segment <key>: ...")}.
+ *
+ * <p>A segment is written in version 1 unless one of its frames carries a producer, so plain
+ * writes produce the same bytes as before producers existed; both versions are read.
  */
 public final class WalSegmentCodec {
   public static final int FORMAT_VERSION = 1;
+  /** The version whose frames carry a producer block. */
+  public static final int PRODUCER_FORMAT_VERSION = 2;
   /** Upper bound of the header size: reading this many bytes always yields the whole header. */
   public static final int MAX_HEADER_BYTES = 4 + 2 + 2 + 255 + 2 + 255 + 16 + 4 + 4;
 
@@ -57,7 +67,8 @@ public final class WalSegmentCodec {
   private WalSegmentCodec() {}
 
   /** What a segment says about its origin; enough to recognise one's own earlier write. */
-  public record Header(String writerId, String writerNonce, UUID tableUuid, int frameCount) {}
+  public record Header(String writerId, String writerNonce, UUID tableUuid, int frameCount,
+      int version) {}
 
   /** Encodes a segment; the frames must be non-empty and the ids 1..255 UTF-8 bytes long. */
   public static byte[] encode(
@@ -68,15 +79,21 @@ public final class WalSegmentCodec {
     if (frames == null || frames.isEmpty()) {
       throw SeException.invalid("a WAL segment needs at least one frame");
     }
+    int version = FORMAT_VERSION;
+    for (WalFrame frame : frames) {
+      if (frame != null && frame.producer() != null) {
+        version = PRODUCER_FORMAT_VERSION;
+      }
+    }
     long size = 4 + 2 + 2 + writer.length + 2 + nonce.length + 16 + 4 + 4;
     for (int i = 0; i < frames.size(); i++) {
-      size += frameSize(i, frames.get(i));
+      size += frameSize(i, frames.get(i), version);
     }
     if (size > Integer.MAX_VALUE - 16) {
       throw SeException.invalid("WAL segment of %d bytes is too large", size);
     }
     ByteBuffer out = ByteBuffer.allocate((int) size);
-    out.put(MAGIC).putShort((short) FORMAT_VERSION);
+    out.put(MAGIC).putShort((short) version);
     out.putShort((short) writer.length).put(writer);
     out.putShort((short) nonce.length).put(nonce);
     out.putLong(tableUuid.getMostSignificantBits()).putLong(tableUuid.getLeastSignificantBits());
@@ -90,6 +107,9 @@ public final class WalSegmentCodec {
         out.putLong(id);
       }
       out.putLong(frame.rowCount());
+      if (version == PRODUCER_FORMAT_VERSION) {
+        putProducer(out, frame.producer());
+      }
       out.putInt(frame.arrowIpc().length).put(frame.arrowIpc());
       out.putInt(crc(out.array(), start, out.position() - start));
     }
@@ -108,7 +128,7 @@ public final class WalSegmentCodec {
     Header header = readHeader(key, in);
     List<WalFrame> frames = new ArrayList<>(Math.min(header.frameCount(), 1024));
     for (int i = 0; i < header.frameCount(); i++) {
-      frames.add(readFrame(key, i, in));
+      frames.add(readFrame(key, i, in, header.version()));
     }
     if (in.hasRemaining()) {
       throw corrupt(key, "%d unexpected bytes after frame %d", in.remaining(),
@@ -136,9 +156,9 @@ public final class WalSegmentCodec {
         }
       }
       int version = Short.toUnsignedInt(in.getShort());
-      if (version != FORMAT_VERSION) {
-        throw corrupt(key, "unsupported format version %d (expected %d)", version,
-            FORMAT_VERSION);
+      if (version != FORMAT_VERSION && version != PRODUCER_FORMAT_VERSION) {
+        throw corrupt(key, "unsupported format version %d (expected %d or %d)", version,
+            FORMAT_VERSION, PRODUCER_FORMAT_VERSION);
       }
       byte[] writerId = readIdBytes(key, "writer id", in);
       byte[] nonce = readIdBytes(key, "writer nonce", in);
@@ -151,14 +171,14 @@ public final class WalSegmentCodec {
       if (frameCount < 1) {
         throw corrupt(key, "frame count %d", frameCount);
       }
-      return new Header(
-          utf8(key, "writer id", writerId), utf8(key, "writer nonce", nonce), table, frameCount);
+      return new Header(utf8(key, "writer id", writerId), utf8(key, "writer nonce", nonce), table,
+          frameCount, version);
     } catch (BufferUnderflowException e) {
       throw corrupt(key, "truncated header (%d bytes)", in.limit());
     }
   }
 
-  private static WalFrame readFrame(String key, int index, ByteBuffer in) {
+  private static WalFrame readFrame(String key, int index, ByteBuffer in, int version) {
     int start = in.position();
     if (in.remaining() < FRAME_FIXED_BYTES) {
       throw corrupt(key, "frame %d: truncated (%d bytes left)", index, in.remaining());
@@ -177,6 +197,29 @@ public final class WalSegmentCodec {
       requestIds[i] = in.getLong();
     }
     long rowCount = in.getLong();
+    byte[] producerId = null;
+    long sequence = 0;
+    long writeMillis = 0;
+    if (version == PRODUCER_FORMAT_VERSION) {
+      if (in.remaining() < 2 + 4 + 4) {
+        throw corrupt(key, "frame %d: truncated producer block", index);
+      }
+      int producerLength = Short.toUnsignedInt(in.getShort());
+      if (producerLength > 0) {
+        if (producerLength > ProducerStamp.MAX_PRODUCER_ID_LENGTH
+            || in.remaining() < producerLength + 8 + 8 + 4 + 4) {
+          throw corrupt(key, "frame %d: producer id length %d out of range", index,
+              producerLength);
+        }
+        producerId = new byte[producerLength];
+        in.get(producerId);
+        sequence = in.getLong();
+        writeMillis = in.getLong();
+      }
+    }
+    if (in.remaining() < 4 + 4) {
+      throw corrupt(key, "frame %d: truncated (%d bytes left)", index, in.remaining());
+    }
     int ipcLength = in.getInt();
     if (ipcLength < 0 || ipcLength > in.remaining() - 4) {
       throw corrupt(key, "frame %d: Arrow IPC length %d exceeds the %d bytes left", index,
@@ -198,10 +241,33 @@ public final class WalSegmentCodec {
     if (rowCount < 0) {
       throw corrupt(key, "frame %d: negative row count %d", index, rowCount);
     }
-    return new WalFrame(operation, schemaId, requestIds, rowCount, ipc);
+    ProducerStamp producer = null;
+    if (producerId != null) {
+      try {
+        producer = new ProducerStamp(
+            new String(producerId, StandardCharsets.US_ASCII), sequence, writeMillis);
+      } catch (SeException e) {
+        throw corrupt(key, "frame %d: %s", index, e.getMessage());
+      }
+    }
+    return new WalFrame(operation, schemaId, requestIds, rowCount, ipc, producer);
   }
 
-  private static long frameSize(int index, WalFrame frame) {
+  private static void putProducer(ByteBuffer out, ProducerStamp producer) {
+    if (producer == null) {
+      out.putShort((short) 0);
+      return;
+    }
+    byte[] id = producer.producerId().getBytes(StandardCharsets.US_ASCII);
+    out.putShort((short) id.length).put(id);
+    out.putLong(producer.sequence()).putLong(producer.writeMillis());
+  }
+
+  private static long producerBytes(ProducerStamp producer) {
+    return producer == null ? 2 : 2 + producer.producerId().length() + 8 + 8;
+  }
+
+  private static long frameSize(int index, WalFrame frame, int version) {
     if (frame == null || frame.operation() == null || frame.requestIds() == null
         || frame.arrowIpc() == null) {
       throw SeException.invalid("WAL frame %d is incomplete", index);
@@ -209,7 +275,9 @@ public final class WalSegmentCodec {
     if (frame.rowCount() < 0) {
       throw SeException.invalid("WAL frame %d: negative row count %d", index, frame.rowCount());
     }
-    return FRAME_FIXED_BYTES + 8L * frame.requestIds().length + frame.arrowIpc().length;
+    long producer = version == PRODUCER_FORMAT_VERSION ? producerBytes(frame.producer()) : 0;
+    return FRAME_FIXED_BYTES + 8L * frame.requestIds().length + producer
+        + frame.arrowIpc().length;
   }
 
   /** Returns {@code writerId} if a header can hold it (1 to 255 UTF-8 bytes), else throws. */

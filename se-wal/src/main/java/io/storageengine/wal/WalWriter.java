@@ -1,5 +1,8 @@
 package io.storageengine.wal;
 
+import io.storageengine.common.ErrorCode;
+import io.storageengine.common.SeException;
+import java.time.Duration;
 import java.util.List;
 
 /**
@@ -22,4 +25,16 @@ public interface WalWriter {
    * absent or different). Called by ingestion before the first append of a stream.
    */
   void registerTableName(TableWal table, TableName name);
+
+  /**
+   * For the write side of idempotent ingestion: creates the table's {@code producers.json} when
+   * absent (so it exists before the first frame with a producer is appended), and returns the
+   * producer windows as of every segment now in the WAL. With {@code known} (a result of an
+   * earlier call) only the segments after its {@link ProducerWindows#throughSeq()} are read
+   * and folded into a copy.
+   */
+  default ProducerWindows catchUpProducerWindows(TableWal table, ProducerWindows known,
+      Duration retention) {
+    throw new SeException(ErrorCode.UNSUPPORTED, "this WAL writer does not keep producer windows");
+  }
 }

@@ -85,13 +85,13 @@ class WalSegmentCodecTest {
   void headerDecodesFromAPrefix() {
     byte[] prefix = Arrays.copyOf(SEGMENT, Math.min(SEGMENT.length, WalSegmentCodec.MAX_HEADER_BYTES));
     assertThat(WalSegmentCodec.decodeHeader(KEY, prefix))
-        .isEqualTo(new WalSegmentCodec.Header(WRITER, NONCE, TABLE, 2));
+        .isEqualTo(new WalSegmentCodec.Header(WRITER, NONCE, TABLE, 2, 1));
   }
 
   static Stream<Arguments> regions() {
     return Stream.of(
         Arguments.of("magic", 1, "bad magic bytes"),
-        Arguments.of("version", 5, "unsupported format version 254 (expected 1)"),
+        Arguments.of("version", 5, "unsupported format version 254 (expected 1 or 2)"),
         Arguments.of("writer id length", WRITER_LENGTH, "writer id length 65288 out of range"),
         Arguments.of("writer id", WRITER_ID + 3, "header checksum mismatch"),
         Arguments.of("writer nonce", NONCE_ID, "header checksum mismatch"),

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
@@ -86,6 +87,26 @@ public final class IngestClient implements AutoCloseable {
   public IngestStream open(IngestProtocol.Header header, Schema schema, int maxInFlight,
       CallOption... options) {
     return IngestStream.open(client, allocator, header, schema, maxInFlight, options);
+  }
+
+  /**
+   * Opens an idempotent stream ({@link IdempotentIngestStream}) of {@code producerId}: it
+   * numbers its batches and, after a break, reconnects and resends the unacknowledged ones with
+   * their sequences, so each batch is stored once.
+   */
+  public IdempotentIngestStream openIdempotent(String catalog, List<String> namespace,
+      String table, WalOperation operation, Schema schema, String producerId,
+      CallOption... options) {
+    return openIdempotent(new IngestProtocol.Header(catalog, namespace, table, operation,
+        producerId), schema, DEFAULT_MAX_IN_FLIGHT, IdempotentIngestStream.DEFAULT_ATTEMPTS,
+        IdempotentIngestStream.DEFAULT_BACKOFF, options);
+  }
+
+  /** {@link #openIdempotent} with an explicit header (with a producer id) and limits. */
+  public IdempotentIngestStream openIdempotent(IngestProtocol.Header header, Schema schema,
+      int maxInFlight, int reconnectAttempts, Duration backoff, CallOption... options) {
+    return new IdempotentIngestStream(this, allocator, header, schema, maxInFlight,
+        reconnectAttempts, backoff, options);
   }
 
   /**

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.CallStatus;
@@ -80,6 +81,14 @@ public final class IngestStream implements AutoCloseable {
     }
   }
 
+  /**
+   * How many batches the server acknowledged as duplicates: already durable from an earlier
+   * send of the same (producer id, sequence), so not written again.
+   */
+  public long duplicates() {
+    return acks.duplicates.get();
+  }
+
   /** The stream's schema; every batch sent must have exactly this schema. */
   public Schema schema() {
     return root.getSchema();
@@ -90,6 +99,16 @@ public final class IngestStream implements AutoCloseable {
    * with the request id once the batch is durable, or exceptionally with the stream's failure.
    */
   public CompletableFuture<Long> send(VectorSchemaRoot batch) throws InterruptedException {
+    return send(batch, null);
+  }
+
+  /**
+   * As {@link #send(VectorSchemaRoot)}, numbered with {@code sequence} (a stream opened with a
+   * producer id needs one on every batch; null: none). {@link IdempotentIngestStream} numbers
+   * and resends batches itself.
+   */
+  public CompletableFuture<Long> send(VectorSchemaRoot batch, Long sequence)
+      throws InterruptedException {
     if (finished) {
       throw new IllegalStateException("stream already finished");
     }
@@ -106,7 +125,7 @@ public final class IngestStream implements AutoCloseable {
       loader.load(data);
     }
     awaitTransportReady();
-    listener.putNext(buffer(IngestProtocol.encodeRequestId(requestId)));
+    listener.putNext(buffer(IngestProtocol.encodeBatch(requestId, sequence)));
     return future;
   }
 
@@ -184,6 +203,7 @@ public final class IngestStream implements AutoCloseable {
   private static final class Acks implements FlightClient.PutListener {
     private final Map<Long, CompletableFuture<Long>> pending = new ConcurrentHashMap<>();
     private final CompletableFuture<Void> done = new CompletableFuture<>();
+    private final AtomicLong duplicates = new AtomicLong();
 
     CompletableFuture<Long> expect(long requestId) {
       CompletableFuture<Long> future = new CompletableFuture<>();
@@ -203,6 +223,9 @@ public final class IngestStream implements AutoCloseable {
       byte[] bytes = new byte[(int) metadata.readableBytes()];
       metadata.getBytes(metadata.readerIndex(), bytes);
       CompletableFuture<Long> future = pending.remove(IngestProtocol.parseAck(bytes));
+      if (future != null && IngestProtocol.isDuplicateAck(bytes)) {
+        duplicates.incrementAndGet();
+      }
       if (future != null) {
         future.complete(IngestProtocol.parseAck(bytes));
       }

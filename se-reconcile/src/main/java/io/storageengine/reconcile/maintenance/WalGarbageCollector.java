@@ -1,5 +1,6 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
@@ -44,6 +45,7 @@ final class WalGarbageCollector {
     if (seq <= 0 || seq <= wal.state(tableWal).gcSeq()) {
       return 0;
     }
-    return wal.collectGarbage(tableWal, seq);
+    // The table's producer retention: GC folds the deleted segments into producers.json first.
+    return wal.collectGarbage(tableWal, seq, TableSettings.producerRetention(table));
   }
 }

@@ -1,0 +1,48 @@
+package io.storageengine.ingest;
+
+import io.storageengine.catalog.TableSettings;
+import io.storageengine.common.SeException;
+import io.storageengine.wal.ProducerStamp;
+import java.time.Duration;
+import org.apache.iceberg.Table;
+
+/**
+ * The rules of idempotent streams shared by the native protocol and bulk ingest: a stream with
+ * a producer id numbers every batch with a sequence, a stream without one numbers none, and a
+ * batch's frame carries its (producer, sequence) so readers can skip a second copy.
+ */
+final class IdempotentBatches {
+  private IdempotentBatches() {}
+
+  /**
+   * A stream of {@code target} with a producer id opens: catches the table's producer windows
+   * up with its WAL and returns the table's producer retention.
+   */
+  static Duration open(IngestService service, IngestTarget target, Table table) {
+    Duration retention = TableSettings.producerRetention(table);
+    service.producers().open(target.wal(), retention);
+    return retention;
+  }
+
+  /** INVALID_ARGUMENT naming {@code sequence} unless the batch has one exactly when the stream has a producer. */
+  static void check(String producerId, IngestProtocol.BatchMetadata metadata) {
+    if (producerId == null && metadata.sequence() != null) {
+      throw SeException.invalid("batch app_metadata: field `sequence` needs a stream with a "
+          + "producer id (header field `producer_id`)");
+    }
+    if (producerId != null && metadata.sequence() == null) {
+      throw SeException.invalid("batch app_metadata: missing field `sequence` (every batch of a "
+          + "stream with a producer id carries one)");
+    }
+  }
+
+  /** {@code batch} as the write of ({@code producerId}, {@code sequence}); unchanged without a producer. */
+  static BatchIntake.Prepared stamp(BatchIntake.Prepared batch, String producerId, Long sequence,
+      Duration retention) {
+    if (producerId == null) {
+      return batch;
+    }
+    return batch.withProducer(
+        new ProducerStamp(producerId, sequence, System.currentTimeMillis()), retention);
+  }
+}
