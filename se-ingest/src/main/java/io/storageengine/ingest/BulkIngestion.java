@@ -1,5 +1,6 @@
 package io.storageengine.ingest;
 
+import io.grpc.ServerCall;
 import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -7,12 +8,10 @@ import io.storageengine.wal.WalOperation;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions;
 import org.apache.arrow.flight.sql.impl.FlightSql.DoPutUpdateResult;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
@@ -24,61 +23,67 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * does not exist, {@code if_not_exist = CREATE} creates an append table (format v3) from the
  * Arrow schema, anything else is NOT_FOUND. If it exists, {@code APPEND} appends, {@code REPLACE}
  * is refused (ingestion never drops data) and anything else is ALREADY_EXISTS. The update count
- * is sent once every row is durable.
+ * is sent once every row is durable. Read without a thread of its own as {@link PushIngestion}
+ * describes: the command is checked when the call opens, the table resolved (or created) when
+ * the schema arrives, then every batch with rows is submitted; {@code app_metadata} is ignored.
  */
-final class BulkIngestion extends StreamIngestion {
+final class BulkIngestion extends PushIngestion {
   /** The one option understood in {@code options}: {@code upsert} (default) or {@code delete}. */
   static final String OPERATION_OPTION = "se.operation";
 
   private final CommandStatementIngest command;
+  private final WalOperation operation;
+  private final TableIdentifier identifier;
   private final AtomicLong durableRows = new AtomicLong();
+  private BatchValidator validator;
+  private long batch;
   private long submittedRows;
 
-  BulkIngestion(IngestService service, CommandStatementIngest command, FlightStream stream,
-      AckSender acks, String name) {
-    super(service, stream, acks, name);
+  private BulkIngestion(IngestService service, ServerCall<byte[], byte[]> call,
+      CommandStatementIngest command, WalOperation operation, TableIdentifier identifier,
+      String name) {
+    super(service, call, name, false);
     this.command = command;
+    this.operation = operation;
+    this.identifier = identifier;
+  }
+
+  /** A bulk ingest of {@code command} on {@code call}; throws if the command is not accepted. */
+  static BulkIngestion open(IngestService service, ServerCall<byte[], byte[]> call,
+      CommandStatementIngest command, String name) {
+    WalOperation operation = checkCommand(command);
+    TableIdentifier identifier = identifier(command);
+    return new BulkIngestion(service, call, command, operation, identifier, name);
   }
 
   @Override
-  void ingest(BufferAllocator allocator) throws Exception {
-    WalOperation operation = checkCommand();
+  void schemaArrived(Schema schema, DictionaryProvider dictionaries) {
     String catalogId = command.getCatalog();
-    TableIdentifier identifier = identifier();
-    Schema schema = stream.getSchema();
     Table table = resolveTable(catalogId, identifier, schema);
     IngestTarget target = TableResolver.target(catalogId, identifier, table, operation);
-    BatchValidator validator =
-        BatchValidator.forStream(target, schema, stream.getDictionaryProvider());
+    BatchValidator forStream = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target);
-
-    long batch = 0;
-    while (true) {
-      flow.awaitRoom();
-      if (flow.failure() != null || !flow.next(stream)) {
-        return;
-      }
-      VectorSchemaRoot root = stream.getRoot();
-      int rows = root.getRowCount();
-      if (rows == 0) {
-        continue;
-      }
-      batch++;
-      submittedRows += rows;
-      submit(validator, root, allocator, batch, "batch " + batch,
-          () -> durableRows.addAndGet(rows));
-    }
+    validator = forStream;
   }
 
   @Override
-  void succeed() {
-    // Every submitted batch settled without failure, so every row is durable.
-    assert durableRows.get() == submittedRows;
-    acks.send(DoPutUpdateResult.newBuilder().setRecordCount(submittedRows).build().toByteArray());
-    acks.complete();
+  void message(int rows, byte[] appMetadata) {
+    if (rows == 0) {
+      return;
+    }
+    batch++;
+    submittedRows += rows;
+    submit(validator, batch, "batch " + batch, () -> durableRows.addAndGet(rows));
   }
 
-  private WalOperation checkCommand() {
+  @Override
+  void succeeded() {
+    // Every submitted batch settled without failure, so every row is durable.
+    assert durableRows.get() == submittedRows;
+    call.send(DoPutUpdateResult.newBuilder().setRecordCount(submittedRows).build().toByteArray());
+  }
+
+  private static WalOperation checkCommand(CommandStatementIngest command) {
     if (!command.hasCatalog() || command.getCatalog().isEmpty()) {
       throw SeException.invalid("catalog: required, the tenant (catalog) id");
     }
@@ -106,7 +111,7 @@ final class BulkIngestion extends StreamIngestion {
    * outside every namespace could not be queried); names are names, never paths
    * ({@link TableLocationPolicy#checkIdentifier}).
    */
-  private TableIdentifier identifier() {
+  private static TableIdentifier identifier(CommandStatementIngest command) {
     String schema = command.hasSchema() ? command.getSchema() : "";
     if (schema.isEmpty()) {
       throw SeException.invalid("schema: required, the table's namespace (e.g. `analytics` or `analytics.events`)");
