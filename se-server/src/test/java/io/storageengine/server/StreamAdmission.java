@@ -9,6 +9,7 @@ import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.wal.WalOperation;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,8 +18,10 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -154,6 +157,7 @@ final class StreamAdmission {
     long cpuStarted;
     long jitStarted;
     int landed = 0;
+    Map<Long, ThreadCpu> cpuByThread;
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     try (BufferAllocator allocator = new RootAllocator()) {
       List<FlightClient> connections = new ArrayList<>();
@@ -181,6 +185,7 @@ final class StreamAdmission {
           }));
         }
         threads.resetPeakThreadCount();
+        cpuByThread = threadCpu(threads);
         wallStarted = System.nanoTime();
         cpuStarted = processCpuNanos();
         jitStarted = jitMillis();
@@ -214,6 +219,9 @@ final class StreamAdmission {
       }
     }
     int peakThreads = threads.getPeakThreadCount();
+    if (Boolean.getBoolean("se.admission.cpu-by-thread")) {
+      System.out.println(cpuByThreadGroup(cpuByThread, threadCpu(threads)));
+    }
     double wall = (System.nanoTime() - wallStarted) / 1e9;
     double cpu = (processCpuNanos() - cpuStarted) / 1e9;
     double jit = (jitMillis() - jitStarted) / 1e3;
@@ -302,6 +310,45 @@ final class StreamAdmission {
       stream.send(root).get(5, TimeUnit.MINUTES);
       stream.finish();
     }
+  }
+
+  private record ThreadCpu(String name, long nanos) {}
+
+  /** CPU time of every live thread so far. */
+  private static Map<Long, ThreadCpu> threadCpu(ThreadMXBean threads) {
+    Map<Long, ThreadCpu> cpu = new HashMap<>();
+    for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+      if (info != null) {
+        long nanos = threads.getThreadCpuTime(info.getThreadId());
+        if (nanos >= 0) {
+          cpu.put(info.getThreadId(), new ThreadCpu(info.getThreadName(), nanos));
+        }
+      }
+    }
+    return cpu;
+  }
+
+  /**
+   * {@code -Dse.admission.cpu-by-thread=true}: the burst's CPU seconds per thread group (names
+   * without their numbers), highest first, as one JSON line; threads that ended during the burst
+   * are missing.
+   */
+  private static String cpuByThreadGroup(Map<Long, ThreadCpu> before, Map<Long, ThreadCpu> after) {
+    Map<String, Double> groups = new HashMap<>();
+    after.forEach((id, cpu) -> {
+      ThreadCpu started = before.get(id);
+      double seconds = (cpu.nanos() - (started == null ? 0 : started.nanos())) / 1e9;
+      groups.merge(cpu.name().replaceAll("[0-9]+", "N"), seconds, Double::sum);
+    });
+    StringBuilder json = new StringBuilder("{\"cpu_s_by_thread\":{");
+    groups.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .filter(e -> e.getValue() >= 0.01)
+        .forEach(e -> json.append(String.format(Locale.ROOT, "\"%s\":%.2f,", e.getKey(),
+            e.getValue())));
+    if (json.charAt(json.length() - 1) == ',') {
+      json.setLength(json.length() - 1);
+    }
+    return json.append("}}").toString();
   }
 
   /** CPU time of this JVM so far; -1 where the platform does not tell. */
