@@ -1,5 +1,6 @@
 package io.storageengine.ingest;
 
+import io.grpc.ServerCall;
 import io.storageengine.catalog.TableLocationPolicy;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -9,12 +10,10 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
-import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest.TableDefinitionOptions;
 import org.apache.arrow.flight.sql.impl.FlightSql.DoPutUpdateResult;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
@@ -26,7 +25,9 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * does not exist, {@code if_not_exist = CREATE} creates an append table (format v3) from the
  * Arrow schema, anything else is NOT_FOUND. If it exists, {@code APPEND} appends, {@code REPLACE}
  * is refused (ingestion never drops data) and anything else is ALREADY_EXISTS. The update count
- * is sent once every row is durable.
+ * is sent once every row is durable. Read without a thread of its own as {@link PushIngestion}
+ * describes: the command is checked when the call opens, the table resolved (or created) when
+ * the schema arrives, then every batch with rows is submitted; {@code app_metadata} is ignored.
  *
  * <p>Idempotent statements: options {@code se.producer-id} and {@code se.sequence} (both or
  * neither) make batch i (from 0) of the statement the write ({@code producer}, {@code sequence
@@ -34,7 +35,7 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * same order) writes only the batches not durable yet, and its update count counts every row.
  * The next statement of the producer numbers its batches after this one's.
  */
-final class BulkIngestion extends StreamIngestion {
+final class BulkIngestion extends PushIngestion {
   /** Option: {@code upsert} (default) or {@code delete}. */
   static final String OPERATION_OPTION = "se.operation";
   /** Option: the producer id of an idempotent statement. */
@@ -43,66 +44,79 @@ final class BulkIngestion extends StreamIngestion {
   static final String SEQUENCE_OPTION = "se.sequence";
 
   private final CommandStatementIngest command;
+  private final WalOperation operation;
+  private final TableIdentifier identifier;
   private final AtomicLong durableRows = new AtomicLong();
+  /** The statement's producer id (null: not idempotent) and the sequence of its first batch. */
+  private final String producerId;
+  private final long firstSequence;
+  private BatchValidator validator;
+  private Duration producerRetention;
+  private long batch;
   private long submittedRows;
 
-  BulkIngestion(IngestService service, CommandStatementIngest command, FlightStream stream,
-      AckSender acks, String name) {
-    super(service, stream, acks, name);
+  private BulkIngestion(IngestService service, ServerCall<byte[], byte[]> call,
+      CommandStatementIngest command, WalOperation operation, TableIdentifier identifier,
+      String name) {
+    super(service, call, name, false);
     this.command = command;
+    this.operation = operation;
+    this.identifier = identifier;
+    this.producerId = command.getOptionsMap().get(PRODUCER_OPTION);
+    this.firstSequence = sequenceOption(command, producerId);
+  }
+
+  /** A bulk ingest of {@code command} on {@code call}; throws if the command is not accepted. */
+  static BulkIngestion open(IngestService service, ServerCall<byte[], byte[]> call,
+      CommandStatementIngest command, String name) {
+    WalOperation operation = checkCommand(command);
+    TableIdentifier identifier = identifier(command);
+    return new BulkIngestion(service, call, command, operation, identifier, name);
   }
 
   @Override
-  void ingest(BufferAllocator allocator) throws Exception {
-    WalOperation operation = checkCommand();
+  void schemaArrived(Schema schema, DictionaryProvider dictionaries) {
     String catalogId = command.getCatalog();
-    TableIdentifier identifier = identifier();
-    Schema schema = stream.getSchema();
     Table table = resolveTable(catalogId, identifier, schema);
     IngestTarget target = TableResolver.target(catalogId, identifier, table, operation);
-    BatchValidator validator =
-        BatchValidator.forStream(target, schema, stream.getDictionaryProvider());
+    BatchValidator forStream = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target);
-    String producerId = command.getOptionsMap().get(PRODUCER_OPTION);
-    long firstSequence = sequenceOption(producerId);
-    Duration retention = producerId == null ? null : IdempotentBatches.open(service, target, table);
-
-    long batch = 0;
-    while (true) {
-      flow.awaitRoom();
-      if (flow.failure() != null || !flow.next(stream)) {
-        return;
-      }
-      VectorSchemaRoot root = stream.getRoot();
-      int rows = root.getRowCount();
-      if (rows == 0) {
-        continue;
-      }
-      batch++;
-      submittedRows += rows;
-      ProducerStamp stamp = null;
-      if (producerId != null) {
-        long sequence = firstSequence + batch - 1;
-        if (service.producers().isDurable(target.wal(), producerId, sequence, retention)) {
-          durableRows.addAndGet(rows); // written by an earlier attempt of the statement
-          continue;
-        }
-        stamp = new ProducerStamp(producerId, sequence, System.currentTimeMillis());
-      }
-      submit(validator, root, allocator, batch, "batch " + batch,
-          () -> durableRows.addAndGet(rows), stamp, retention);
+    if (producerId != null) {
+      producerRetention = IdempotentBatches.open(service, target, table);
     }
+    validator = forStream;
   }
 
   @Override
-  void succeed() {
-    // Every submitted batch settled without failure, so every row is durable.
-    assert durableRows.get() == submittedRows;
-    acks.send(DoPutUpdateResult.newBuilder().setRecordCount(submittedRows).build().toByteArray());
-    acks.complete();
+  void message(int rows, byte[] appMetadata) {
+    if (rows == 0) {
+      return;
+    }
+    batch++;
+    submittedRows += rows;
+    ProducerStamp stamp = null;
+    if (producerId != null) {
+      long sequence = firstSequence + batch - 1;
+      if (service.producers().isDurable(validator.target().wal(), producerId, sequence,
+          producerRetention)) {
+        skipLoaded();
+        durableRows.addAndGet(rows); // written by an earlier attempt of the statement
+        return;
+      }
+      stamp = new ProducerStamp(producerId, sequence, System.currentTimeMillis());
+    }
+    submit(validator, batch, "batch " + batch, () -> durableRows.addAndGet(rows), stamp,
+        producerRetention);
   }
 
-  private WalOperation checkCommand() {
+  @Override
+  void succeeded() {
+    // Every submitted batch settled without failure, so every row is durable.
+    assert durableRows.get() == submittedRows;
+    call.send(DoPutUpdateResult.newBuilder().setRecordCount(submittedRows).build().toByteArray());
+  }
+
+  private static WalOperation checkCommand(CommandStatementIngest command) {
     if (!command.hasCatalog() || command.getCatalog().isEmpty()) {
       throw SeException.invalid("catalog: required, the tenant (catalog) id");
     }
@@ -126,11 +140,12 @@ final class BulkIngestion extends StreamIngestion {
         default -> throw SeException.invalid("options: unknown option `%s`", option.getKey());
       }
     }
+    sequenceOption(command, command.getOptionsMap().get(PRODUCER_OPTION));
     return operation;
   }
 
   /** The statement's {@code se.sequence}: required with a producer id, refused without one. */
-  private long sequenceOption(String producerId) {
+  private static long sequenceOption(CommandStatementIngest command, String producerId) {
     String value = command.getOptionsMap().get(SEQUENCE_OPTION);
     if (producerId == null) {
       if (value != null) {
@@ -159,7 +174,7 @@ final class BulkIngestion extends StreamIngestion {
    * outside every namespace could not be queried); names are names, never paths
    * ({@link TableLocationPolicy#checkIdentifier}).
    */
-  private TableIdentifier identifier() {
+  private static TableIdentifier identifier(CommandStatementIngest command) {
     String schema = command.hasSchema() ? command.getSchema() : "";
     if (schema.isEmpty()) {
       throw SeException.invalid("schema: required, the table's namespace (e.g. `analytics` or `analytics.events`)");

@@ -8,9 +8,9 @@ import java.util.Iterator;
 import java.util.List;
 
 /**
- * The global budget of unacknowledged bytes shared by every stream. A reading thread may block
- * for room ({@link #acquire}); a stream without a thread of its own queues for it
- * ({@link #acquireOrQueue}) and is granted room, in arrival order, by whoever releases enough.
+ * The global budget of unacknowledged bytes shared by every stream. A stream (read without a
+ * thread of its own) takes room or queues for it ({@link #acquireOrQueue}) and is granted room,
+ * in arrival order, by whoever releases enough.
  */
 final class ByteBudget {
   private final long capacity;
@@ -21,15 +21,6 @@ final class ByteBudget {
 
   ByteBudget(long capacity) {
     this.capacity = capacity;
-  }
-
-  /** Blocks until {@code bytes} fit; RESOURCE_EXHAUSTED if they never can. */
-  synchronized void acquire(long bytes) throws InterruptedException {
-    checkFits(bytes);
-    while (used + bytes > capacity) {
-      wait();
-    }
-    used += bytes;
   }
 
   /**
@@ -70,7 +61,6 @@ final class ByteBudget {
         used += next.bytes();
         granted.add(next.granted());
       }
-      notifyAll();
     }
     granted.forEach(Runnable::run);
   }

@@ -1,26 +1,33 @@
 package io.storageengine.ingest;
 
+import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.grpc.Metadata;
 import io.grpc.ServerCall;
 import io.grpc.ServerCallHandler;
 import io.storageengine.common.FlightErrors;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.impl.Flight;
+import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 
 /**
  * The DoPut method of the Flight service (bound with byte-array messages): reads the first
  * message, which carries the descriptor, and hands the call to ingestion's push-based
- * {@link NativeIngestion} for a native ingest descriptor, or to {@code others} (Arrow Flight's
- * own handler: Flight SQL bulk ingest and updates) for anything else, the first message
- * included. A call without a readable descriptor goes to {@code others} too, as before.
+ * {@link NativeIngestion} for a native ingest descriptor, to its {@link BulkIngestion} for a
+ * Flight SQL {@code CommandStatementIngest} (once {@code bulkAdmission} admitted it), or to
+ * {@code others} (Arrow Flight's own handler: Flight SQL updates) for anything else, the first
+ * message included. A call without a readable descriptor goes to {@code others} too, as before.
  */
 final class DoPutRouter implements ServerCallHandler<byte[], byte[]> {
   private final IngestService service;
+  private final UnaryOperator<CommandStatementIngest> bulkAdmission;
   private final ServerCallHandler<byte[], byte[]> others;
 
-  DoPutRouter(IngestService service, ServerCallHandler<byte[], byte[]> others) {
+  DoPutRouter(IngestService service, UnaryOperator<CommandStatementIngest> bulkAdmission,
+      ServerCallHandler<byte[], byte[]> others) {
     this.service = service;
+    this.bulkAdmission = bulkAdmission;
     this.others = others;
   }
 
@@ -31,22 +38,40 @@ final class DoPutRouter implements ServerCallHandler<byte[], byte[]> {
     return routing;
   }
 
-  private static boolean isNative(byte[] message) {
+  /** What the first message's descriptor asks for. */
+  private sealed interface Route {}
+
+  private record Native() implements Route {}
+
+  private record Bulk(CommandStatementIngest command) implements Route {}
+
+  private record Other() implements Route {}
+
+  private static Route route(byte[] message) {
     byte[] descriptor;
     try {
       descriptor = PutMessage.parse(message).descriptor();
     } catch (RuntimeException e) {
-      return false;
+      return new Other();
     }
     if (descriptor == null) {
-      return false;
+      return new Other();
     }
     try {
       Flight.FlightDescriptor parsed = Flight.FlightDescriptor.parseFrom(descriptor);
-      return parsed.getType() == Flight.FlightDescriptor.DescriptorType.CMD
-          && IngestProtocol.isNativeIngest(FlightDescriptor.command(parsed.getCmd().toByteArray()));
+      if (parsed.getType() != Flight.FlightDescriptor.DescriptorType.CMD) {
+        return new Other();
+      }
+      byte[] command = parsed.getCmd().toByteArray();
+      if (IngestProtocol.isNativeIngest(FlightDescriptor.command(command))) {
+        return new Native();
+      }
+      // As Flight SQL's own dispatch reads it; what it cannot unpack stays its to answer.
+      Any any = Any.parseFrom(command);
+      return any.is(CommandStatementIngest.class)
+          ? new Bulk(any.unpack(CommandStatementIngest.class)) : new Other();
     } catch (InvalidProtocolBufferException e) {
-      return false;
+      return new Other();
     }
   }
 
@@ -64,9 +89,12 @@ final class DoPutRouter implements ServerCallHandler<byte[], byte[]> {
     @Override
     public void onMessage(byte[] message) {
       if (delegate == null) {
-        if (isNative(message)) {
+        Route route = route(message);
+        if (!(route instanceof Other)) {
           try {
-            delegate = service.openNativeStream(call);
+            delegate = route instanceof Bulk bulk
+                ? service.openBulkStream(call, bulkAdmission.apply(bulk.command()))
+                : service.openNativeStream(call);
           } catch (RuntimeException e) {
             call.close(FlightErrors.toGrpcStatus(e), new Metadata());
             delegate = new ServerCall.Listener<>() {};

@@ -12,9 +12,11 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
- * One {@link TableCommitter} per table WAL, all flushing on one pool. The table's
- * name is registered next to its WAL once, when its committer is created. The committer of a
- * table found dropped is forgotten (its streams fail NOT_FOUND).
+ * One {@link TableCommitter} per table WAL, all flushing on one pool. The table's name is
+ * registered next to its WAL before its committer is created, outside the map's lock, so the
+ * storage round trip never holds up the streams of other tables; the first streams of a table
+ * may each write it (a hint, last writer wins, all write the same). The committer of a table
+ * found dropped is forgotten (its streams fail NOT_FOUND).
  */
 final class GroupCommitter implements AutoCloseable {
   private final WalWriter wal;
@@ -45,9 +47,13 @@ final class GroupCommitter implements AutoCloseable {
 
   /** The committer of {@code target}'s table, created (and its name registered) on first use. */
   TableCommitter committer(IngestTarget target) {
+    TableCommitter existing = committers.get(target.wal());
+    if (existing != null) {
+      return existing;
+    }
     try {
+      wal.registerTableName(target.wal(), target.tableName());
       return committers.computeIfAbsent(target.wal(), table -> {
-        wal.registerTableName(table, target.tableName());
         TableCommitter[] self = new TableCommitter[1];
         self[0] = new TableCommitter(table, wal, executor, listener, config,
             new TableIdentityCheck(catalogs, target), () -> committers.remove(table, self[0]));

@@ -2,7 +2,6 @@ package io.storageengine.ingest;
 
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
-import io.storageengine.wal.ProducerStamp;
 import java.time.Duration;
 import org.apache.iceberg.Table;
 
@@ -34,15 +33,5 @@ final class IdempotentBatches {
       throw SeException.invalid("batch app_metadata: missing field `sequence` (every batch of a "
           + "stream with a producer id carries one)");
     }
-  }
-
-  /** {@code batch} as the write of ({@code producerId}, {@code sequence}); unchanged without a producer. */
-  static BatchIntake.Prepared stamp(BatchIntake.Prepared batch, String producerId, Long sequence,
-      Duration retention) {
-    if (producerId == null) {
-      return batch;
-    }
-    return batch.withProducer(
-        new ProducerStamp(producerId, sequence, System.currentTimeMillis()), retention);
   }
 }

@@ -7,26 +7,17 @@ import org.apache.arrow.flight.sql.NoOpFlightSqlProducer;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 
 /**
- * A Flight (SQL) producer that serves ingestion only: Flight SQL bulk ingest goes to the
- * {@link IngestService}; every other call is UNIMPLEMENTED. Native ingest streams never reach a
- * producer: host it with {@link IngestService#flightService}, whose DoPut serves them. For
- * benchmarks, tests and embedding; the server composes its own producer that delegates the same
- * way.
+ * A Flight (SQL) producer for a service that serves ingestion only: every call is UNIMPLEMENTED.
+ * Ingest streams (native and Flight SQL bulk ingest) never reach a producer: host it with
+ * {@link IngestService#flightService}, whose DoPut serves them. For benchmarks, tests and
+ * embedding.
  */
 public class IngestFlightProducer extends NoOpFlightSqlProducer {
-  private final IngestService service;
-
-  public IngestFlightProducer(IngestService service) {
-    this.service = service;
-  }
-
   @Override
   public Runnable acceptPut(CallContext context, FlightStream stream,
       StreamListener<PutResult> ackStream) {
     if (IngestService.isNativeIngest(stream.getDescriptor())) {
-      return () -> ackStream.onError(CallStatus.INTERNAL.withDescription("native ingest is "
-          + "served by IngestService#serveDoPut, which this Flight service was built without")
-          .toRuntimeException());
+      return () -> ackStream.onError(notServed("native ingest"));
     }
     return super.acceptPut(context, stream, ackStream);
   }
@@ -34,6 +25,12 @@ public class IngestFlightProducer extends NoOpFlightSqlProducer {
   @Override
   public Runnable acceptPutStatementBulkIngest(CommandStatementIngest command, CallContext context,
       FlightStream stream, StreamListener<PutResult> ackStream) {
-    return service.acceptBulkIngest(command, context, stream, ackStream);
+    return () -> ackStream.onError(notServed("bulk ingest"));
+  }
+
+  /** An ingest stream that reached a producer: the Flight service was built without ingestion. */
+  public static RuntimeException notServed(String what) {
+    return CallStatus.INTERNAL.withDescription(what + " is served by IngestService#serveDoPut, "
+        + "which this Flight service was built without").toRuntimeException();
   }
 }

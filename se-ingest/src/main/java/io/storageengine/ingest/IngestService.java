@@ -21,22 +21,19 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.flight.FlightDescriptor;
 import org.apache.arrow.flight.FlightGrpcUtils;
 import org.apache.arrow.flight.FlightProducer;
-import org.apache.arrow.flight.FlightProducer.CallContext;
-import org.apache.arrow.flight.FlightProducer.StreamListener;
-import org.apache.arrow.flight.FlightStream;
-import org.apache.arrow.flight.PutResult;
 import org.apache.arrow.flight.auth.ServerAuthHandler;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
  * Durable ingestion over Arrow Flight: the native protocol (descriptor recognised by
- * {@link #isNativeIngest}) through the DoPut method {@link #serveDoPut} installs in Flight's
- * service, Flight SQL's {@code CommandStatementIngest} through {@link #acceptBulkIngest}, to
- * which the server's one Flight producer delegates. Each batch is validated against the target
+ * {@link #isNativeIngest}) and Flight SQL's {@code CommandStatementIngest} through the DoPut
+ * method {@link #serveDoPut} installs in Flight's service, both read without a thread per
+ * stream. Each batch is validated against the target
  * table, converted to the table's types, group-committed into the table's WAL, and acknowledged
  * only once its segment is durable. Nothing acknowledged is lost; nothing rejected is written.
  *
@@ -65,7 +62,6 @@ public final class IngestService implements AutoCloseable {
   };
 
   private final BufferAllocator allocator;
-  private final BufferAllocator ackAllocator;
   private final TableResolver resolver;
   private final GroupCommitter committer;
   private final ProducerWindowCache producers;
@@ -117,7 +113,6 @@ public final class IngestService implements AutoCloseable {
         listener == null ? IngestListener.NONE : listener, config, Objects.requireNonNull(threads, "threads"));
     this.producers = new ProducerWindowCache(wal);
     this.budget = new ByteBudget(config.globalBytes());
-    this.ackAllocator = allocator.newChildAllocator("ingest-acks", 0, 16L << 20);
   }
 
   /** What this process knows of the tables' idempotent producers. */
@@ -135,19 +130,31 @@ public final class IngestService implements AutoCloseable {
     return IngestProtocol.isNativeIngest(descriptor);
   }
 
+  /** {@link #serveDoPut(ServerServiceDefinition, UnaryOperator)} admitting every bulk ingest. */
+  public ServerServiceDefinition serveDoPut(ServerServiceDefinition flight) {
+    return serveDoPut(flight, UnaryOperator.identity());
+  }
+
   /**
    * Flight's service definition (bound with byte-array messages) with its DoPut replaced: native
-   * ingest streams (ARCHITECTURE.md 6.1) are read as their messages arrive, without a thread per
-   * stream; every other DoPut (Flight SQL bulk ingest, updates) goes to the definition's own
-   * DoPut. Install interceptors around the result, {@link #doPutGuard()} innermost.
+   * ingest streams (ARCHITECTURE.md 6.1) and Flight SQL bulk ingest (6.2) are read as their
+   * messages arrive, without a thread per stream; every other DoPut (Flight SQL updates, a
+   * command that is neither) goes to the definition's own DoPut. Install interceptors around the
+   * result, {@link #doPutGuard()} innermost.
+   *
+   * @param bulkAdmission runs on the call's gRPC context when a bulk ingest opens, before
+   *     ingestion checks the command: returns the command to ingest (e.g. with the catalog the
+   *     call selects), or throws an {@link SeException} that ends the call with its status
    */
-  public ServerServiceDefinition serveDoPut(ServerServiceDefinition flight) {
+  public ServerServiceDefinition serveDoPut(ServerServiceDefinition flight,
+      UnaryOperator<CommandStatementIngest> bulkAdmission) {
+    Objects.requireNonNull(bulkAdmission, "bulkAdmission");
     ServerServiceDefinition.Builder builder =
         ServerServiceDefinition.builder(flight.getServiceDescriptor());
     boolean replaced = false;
     for (ServerMethodDefinition<?, ?> method : flight.getMethods()) {
       if (method.getMethodDescriptor().getFullMethodName().equals(DoPutGuard.DO_PUT)) {
-        builder.addMethod(doPut(method));
+        builder.addMethod(doPut(method, bulkAdmission));
         replaced = true;
       } else {
         builder.addMethod(method);
@@ -165,7 +172,7 @@ public final class IngestService implements AutoCloseable {
    * gRPC server (benchmarks, tests, embedding) hosts to serve ingestion.
    *
    * @param allocator where Flight decodes what the producer reads itself
-   * @param executor runs Flight's DoPut handlers of the producer (bulk ingest)
+   * @param executor runs Flight's handlers of the producer (DoPut: Flight SQL updates)
    */
   public ServerServiceDefinition flightService(BufferAllocator allocator, FlightProducer producer,
       ExecutorService executor) {
@@ -178,10 +185,11 @@ public final class IngestService implements AutoCloseable {
 
   /** The method must be bound with byte-array messages (see {@link #serveDoPut}). */
   @SuppressWarnings("unchecked")
-  private ServerMethodDefinition<byte[], byte[]> doPut(ServerMethodDefinition<?, ?> method) {
+  private ServerMethodDefinition<byte[], byte[]> doPut(ServerMethodDefinition<?, ?> method,
+      UnaryOperator<CommandStatementIngest> bulkAdmission) {
     ServerMethodDefinition<byte[], byte[]> bytes = (ServerMethodDefinition<byte[], byte[]>) method;
     return ServerMethodDefinition.create(bytes.getMethodDescriptor(),
-        new DoPutRouter(this, bytes.getServerCallHandler()));
+        new DoPutRouter(this, bulkAdmission, bytes.getServerCallHandler()));
   }
 
   /** A native ingest stream on {@code call}, which the router already read the descriptor of. */
@@ -192,11 +200,16 @@ public final class IngestService implements AutoCloseable {
     return new NativeIngestion(this, call, "ingest-stream-" + streams.incrementAndGet());
   }
 
-  /** Handles one Flight SQL bulk ingest (ARCHITECTURE.md 6.2). */
-  public Runnable acceptBulkIngest(CommandStatementIngest command, CallContext context,
-      FlightStream stream, StreamListener<PutResult> ackStream) {
-    String name = "bulk-ingest-" + streams.incrementAndGet();
-    return new BulkIngestion(this, command, stream, new AckSender(ackStream, ackAllocator), name);
+  /**
+   * A Flight SQL bulk ingest (ARCHITECTURE.md 6.2) of {@code command}, already admitted, on
+   * {@code call}, which the router already read the descriptor of.
+   */
+  ServerCall.Listener<byte[]> openBulkStream(ServerCall<byte[], byte[]> call,
+      CommandStatementIngest command) {
+    if (closed.get()) {
+      throw new SeException(ErrorCode.UNAVAILABLE, "ingestion is shutting down: retry");
+    }
+    return BulkIngestion.open(this, call, command, "bulk-ingest-" + streams.incrementAndGet());
   }
 
   /**
@@ -223,7 +236,6 @@ public final class IngestService implements AutoCloseable {
   public void close() {
     if (closed.compareAndSet(false, true)) {
       committer.close();
-      ackAllocator.close();
     }
   }
 
@@ -242,10 +254,6 @@ public final class IngestService implements AutoCloseable {
 
   ByteBudget budget() {
     return budget;
-  }
-
-  StreamFlow newFlow() {
-    return new StreamFlow(config.maxUnacknowledgedBatches(), config.maxStreamBytes(), budget);
   }
 
   TableResolver resolver() {

@@ -1,294 +1,48 @@
 package io.storageengine.ingest;
 
 import io.grpc.ServerCall;
-import io.grpc.Status;
-import io.opentelemetry.context.Context;
-import io.storageengine.common.ErrorCode;
-import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
-import java.io.IOException;
-import java.nio.ByteBuffer;
+import io.storageengine.wal.ProducerStamp;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
-import java.util.List;
-import java.util.Map;
 import java.util.Set;
-import org.apache.arrow.flatbuf.Message;
-import org.apache.arrow.flatbuf.MessageHeader;
-import org.apache.arrow.flatbuf.RecordBatch;
-import org.apache.arrow.flight.CallStatus;
-import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.util.AutoCloseables;
-import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.VectorLoader;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
-import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.ipc.message.MessageSerializer;
-import org.apache.arrow.vector.types.MetadataVersion;
-import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.arrow.vector.util.DictionaryUtility;
-import org.apache.arrow.vector.validate.MetadataV4UnionChecker;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One stream of the native protocol (ARCHITECTURE.md 6.1): schema, header, then batches each
- * acknowledged with its request id once durable. See {@link IngestProtocol} for the wire format.
- *
- * <p>Driven by the messages as gRPC delivers them, without a thread of its own: each
- * {@code FlightData} message is decoded with Arrow's IPC classes into the stream's input
- * allocator, validated, converted and submitted to the table's group commit, and the next
- * message is requested only while the stream has room (fewer than the unacknowledged batch and
- * byte limits) and the global budget granted the last batch's bytes. Acks are sent from the
- * flush threads as segments become durable; nothing waits for them.
- *
- * <p>However the stream ends (client finished, invalid input, storage failure, cancellation),
- * it ends the call only once every submitted batch settled, so acks of durable batches reach
- * the client before the final status. Arrow memory is touched only by one listener callback at
- * a time, or by the end of the stream once no callback runs; the end closes it, and memory left
- * behind is a bug reported INTERNAL.
+ * acknowledged with its request id once durable. See {@link IngestProtocol} for the wire format;
+ * read without a thread of its own as {@link PushIngestion} describes.
  */
-final class NativeIngestion extends ServerCall.Listener<byte[]> {
-  private static final Logger LOG = LoggerFactory.getLogger(NativeIngestion.class);
-
-  private enum Phase { SCHEMA, HEADER, BATCHES }
-
-  private final IngestService service;
-  private final PutCall call;
-  private final String name;
-  private final int maxBatches;
-  private final long maxBytes;
-
-  // The input side: used only by a listener callback, or by the end of the stream.
-  private final BufferAllocator allocator;
-  private final BufferAllocator input;
-  private final DictionaryProvider.MapDictionaryProvider dictionaries =
-      new DictionaryProvider.MapDictionaryProvider();
-  private final List<byte[]> early = new ArrayList<>();
+final class NativeIngestion extends PushIngestion {
   private final Set<Long> seen = new HashSet<>();
-  private Phase phase = Phase.SCHEMA;
   private Schema schema;
-  private short metadataVersion;
-  private VectorSchemaRoot root;
-  private VectorLoader loader;
+  private DictionaryProvider dictionaries;
+  /** Null until the header named the table. */
   private BatchValidator validator;
   /** The stream's producer id (null: not idempotent) and its table's producer retention. */
   private String producerId;
   private Duration producerRetention;
 
-  // Guarded by this.
-  /** Submits {@link #waiting} once the global budget granted its bytes; the identity to cancel. */
-  private Runnable grant;
-  /** Messages asked for and not received yet: never more than one beyond the one in hand. */
-  private int requested = 1;
-  private int batches;
-  private long bytes;
-  private BatchIntake.Prepared waiting;
-  private boolean wantsMessage;
-  private boolean inputEnded;
-  private boolean inCallback;
-  private boolean ended;
-  private Throwable failure;
-
   NativeIngestion(IngestService service, ServerCall<byte[], byte[]> call, String name) {
-    this.service = service;
-    this.call = new PutCall(call);
-    this.name = name;
-    IngestConfig config = service.config();
-    this.maxBatches = config.maxUnacknowledgedBatches();
-    this.maxBytes = config.maxStreamBytes();
-    this.allocator = service.streamAllocator(name);
-    BufferAllocator in;
-    try {
-      in = service.inputAllocator(name);
-    } catch (RuntimeException e) {
-      allocator.close();
-      throw e;
-    }
-    this.input = in;
     // The router holds the first message (the schema). The header follows it at once and holds
     // no budget: ask for it now, so admission takes no round trip between the two.
-    requested++;
-    this.call.request();
+    super(service, call, name, true);
   }
 
   @Override
-  public void onMessage(byte[] message) {
-    if (!enter(true)) {
-      return;
-    }
-    try {
-      receive(PutMessage.parse(message));
-    } catch (Throwable t) {
-      fail(t);
-    } finally {
-      leave();
-    }
+  void schemaArrived(Schema schema, DictionaryProvider dictionaries) {
+    this.schema = schema;
+    this.dictionaries = dictionaries;
   }
 
+  /** The header, or a batch of {@code rows} now loaded in the stream's root. */
   @Override
-  public void onHalfClose() {
-    if (!enter(false)) {
-      return;
-    }
-    try {
-      if (phase == Phase.SCHEMA) {
-        throw SeException.invalid("stream: the stream ended before its schema");
-      }
-      if (phase == Phase.HEADER) {
-        throw SeException.invalid("stream header: the stream ended before its header");
-      }
-    } catch (Throwable t) {
-      fail(t);
-    } finally {
-      synchronized (this) {
-        inputEnded = true;
-      }
-      leave();
-    }
-  }
-
-  @Override
-  public void onCancel() {
-    fail(CallStatus.CANCELLED.withDescription("the client cancelled the stream")
-        .toRuntimeException());
-  }
-
-  private void receive(PutMessage message) throws IOException {
-    byte[] header = message.header();
-    if (header == null) {
-      metadata(message.appMetadata());
-      return;
-    }
-    Message ipc;
-    try {
-      ipc = Message.getRootAsMessage(ByteBuffer.wrap(header));
-    } catch (RuntimeException e) {
-      throw SeException.invalid("DoPut: data_header is not an Arrow IPC message");
-    }
-    switch (ipc.headerType()) {
-      case MessageHeader.NONE -> metadata(message.appMetadata());
-      case MessageHeader.Schema -> schema(ipc);
-      case MessageHeader.RecordBatch -> {
-        checkVersion(ipc, "record batch");
-        root.clear();
-        RecordBatch batchHeader = (RecordBatch) ipc.header(new RecordBatch());
-        try (ArrowBuf body = message.body(input);
-            ArrowRecordBatch batch =
-                decode(body, b -> MessageSerializer.deserializeRecordBatch(batchHeader, b))) {
-          loader.load(batch);
-        }
-        event(root.getRowCount(), message.appMetadata());
-      }
-      case MessageHeader.DictionaryBatch -> {
-        checkVersion(ipc, "dictionary batch");
-        root.clear();
-        try (ArrowBuf body = message.body(input);
-            ArrowDictionaryBatch batch =
-                decode(body, b -> MessageSerializer.deserializeDictionaryBatch(ipc, b))) {
-          Dictionary dictionary = dictionaries.lookup(batch.getDictionaryId());
-          if (dictionary == null) {
-            throw SeException.invalid("dictionary batch for id %d, which the schema does not "
-                + "define", batch.getDictionaryId());
-          }
-          FieldVector vector = dictionary.getVector();
-          new VectorLoader(new VectorSchemaRoot(List.of(vector.getField()), List.of(vector), 0))
-              .load(batch.getDictionary());
-        }
-      }
-      default -> throw SeException.invalid("DoPut: IPC message type %d is not accepted (schema, "
-          + "record batch or dictionary batch)", ipc.headerType());
-    }
-  }
-
-  private interface Decoder<T> {
-    T decode(ArrowBuf body) throws IOException;
-  }
-
-  /**
-   * Decodes a batch whose buffers are slices of {@code body}. Arrow's deserializer takes one
-   * reference of the body (as Flight's own decoding does, it gets one of its own); the caller
-   * keeps and closes its reference.
-   */
-  private static <T> T decode(ArrowBuf body, Decoder<T> decoder) {
-    body.getReferenceManager().retain();
-    try {
-      return decoder.decode(body);
-    } catch (IOException e) {
-      body.getReferenceManager().release();
-      throw SeException.invalid("DoPut: %s", e.getMessage());
-    } catch (RuntimeException e) {
-      body.getReferenceManager().release();
-      throw e;
-    }
-  }
-
-  /** A message without data: the header, a batch's metadata alone, or nothing at all. */
-  private void metadata(byte[] appMetadata) {
-    if (appMetadata == null) {
-      return; // e.g. the descriptor alone
-    }
-    if (phase == Phase.SCHEMA) {
-      early.add(appMetadata); // read, in order, once the schema arrived
-      return;
-    }
-    if (root != null) {
-      root.clear();
-    }
-    event(0, appMetadata);
-  }
-
-  private void schema(Message ipc) throws IOException {
-    if (phase != Phase.SCHEMA) {
-      throw SeException.invalid("a second schema message: a stream has one schema, sent first; "
-          + "send batches of another schema in a new stream");
-    }
-    Schema wire = MessageSerializer.deserializeSchema(ipc);
-    List<Field> fields = new ArrayList<>();
-    Map<Long, Dictionary> found = new HashMap<>();
-    try {
-      for (Field field : wire.getFields()) {
-        fields.add(DictionaryUtility.toMemoryFormat(field, input, found));
-      }
-    } finally {
-      found.values().forEach(dictionaries::put); // closed with the stream, also on failure
-    }
-    schema = new Schema(fields, wire.getCustomMetadata());
-    metadataVersion = ipc.version();
-    checkUnions(schema, metadataVersion);
-    root = VectorSchemaRoot.create(schema, input);
-    loader = new VectorLoader(root);
-    phase = Phase.HEADER;
-    // Arrow Java drops a schema message's app_metadata; the header is the next message.
-    for (byte[] metadata : early) {
-      event(0, metadata);
-    }
-    early.clear();
-  }
-
-  private void checkVersion(Message ipc, String what) {
-    if (phase == Phase.SCHEMA) {
-      throw SeException.invalid("%s before the stream's schema", what);
-    }
-    if (ipc.version() != metadataVersion) {
-      throw SeException.invalid("%s: IPC metadata version %d, the schema's was %d", what,
-          ipc.version(), metadataVersion);
-    }
-  }
-
-  /** The header, or a batch of {@code rows} now loaded in {@link #root}. */
-  private void event(int rows, byte[] appMetadata) {
-    if (phase == Phase.HEADER) {
+  void message(int rows, byte[] appMetadata) {
+    if (validator == null) {
       header(rows, appMetadata);
       return;
     }
@@ -303,43 +57,24 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
       call.ack(requestId); // nothing to make durable
       return;
     }
-    if (producerId != null && service.producers().isDurable(validator.target().wal(), producerId,
-        metadata.sequence(), producerRetention)) {
-      root.clear();
-      call.send(IngestProtocol.encodeDuplicateAck(requestId)); // durable already: not again
-      return;
-    }
-    BatchIntake.Prepared batch = IdempotentBatches.stamp(BatchIntake.prepare(service, validator,
-        root, dictionaries, allocator, requestId, "batch request_id " + requestId),
-        producerId, metadata.sequence(), producerRetention);
-    root.clear(); // the batch lives on as IPC bytes
-    long size = batch.ipc().length;
-    if (size > maxBytes) {
-      throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
-          "batch of %d bytes exceeds the per-stream limit of %d bytes: send smaller batches",
-          size, maxBytes));
-    }
-    Runnable granting;
-    synchronized (this) {
-      if (waiting != null) {
-        // Never: a message is requested only once the waiting batch was granted.
-        throw new IllegalStateException("a batch arrived while the previous one waits for room");
+    ProducerStamp stamp = null;
+    if (producerId != null) {
+      if (service.producers().isDurable(validator.target().wal(), producerId, metadata.sequence(),
+          producerRetention)) {
+        skipLoaded();
+        call.send(IngestProtocol.encodeDuplicateAck(requestId)); // durable already: not again
+        return;
       }
-      waiting = batch;
-      // Granted later on a releasing (flush) thread: keep this call's span the batch's parent.
-      grant = granting = Context.current().wrap(this::granted);
+      stamp = new ProducerStamp(producerId, metadata.sequence(), System.currentTimeMillis());
     }
-    boolean now;
-    try {
-      now = service.budget().acquireOrQueue(size, granting);
-    } catch (RuntimeException e) {
-      synchronized (this) {
-        waiting = null;
-      }
-      throw e;
-    }
-    if (now) {
-      granted();
+    submit(validator, requestId, "batch request_id " + requestId, () -> call.ack(requestId),
+        stamp, producerRetention);
+  }
+
+  @Override
+  void inputFinished() {
+    if (validator == null) {
+      throw SeException.invalid("stream header: the stream ended before its header");
     }
   }
 
@@ -354,165 +89,13 @@ final class NativeIngestion extends ServerCall.Listener<byte[]> {
     Table table = service.resolver().load(header.catalog(), identifier);
     IngestTarget target =
         TableResolver.target(header.catalog(), identifier, table, header.operation());
-    validator = BatchValidator.forStream(target, schema, dictionaries);
+    BatchValidator forStream = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target); // registers the table before the first ack
     if (header.producerId() != null) {
       producerRetention = IdempotentBatches.open(service, target, table);
       producerId = header.producerId();
     }
-    phase = Phase.BATCHES;
+    validator = forStream;
     call.ack(0);
-  }
-
-  /** The waiting batch holds its bytes of the global budget: submit it. */
-  private void granted() {
-    BatchIntake.Prepared batch;
-    boolean drop;
-    synchronized (this) {
-      batch = waiting;
-      waiting = null;
-      if (batch == null) {
-        return;
-      }
-      drop = failure != null;
-      if (!drop) {
-        batches++;
-        bytes += batch.ipc().length;
-      }
-    }
-    long size = batch.ipc().length;
-    if (drop) {
-      service.budget().release(size);
-      finishIfDone();
-      return;
-    }
-    long requestId = batch.requestId();
-    try {
-      BatchIntake.commit(service, batch, () -> call.ack(requestId), this::fail,
-          () -> settled(size));
-    } catch (RuntimeException e) {
-      fail(e);
-    }
-    requestIfRoom();
-  }
-
-  /** A submitted batch is acknowledged or failed. */
-  private void settled(long size) {
-    service.budget().release(size);
-    synchronized (this) {
-      batches--;
-      bytes -= size;
-    }
-    requestIfRoom();
-    finishIfDone();
-  }
-
-  /** Records the first failure; the stream ends once nothing of it is in flight. */
-  private void fail(Throwable error) {
-    Runnable queued;
-    synchronized (this) {
-      if (failure == null) {
-        failure = error;
-      }
-      queued = waiting != null ? grant : null;
-    }
-    if (queued != null && service.budget().cancel(queued)) {
-      synchronized (this) {
-        waiting = null;
-      }
-    }
-    finishIfDone();
-  }
-
-  /**
-   * Starts a listener callback ({@code message}: for a received message); false if the stream
-   * failed or ended, and the callback is dropped.
-   */
-  private synchronized boolean enter(boolean message) {
-    if (message) {
-      requested = Math.max(0, requested - 1);
-    }
-    if (ended || failure != null) {
-      return false;
-    }
-    inCallback = true;
-    return true;
-  }
-
-  private void leave() {
-    synchronized (this) {
-      inCallback = false;
-      wantsMessage = !inputEnded;
-    }
-    requestIfRoom();
-    finishIfDone();
-  }
-
-  /** Asks for the next message when one is wanted and the stream has room for it. */
-  private void requestIfRoom() {
-    synchronized (this) {
-      if (!wantsMessage || requested > 0 || inCallback || waiting != null || failure != null
-          || inputEnded || batches >= maxBatches || bytes >= maxBytes) {
-        return;
-      }
-      wantsMessage = false;
-      requested++;
-    }
-    call.request();
-  }
-
-  /** Ends the call once the input ended or failed and nothing is in flight. */
-  private void finishIfDone() {
-    synchronized (this) {
-      if (ended || inCallback || batches > 0 || waiting != null
-          || (failure == null && !inputEnded)) {
-        return;
-      }
-      ended = true;
-    }
-    Throwable leak = releaseInput();
-    Throwable result;
-    synchronized (this) {
-      if (failure == null) {
-        failure = leak;
-      }
-      result = failure;
-    }
-    if (result == null) {
-      call.close(Status.OK);
-    } else {
-      LOG.debug("stream {} failed: {}", name, result.toString());
-      call.close(FlightErrors.toGrpcStatus(result));
-    }
-  }
-
-  /** Closes every Arrow buffer of the stream; returns INTERNAL if any was left behind. */
-  private Throwable releaseInput() {
-    List<AutoCloseable> closing = new ArrayList<>();
-    if (root != null) {
-      closing.add(root);
-    }
-    for (long id : dictionaries.getDictionaryIds()) {
-      closing.add(dictionaries.lookup(id).getVector());
-    }
-    closing.add(input);
-    closing.add(allocator);
-    try {
-      AutoCloseables.close(closing);
-      return null;
-    } catch (Exception e) {
-      // Closing an allocator found leaked memory: a bug, never the client's fault.
-      LOG.error("stream {} leaked Arrow memory", name, e);
-      return new SeException(ErrorCode.INTERNAL, "internal error during ingestion");
-    }
-  }
-
-  /** Arrow's own check that a V4 stream carries no unions, as the client's error. */
-  private static void checkUnions(Schema schema, short version) {
-    try {
-      MetadataV4UnionChecker.checkRead(schema, MetadataVersion.fromFlatbufID(version));
-    } catch (IOException e) {
-      throw SeException.invalid("schema: %s", e.getMessage());
-    }
   }
 }

@@ -3,9 +3,9 @@ package io.storageengine.server;
 import io.storageengine.auth.Action;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
-import io.storageengine.common.FlightErrors;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
+import io.storageengine.ingest.IngestFlightProducer;
 import io.storageengine.ingest.IngestService;
 import io.storageengine.query.QueryConfig;
 import io.storageengine.query.PendingWal;
@@ -21,8 +21,8 @@ import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
 /**
- * The one Flight producer of the listener: Flight SQL queries and Flight SQL bulk ingest (the
- * native {@code se.ingestion.v1.Ingest} DoPut never reaches it: the listener's DoPut hands it to
+ * The one Flight producer of the listener: Flight SQL queries, and the admission of Flight SQL
+ * bulk ingest (ingest DoPuts, native and bulk, never reach it: the listener's DoPut hands them to
  * {@link IngestService#serveDoPut}). Every catalog a query selects needs the caller to be a
  * reader of it, bulk ingest a writer ({@link Access}); the native DoPut is checked by the ingest
  * service's catalogs ({@link Access#forCallers}).
@@ -57,30 +57,32 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
   }
 
   /**
-   * Bulk ingest into the command's {@code catalog}; a command without one ingests into the
-   * catalog the call selects (the {@code se-query-metadata} header or the session), as drivers
-   * that select the tenant by header send it. Both given and different: INVALID_ARGUMENT.
+   * Admits a bulk ingest ({@link IngestService#serveDoPut(io.grpc.ServerServiceDefinition,
+   * java.util.function.UnaryOperator)} asks, on the call's context): a command without a
+   * {@code catalog} ingests into the catalog the call selects (the {@code se-query-metadata}
+   * header or the session), as drivers that select the tenant by header send it; both given and
+   * different: INVALID_ARGUMENT. The caller must be a writer of the catalog.
    */
-  @Override
-  public Runnable acceptPutStatementBulkIngest(FlightSql.CommandStatementIngest command, CallContext context,
-      FlightStream stream, StreamListener<PutResult> ackStream) {
+  FlightSql.CommandStatementIngest admitBulkIngest(FlightSql.CommandStatementIngest command) {
     Optional<String> selected = callCatalogId();
     String named = command.hasCatalog() ? command.getCatalog() : "";
     if (!named.isEmpty() && selected.isPresent() && !selected.get().equals(named)) {
-      String message = String.format("catalog: the command names `%s`, but the call selects `%s` "
-          + "(header %s or session): send one of them, or the same catalog in both", named, selected.get(),
-          QueryMetadataInterceptor.HEADER_NAME);
-      return () -> ackStream.onError(FlightErrors.toException(new SeException(ErrorCode.INVALID_ARGUMENT, message)));
+      throw new SeException(ErrorCode.INVALID_ARGUMENT, String.format("catalog: the command names `%s`, but the "
+          + "call selects `%s` (header %s or session): send one of them, or the same catalog in both", named,
+          selected.get(), QueryMetadataInterceptor.HEADER_NAME));
     }
     FlightSql.CommandStatementIngest resolved = named.isEmpty() && selected.isPresent()
         ? command.toBuilder().setCatalog(selected.get()).build() : command;
     if (!resolved.getCatalog().isEmpty()) {
-      try {
-        access.require(Access.flightCaller(), resolved.getCatalog(), Action.WRITE);
-      } catch (SeException e) {
-        return () -> ackStream.onError(FlightErrors.toException(e));
-      }
+      access.require(Access.flightCaller(), resolved.getCatalog(), Action.WRITE);
     }
-    return ingest.acceptBulkIngest(resolved, context, stream, ackStream);
+    return resolved;
+  }
+
+  /** Bulk ingest never reaches the producer: the listener's DoPut serves it ({@link #admitBulkIngest}). */
+  @Override
+  public Runnable acceptPutStatementBulkIngest(FlightSql.CommandStatementIngest command, CallContext context,
+      FlightStream stream, StreamListener<PutResult> ackStream) {
+    return () -> ackStream.onError(IngestFlightProducer.notServed("bulk ingest"));
   }
 }

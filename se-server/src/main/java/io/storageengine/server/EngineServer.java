@@ -116,7 +116,8 @@ public final class EngineServer implements AutoCloseable {
       this.routes = List.copyOf(routes.keySet());
       // Flight's incoming messages are mostly ingestion's, so the listener allocates from its allocator.
       this.listener = context.own(Listener.start(config.serverAddress(), routes, ingestAllocator, producer,
-          observability.propagating(new ContextPropagatingExecutorService(flightExecutor)), ingest::serveDoPut,
+          observability.propagating(new ContextPropagatingExecutorService(flightExecutor)),
+          flight -> ingest.serveDoPut(flight, producer::admitBulkIngest),
           // The last runs first: tracing sees every call, then the caller is established.
           List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(), access.flightInterceptor(),
               observability.flightInterceptor()), context.tls()));

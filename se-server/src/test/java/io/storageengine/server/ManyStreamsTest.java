@@ -12,8 +12,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Many concurrent ingest streams against a real {@code se dev} server: every stream lands, a
- * stream is admitted (header acknowledged) without waiting behind the others, and
+ * Many concurrent ingest streams against a real {@code se dev} server, native and Flight SQL
+ * bulk ingest: every stream lands, a stream is admitted (native: header acknowledged; bulk: its
+ * update count, group commit window included) without waiting behind the others, and
  * {@code /health} never times out behind ingestion. {@code -Dse.admission.streams=500} runs the
  * size users reported; the measured numbers are printed as one JSON line.
  *
@@ -46,11 +47,20 @@ class ManyStreamsTest {
 
   @Test
   void manyConcurrentStreamsAreAdmittedFastAndHealthStaysResponsive() throws Exception {
+    admitsManyStreams(StreamAdmission.Mode.NATIVE);
+  }
+
+  @Test
+  void manyConcurrentBulkIngestsAreAdmittedFastAndHealthStaysResponsive() throws Exception {
+    admitsManyStreams(StreamAdmission.Mode.BULK);
+  }
+
+  private void admitsManyStreams(StreamAdmission.Mode mode) throws Exception {
     Catalog catalog = server.registry().catalog("warehouse");
     List<TableIdentifier> tables = StreamAdmission.createTables(catalog, TABLES);
 
     StreamAdmission.Result result =
-        StreamAdmission.run(server.port(), catalog, "warehouse", tables, STREAMS, 10);
+        StreamAdmission.run(mode, server.port(), catalog, "warehouse", tables, STREAMS, 10);
     System.out.println("stream admission: " + result.json());
 
     assertThat(result.landed()).isEqualTo(STREAMS);

@@ -146,7 +146,7 @@ public final class IngestBenchmark {
       ExecutorService flightExecutor = Executors.newCachedThreadPool();
       Server server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
           .maxInboundMessageSize(256 << 20)
-          .addService(service.flightService(allocator, new IngestFlightProducer(service), flightExecutor))
+          .addService(service.flightService(allocator, new IngestFlightProducer(), flightExecutor))
           .build().start();
       Location location = Location.forGrpcInsecure("127.0.0.1", server.getPort());
       ExecutorService pool = Executors.newFixedThreadPool(streams);
