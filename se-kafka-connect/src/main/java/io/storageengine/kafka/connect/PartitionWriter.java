@@ -21,30 +21,35 @@ import org.apache.arrow.memory.BufferAllocator;
  * <p><b>Batches.</b> Rows are collected into one Arrow batch until {@code maxRecords}, a change
  * of operation or column set (a tombstone after upserts, a value with other fields), or
  * {@link #flush}. Each (operation, column set) has its own engine stream, opened on first use
- * and kept. Before a batch goes to a different stream than the previous one, every batch in
- * flight is awaited: the engine then receives this partition's batches durable in offset order,
- * which keeps arrival order per key on tables without a version column and makes the
- * acknowledged offsets a prefix. Back-pressure is the stream's: {@link IngestStream#send} blocks
- * while {@link IngestClient#DEFAULT_MAX_IN_FLIGHT} batches wait for their acknowledgement.
+ * and kept. On an entity table whose version column the connector does not know (the newest
+ * arrival wins), every batch in flight is awaited before a batch goes to a different stream than
+ * the previous one, so the engine receives the partition's operations per key in offset order
+ * (one group commit per switch between upserts and deletes). With a version column the engine
+ * orders each key's operations by version, and streams run side by side. Back-pressure is the
+ * stream's: {@link IngestStream#send} blocks while {@link IngestClient#DEFAULT_MAX_IN_FLIGHT}
+ * batches wait for their acknowledgement.
  *
  * <p><b>Offsets.</b> {@link #committableOffset} is one past the last offset of the longest
  * prefix of sent batches that the engine acknowledged: what may be committed to Kafka. Nothing
  * later is ever reported, so a restart re-delivers every record whose batch was not durable.
  *
- * <p><b>The exactly-once seam.</b> Every batch is identified by {@link BatchSequence}: the
- * producer id {@code <connector>/<topic>/<partition>} (stable across task restarts and
- * rebalances, one writer per partition at a time) and the batch's first and last Kafka offsets.
- * Batch boundaries depend on how Connect split the records into {@code put} calls and on when
- * {@code preCommit} flushed, so a re-delivery from the committed offset X starts a batch at X
- * again but may end it elsewhere: a sequence that is only the first offset can not tell a resent
- * batch from a longer one, and exact-match deduplication of (producer, first offset) would drop
- * the new tail. What works is the offset range: offsets of a partition only grow, so the engine
- * keeps the highest last offset it made durable per producer (H) and a batch with last offset
- * &lt;= H is a resend to acknowledge again, one with first offset &gt; H is new, and one that
- * straddles H is either refused with H or trimmed by the writer to (H, last] (the engine telling
- * H when the stream opens is the simplest). Until the engine's idempotent API is on main this
- * writer sends with the plain client: at least once (a batch whose acknowledgement was lost is
- * written again after a restart). On an entity table whose version is the Kafka offset or
+ * <p><b>The exactly-once seam.</b> Every batch is identified by a {@link BatchSequence}: a
+ * producer id and the batch's first and last Kafka offsets. The producer id is
+ * {@code <connector>/<topic>/<partition>/<operation>/<column set>} (see {@link #producerIdOf}):
+ * stable across task restarts and rebalances (one writer per partition at a time), and one per
+ * engine stream, because the streams of a partition become durable in no fixed order between
+ * them, while within one stream batches become durable in offset order. Batch boundaries depend
+ * on how Connect split the records into {@code put} calls and on when {@code preCommit} flushed,
+ * so a re-delivery from the committed offset X starts a batch at X again but may end it
+ * elsewhere: a sequence that is only the first offset cannot tell a resent batch from a longer
+ * one, and exact-match deduplication of (producer, first offset) would drop the new tail. What
+ * works is the offset range: offsets of a partition only grow, so the engine keeps the highest
+ * last offset it made durable per producer (H); a batch with last offset &lt;= H is a resend to
+ * acknowledge again, one with first offset &gt; H is new, and one that straddles H is refused
+ * with H or trimmed to (H, last] (simplest: the engine tells H when the stream opens and the
+ * writer drops re-delivered rows at or below it). Until the engine's idempotent API is on main
+ * this writer sends with the plain client: at least once (a batch whose acknowledgement was lost
+ * is written again after a restart). On an entity table whose version is the Kafka offset or
  * timestamp such a resend changes nothing (same key, same version); on an append table it
  * duplicates rows.
  */
@@ -65,6 +70,8 @@ final class PartitionWriter implements AutoCloseable {
   private final BufferAllocator allocator;
   private final String catalog;
   private final int maxRecords;
+  /** An entity table whose version the connector does not know: the newest arrival wins. */
+  private final boolean orderedByArrival;
   private final Map<StreamKey, IngestStream> streams = new HashMap<>();
   private final Deque<Sent> inFlight = new ArrayDeque<>();
   private BatchBuilder batch;
@@ -84,6 +91,7 @@ final class PartitionWriter implements AutoCloseable {
     this.client = client;
     this.allocator = allocator;
     this.maxRecords = maxRecords;
+    this.orderedByArrival = table.entity() && table.versionColumn().isEmpty();
   }
 
   String producerId() {
@@ -155,11 +163,22 @@ final class PartitionWriter implements AutoCloseable {
     committableOffset();
   }
 
+  /**
+   * The producer id of one stream of this partition: the partition's id, the operation and the
+   * column set (its {@link List#hashCode}, which Java defines from the names, so every JVM
+   * derives the same id).
+   */
+  static String producerIdOf(String partitionProducerId, WalOperation operation, List<String> columns) {
+    return partitionProducerId + "/" + operation.name().toLowerCase(java.util.Locale.ROOT) + "/"
+        + Integer.toHexString(columns.hashCode());
+  }
+
   private void send() throws InterruptedException {
-    BatchSequence sequence = new BatchSequence(producerId, firstOffset, lastOffset);
+    BatchSequence sequence = new BatchSequence(producerIdOf(producerId, batchKey.operation(), batchKey.columns()),
+        firstOffset, lastOffset);
     try (BatchBuilder sending = batch) {
       batch = null;
-      if (lastSentKey != null && !lastSentKey.equals(batchKey) && !inFlight.isEmpty()) {
+      if (orderedByArrival && lastSentKey != null && !lastSentKey.equals(batchKey) && !inFlight.isEmpty()) {
         try {
           awaitAcknowledged();
         } catch (ExecutionException e) {
