@@ -16,6 +16,7 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.connect.errors.ConnectException;
+import org.apache.kafka.connect.errors.RetriableException;
 import org.apache.kafka.connect.sink.ErrantRecordReporter;
 import org.apache.kafka.connect.sink.SinkRecord;
 import org.apache.kafka.connect.sink.SinkTask;
@@ -29,7 +30,10 @@ import org.slf4j.LoggerFactory;
  * dead-letter queue) when the connector has {@code errors.tolerance=all}; otherwise the task fails
  * naming the record and the field. A batch the engine refuses fails the task. A stream that
  * fails for any other reason (the engine restarting, the network) rewinds its partition to the
- * last acknowledged offset, and Kafka delivers those records again (at least once).
+ * last acknowledged offset, and Kafka delivers those records again (at least once). An engine
+ * that cannot be reached while a table is described makes {@link #put} throw Connect's
+ * {@link RetriableException} before anything of the call is written, so Connect delivers the
+ * same records again after a back-off.
  *
  * <p>{@link #preCommit} sends what is collected and returns, per partition, only offsets the
  * engine acknowledged.
@@ -73,6 +77,10 @@ public final class EngineSinkTask extends SinkTask {
 
   @Override
   public void put(Collection<SinkRecord> records) {
+    // Every table first: a retriable failure here leaves nothing half-written for Connect's redelivery.
+    for (SinkRecord record : records) {
+      table(record.topic());
+    }
     Set<TopicPartition> rewound = new HashSet<>();
     for (SinkRecord record : records) {
       TopicPartition partition = new TopicPartition(record.topic(), record.kafkaPartition());
@@ -176,7 +184,14 @@ public final class EngineSinkTask extends SinkTask {
     return tables.computeIfAbsent(name.toString(), n -> {
       try {
         return engine.describe(name, config);
-      } catch (SeException | FlightRuntimeException e) {
+      } catch (FlightRuntimeException e) {
+        String message = "topic " + topic + ": table " + config.catalog() + "." + name + ": " + e.getMessage();
+        if (e.status().code() == FlightStatusCode.UNAVAILABLE || e.status().code() == FlightStatusCode.TIMED_OUT) {
+          context.timeout(RETRY_BACKOFF.toMillis());
+          throw new RetriableException(message, e);
+        }
+        throw new ConnectException(message, e);
+      } catch (SeException e) {
         throw new ConnectException("topic " + topic + ": table " + config.catalog() + "." + name + ": " + e.getMessage(), e);
       }
     });
@@ -217,7 +232,8 @@ public final class EngineSinkTask extends SinkTask {
     Throwable cause = failure instanceof PartitionWriter.StreamFailedException && failure.getCause() != null
         ? failure.getCause() : failure;
     PartitionWriter writer = writers.remove(partition);
-    long start = startOffsets.remove(partition);
+    Long started = startOffsets.remove(partition);
+    long start = started == null ? 0 : started;
     OptionalLong acknowledged = OptionalLong.empty();
     if (writer != null) {
       try {
