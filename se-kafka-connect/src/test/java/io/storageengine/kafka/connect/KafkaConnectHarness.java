@@ -161,14 +161,6 @@ final class KafkaConnectHarness implements AutoCloseable {
     done.get(30, TimeUnit.SECONDS);
   }
 
-  /** The sum over partitions of the offsets the connector's consumer group committed. */
-  long committedOffsets(String connector) throws Exception {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
-      return admin.listConsumerGroupOffsets("connect-" + connector).partitionsToOffsetAndMetadata()
-          .get(30, TimeUnit.SECONDS).values().stream().filter(java.util.Objects::nonNull).mapToLong(o -> o.offset()).sum();
-    }
-  }
-
   String taskState(String name) {
     ConnectorStateInfo status = connect.herder().connectorStatus(name);
     return status.tasks().isEmpty() ? "NONE" : status.tasks().get(0).state();
