@@ -19,10 +19,10 @@ import org.junit.jupiter.api.Test;
  * the row's "may use" column names exactly the project modules its pom depends on outside tests.
  */
 class ModuleTableTest {
-  private static final Pattern CODE = Pattern.compile("`(se-[a-z]+)`");
-  private static final Pattern MODULE = Pattern.compile("<module>(se-[a-z]+)</module>");
+  private static final Pattern CODE = Pattern.compile("`(se-[a-z]+(?:-[a-z]+)*)`");
+  private static final Pattern MODULE = Pattern.compile("<module>(se-[a-z]+(?:-[a-z]+)*)</module>");
   private static final Pattern DEPENDENCY = Pattern.compile("<dependency>(.*?)</dependency>", Pattern.DOTALL);
-  private static final Pattern ARTIFACT = Pattern.compile("<artifactId>(se-[a-z]+)</artifactId>");
+  private static final Pattern ARTIFACT = Pattern.compile("<artifactId>(se-[a-z]+(?:-[a-z]+)*)</artifactId>");
   private static final Pattern SCOPE = Pattern.compile("<scope>(\\w+)</scope>");
 
   @Test
