@@ -14,8 +14,8 @@ import org.apache.iceberg.types.Types;
  * never be published.
  *
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
- * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these;
- * also a top-level column of type unknown (always null, never in data files). Not yet: variant,
+ * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, variant, and struct, list and map of
+ * these; also a top-level column of type unknown (always null, never in data files). Not yet:
  * geometry, geography, unknown inside a nested type (and any type a later Iceberg adds).
  */
 public final class SupportedTypes {
@@ -32,8 +32,8 @@ public final class SupportedTypes {
 
   /**
    * INVALID_ARGUMENT naming the first column (by its full dotted path) of {@code schema} whose
-   * type is not supported: {@code table a.b: column doc has type variant, which ingestion does
-   * not support yet}.
+   * type is not supported: {@code table a.b: column geo has type geometry(OGC:CRS84), which
+   * ingestion does not support yet}.
    */
   public static void requireIngestible(String table, Schema schema) {
     for (Types.NestedField column : schema.columns()) {
@@ -53,7 +53,7 @@ public final class SupportedTypes {
   private static Optional<Unsupported> unsupported(String path, Type type) {
     switch (type.typeId()) {
       case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_NANO, STRING, UUID, FIXED,
-          BINARY -> {
+          BINARY, VARIANT -> {
         return Optional.empty();
       }
       case STRUCT -> {
