@@ -65,7 +65,7 @@ public final class VariantValues {
     } catch (IOException e) {
       String message = e.getMessage();
       int newline = message == null ? -1 : message.indexOf('\n');
-      throw new IllegalArgumentException("invalid JSON: " + (newline < 0 ? message : message.substring(0, newline)), e);
+      throw new IllegalArgumentException(newline < 0 ? message : message.substring(0, newline), e);
     }
     VariantMetadata metadata = Variants.metadata(names);
     VariantValue value = build(metadata, tree);
