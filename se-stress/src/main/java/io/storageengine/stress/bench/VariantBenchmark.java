@@ -1,6 +1,5 @@
 package io.storageengine.stress.bench;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.grpc.Server;
 import io.grpc.netty.NettyServerBuilder;
 import io.storageengine.common.Json;
@@ -155,21 +154,21 @@ public final class VariantBenchmark {
     int threads = Integer.parseInt(opts.getOrDefault("threads",
         Integer.toString(Runtime.getRuntime().availableProcessors())));
     Path dir = Files.createTempDirectory("se-variant-bench-");
-    ObjectNode out = Json.object();
+    Map<String, Object> out = new LinkedHashMap<>();
     out.put("cpus", Runtime.getRuntime().availableProcessors());
     out.put("duckdb_threads", threads);
     out.put("events", events);
     out.put("fields_per_event", 20);
     VariantBenchmark bench = new VariantBenchmark(dir, threads);
     try {
-      out.set("variant", bench.run("events_variant", Types.VariantType.get(), events, batchRows, runs, Map.of(
+      out.put("variant", bench.run("events_variant", Types.VariantType.get(), events, batchRows, runs, Map.of(
           "count_purchases", "SELECT count(*) FROM bench.events_variant WHERE doc.event::VARCHAR = 'purchase'",
           "sum_by_country", "SELECT doc.country::VARCHAR AS c, sum(doc.amount::DOUBLE), count(*) FROM bench.events_variant"
               + " GROUP BY c ORDER BY c",
           "nested_filter", "SELECT count(*) FROM bench.events_variant WHERE doc.geo.lat::DOUBLE > 10 AND doc.ok::BOOLEAN",
           "distinct_users", "SELECT count(DISTINCT doc.user_id::BIGINT) FROM bench.events_variant",
           "point_lookup", "SELECT doc FROM bench.events_variant WHERE id = 4242")));
-      out.set("string", bench.run("events_string", Types.StringType.get(), events, batchRows, runs, Map.of(
+      out.put("string", bench.run("events_string", Types.StringType.get(), events, batchRows, runs, Map.of(
           "count_purchases", "SELECT count(*) FROM bench.events_string WHERE doc ->> '$.event' = 'purchase'",
           "sum_by_country", "SELECT doc ->> '$.country' AS c, sum((doc ->> '$.amount')::DOUBLE), count(*)"
               + " FROM bench.events_string GROUP BY c ORDER BY c",
