@@ -14,16 +14,17 @@ import org.apache.iceberg.types.Types;
  * never be published.
  *
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
- * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, variant, and struct, list and map of
- * these; also a top-level column of type unknown (always null, never in data files). Not yet:
- * geometry, geography, unknown inside a nested type (and any type a later Iceberg adds).
+ * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these;
+ * also a top-level column of type variant, and one of type unknown (always null, never in data
+ * files). Not yet: geometry, geography, variant or unknown inside a nested type (DuckDB 2.0 cannot
+ * write a VARIANT below the top level of a Parquet file), and any type a later Iceberg adds.
  */
 public final class SupportedTypes {
   private SupportedTypes() {}
 
   /**
    * Whether values of {@code type} (a primitive, or a nested type as a whole) are carried end to
-   * end inside a column; a top-level unknown column is supported on its own (see
+   * end inside a column; a top-level unknown or variant column is supported on its own (see
    * {@link #requireIngestible}).
    */
   public static boolean isSupported(Type type) {
@@ -40,6 +41,9 @@ public final class SupportedTypes {
       if (column.type().typeId() == Type.TypeID.UNKNOWN) {
         continue; // a top-level unknown column is left out of the data files and reads as NULL
       }
+      if (column.type().typeId() == Type.TypeID.VARIANT) {
+        continue; // a top-level variant column is carried end to end
+      }
       Optional<Unsupported> bad = unsupported(column.name(), column.type());
       if (bad.isPresent()) {
         throw SeException.invalid("table %s: column %s has type %s, which ingestion does not support yet",
@@ -53,7 +57,7 @@ public final class SupportedTypes {
   private static Optional<Unsupported> unsupported(String path, Type type) {
     switch (type.typeId()) {
       case BOOLEAN, INTEGER, LONG, FLOAT, DOUBLE, DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_NANO, STRING, UUID, FIXED,
-          BINARY, VARIANT -> {
+          BINARY -> {
         return Optional.empty();
       }
       case STRUCT -> {
