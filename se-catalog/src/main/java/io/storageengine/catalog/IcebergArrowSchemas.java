@@ -21,13 +21,26 @@ import org.apache.iceberg.types.Types;
  * <p>Iceberg to Arrow: every field, nested ones included, carries its Iceberg field id in the
  * Arrow field metadata under {@link #FIELD_ID_KEY}; timestamps are microseconds ({@code UTC}
  * zone for {@code timestamptz}), uuid is {@code fixed_size_binary(16)}, unknown is Arrow's null type, lists name their element
- * {@code element}, maps are {@code entries<key, value>}. Arrow to Iceberg (creating a table from
+ * {@code element}, maps are {@code entries<key, value>}, variant is Arrow's canonical extension
+ * {@value #VARIANT_EXTENSION}: {@code struct<metadata: binary not null, value: binary not null>}
+ * holding the Parquet variant spec's metadata and value encodings (the children carry no field
+ * ids: a variant is one Iceberg field). Arrow to Iceberg (creating a table from
  * a client's Arrow schema) assigns fresh ids and maps every Arrow type that has a lossless
  * Iceberg counterpart; anything else is refused naming the column.
  */
 public final class IcebergArrowSchemas {
   /** Arrow field metadata key holding the Iceberg field id (the Parquet/Arrow convention). */
   public static final String FIELD_ID_KEY = "PARQUET:field_id";
+  /** Arrow field metadata key naming an extension type. */
+  public static final String EXTENSION_NAME_KEY = "ARROW:extension:name";
+  /** Arrow field metadata key holding an extension type's parameters. */
+  public static final String EXTENSION_METADATA_KEY = "ARROW:extension:metadata";
+  /** The Arrow canonical extension name of a Parquet variant (DuckDB reads and writes it too). */
+  public static final String VARIANT_EXTENSION = "arrow.parquet.variant";
+  /** The variant struct's child holding the metadata (string dictionary) encoding. */
+  public static final String VARIANT_METADATA = "metadata";
+  /** The variant struct's child holding the value encoding. */
+  public static final String VARIANT_VALUE = "value";
 
   private IcebergArrowSchemas() {}
 
@@ -50,11 +63,24 @@ public final class IcebergArrowSchemas {
     return id == null ? -1 : Integer.parseInt(id);
   }
 
+  /** Whether {@code field} is marked as the {@value #VARIANT_EXTENSION} extension type. */
+  public static boolean isVariant(Field field) {
+    Map<String, String> md = field.getMetadata();
+    return md != null && VARIANT_EXTENSION.equals(md.get(EXTENSION_NAME_KEY));
+  }
+
   private static Field field(String name, int id, boolean nullable, Type type) {
     Map<String, String> metadata = Map.of(FIELD_ID_KEY, Integer.toString(id));
     List<Field> children = new ArrayList<>();
     ArrowType arrowType;
     switch (type.typeId()) {
+      case VARIANT -> {
+        return new Field(name, new FieldType(nullable, ArrowType.Struct.INSTANCE, null,
+            Map.of(FIELD_ID_KEY, Integer.toString(id), EXTENSION_NAME_KEY, VARIANT_EXTENSION,
+                EXTENSION_METADATA_KEY, "")),
+            List.of(Field.notNullable(VARIANT_METADATA, ArrowType.Binary.INSTANCE),
+                Field.notNullable(VARIANT_VALUE, ArrowType.Binary.INSTANCE)));
+      }
       case STRUCT -> {
         arrowType = ArrowType.Struct.INSTANCE;
         for (Types.NestedField child : type.asStructType().fields()) {
@@ -162,6 +188,9 @@ public final class IcebergArrowSchemas {
       case Binary, LargeBinary, BinaryView -> Types.BinaryType.get();
       case FixedSizeBinary -> Types.FixedType.ofLength(((ArrowType.FixedSizeBinary) t).getByteWidth());
       case Struct -> {
+        if (isVariant(f)) {
+          yield Types.VariantType.get();
+        }
         List<Types.NestedField> fields = new ArrayList<>();
         for (Field child : f.getChildren()) {
           int id = ids.incrementAndGet();

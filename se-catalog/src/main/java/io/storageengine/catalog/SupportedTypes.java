@@ -15,15 +15,16 @@ import org.apache.iceberg.types.Types;
  *
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
  * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these;
- * also a top-level column of type unknown (always null, never in data files). Not yet: variant,
- * geometry, geography, unknown inside a nested type (and any type a later Iceberg adds).
+ * also a top-level column of type variant, and one of type unknown (always null, never in data
+ * files). Not yet: geometry, geography, variant or unknown inside a nested type (DuckDB 2.0 cannot
+ * write a VARIANT below the top level of a Parquet file), and any type a later Iceberg adds.
  */
 public final class SupportedTypes {
   private SupportedTypes() {}
 
   /**
    * Whether values of {@code type} (a primitive, or a nested type as a whole) are carried end to
-   * end inside a column; a top-level unknown column is supported on its own (see
+   * end inside a column; a top-level unknown or variant column is supported on its own (see
    * {@link #requireIngestible}).
    */
   public static boolean isSupported(Type type) {
@@ -32,13 +33,16 @@ public final class SupportedTypes {
 
   /**
    * INVALID_ARGUMENT naming the first column (by its full dotted path) of {@code schema} whose
-   * type is not supported: {@code table a.b: column doc has type variant, which ingestion does
-   * not support yet}.
+   * type is not supported: {@code table a.b: column geo has type geometry(OGC:CRS84), which
+   * ingestion does not support yet}.
    */
   public static void requireIngestible(String table, Schema schema) {
     for (Types.NestedField column : schema.columns()) {
       if (column.type().typeId() == Type.TypeID.UNKNOWN) {
         continue; // a top-level unknown column is left out of the data files and reads as NULL
+      }
+      if (column.type().typeId() == Type.TypeID.VARIANT) {
+        continue; // a top-level variant column is carried end to end
       }
       Optional<Unsupported> bad = unsupported(column.name(), column.type());
       if (bad.isPresent()) {

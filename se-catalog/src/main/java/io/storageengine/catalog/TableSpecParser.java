@@ -31,7 +31,7 @@ import org.apache.iceberg.types.Types;
  * the column's {@code initial-default} and {@code write-default} (Iceberg v3). Types (case-insensitive): {@code boolean}, {@code int}, {@code bigint}
  * ({@code long}), {@code float}, {@code double}, {@code decimal(p,s)}, {@code date}, {@code time},
  * {@code timestamp}, {@code timestamptz}, {@code timestamp_ns}, {@code timestamptz_ns},
- * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code list<T [not null]>},
+ * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code variant}, {@code list<T [not null]>},
  * {@code map<K, V [not null]>}, {@code struct<name: T [not null], ...>}. Names may be quoted with
  * {@code "..."} or {@code `...`}. Field ids are assigned fresh, top-level columns first.
  *
@@ -262,6 +262,8 @@ public final class TableSpecParser {
         return Types.StringType.get();
       case "uuid":
         return Types.UUIDType.get();
+      case "variant":
+        return Types.VariantType.get();
       case "binary", "bytes", "varbinary":
         return Types.BinaryType.get();
       case "decimal", "numeric":

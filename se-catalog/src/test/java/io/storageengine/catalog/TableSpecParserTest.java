@@ -60,7 +60,7 @@ class TableSpecParserTest {
     Schema schema = TableSpecParser.parseSchema(
         "\"Order Id\" LONG NOT NULL, `v` Varchar null, n timestamptz_ns, m timestamp_ns, "
             + "l list<struct<a int not null> not null>, mm map<string, list<double> not null>, "
-            + "q numeric(38, 0), bb bytes");
+            + "q numeric(38, 0), bb bytes, doc VARIANT, docs list<variant>");
     assertThat(schema.findField("Order Id").isRequired()).isTrue();
     assertThat(schema.findType("v")).isEqualTo(Types.StringType.get());
     assertThat(schema.findType("n")).isEqualTo(Types.TimestampNanoType.withZone());
@@ -73,6 +73,8 @@ class TableSpecParserTest {
     assertThat(map.valueType()).isEqualTo(Types.ListType.ofOptional(map.valueId() + 1, Types.DoubleType.get()));
     assertThat(schema.findType("q")).isEqualTo(Types.DecimalType.of(38, 0));
     assertThat(schema.findType("bb")).isEqualTo(Types.BinaryType.get());
+    assertThat(schema.findType("doc")).isEqualTo(Types.VariantType.get());
+    assertThat(schema.findType("docs").asListType().elementType()).isEqualTo(Types.VariantType.get());
   }
 
   @Test

@@ -30,7 +30,8 @@ import org.duckdb.DuckDBResultSet;
  * match a table column by name are cast by DuckDB to the type of {@link #duckType} (the table's
  * type, or one {@link TableCast} finishes), so text such as {@code 2026-01-01T10:00:00Z} arrives
  * as a timestamp, a JSON object as a struct or map and a JSON array as a list; a CSV cell of a
- * struct, list or map column holds JSON. Other columns pass through unchanged and the server
+ * struct, list or map column holds JSON. A variant column takes any JSON value (from CSV, a
+ * cell's JSON text), sent as text for the server to encode. Other columns pass through unchanged and the server
  * names any that do not fit.
  *
  * <p>With {@code perRowPresence} (CSV and JSON only), every batch also says, per row, which
@@ -163,7 +164,9 @@ final class FileBatches implements AutoCloseable {
         String c = columns.get(i);
         String quoted = SqlQuoting.identifier(c);
         Types.NestedField field = table == null ? null : table.caseInsensitiveFindField(c);
-        String duckType = field == null || format == Format.PARQUET ? null : duckType(field.type());
+        String duckType = field == null || format == Format.PARQUET ? null
+            // A CSV cell of a variant column is JSON text the server parses (naming a bad row).
+            : format == Format.CSV && field.type().isVariantType() ? "VARCHAR" : duckType(field.type());
         if (format == Format.JSON) {
           String jsonPath = SqlQuoting.literal("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
           String type = duckType != null ? duckType : inferred.get(i);
@@ -215,7 +218,8 @@ final class FileBatches implements AutoCloseable {
    * The DuckDB type a CSV or JSON value of an Iceberg column is read as: the column's own type
    * where DuckDB has it, else one {@link TableCast} turns into it: {@code int} as BIGINT (so an
    * out-of-range value is named with its row), {@code uuid}, {@code fixed(n)} and the
-   * nanosecond timestamps as VARCHAR (DuckDB's TIMESTAMPTZ has microseconds). Structs, lists
+   * nanosecond timestamps as VARCHAR (DuckDB's TIMESTAMPTZ has microseconds), variant as JSON
+   * (the value's text, which the server encodes). Structs, lists
    * and maps are read as the same nesting of these types (JSON objects as structs or maps, JSON
    * arrays as lists).
    */
@@ -231,6 +235,8 @@ final class FileBatches implements AutoCloseable {
       case TIMESTAMP -> ((Types.TimestampType) type).shouldAdjustToUTC() ? "TIMESTAMPTZ" : "TIMESTAMP";
       case STRING, UUID, FIXED, TIMESTAMP_NANO -> "VARCHAR";
       case BINARY -> "BLOB";
+      // Any JSON value, sent as its text: the server encodes it as a variant.
+      case VARIANT -> "JSON";
       case STRUCT -> {
         List<String> fields = new ArrayList<>();
         for (Types.NestedField f : type.asStructType().fields()) {

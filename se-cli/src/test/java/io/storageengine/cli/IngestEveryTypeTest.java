@@ -25,6 +25,7 @@ import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.rest.RESTCatalog;
+import org.apache.iceberg.variants.Variant;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,7 +45,7 @@ class IngestEveryTypeTest {
       + " dt date, t time, ts timestamp, tstz timestamptz, tsn timestamp_ns, tstzn timestamptz_ns, s string,"
       + " u uuid, bin binary, fx fixed(4),"
       + " st struct<x: int, at: timestamptz, u: uuid, tags: list<string>>, li list<int>, m map<string, int>,"
-      + " lm list<map<string, fixed(2)>>";
+      + " lm list<map<string, fixed(2)>>, doc variant";
   private static final String U1 = "123e4567-e89b-12d3-a456-426614174000";
   private static final String U2 = "00000000-0000-0000-0000-000000000001";
 
@@ -68,9 +69,9 @@ class IngestEveryTypeTest {
   void jsonLinesOfEveryTypeReadBackWithIcebergsReader() throws Exception {
     create("t.json_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.jsonl", """
-        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654321Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}]}
+        {"id":1,"b":true,"l":9000000000,"f":1.5,"d":2.25,"dec":"12.34","dt":"1900-01-01","t":"10:11:12.123456","ts":"2026-01-02T03:04:05.123456","tstz":"2026-01-02T03:04:05.5+02:00","tsn":"2026-01-02T03:04:05.123456789","tstzn":"2026-01-02 03:04:05.987654321Z","s":"x","u":"%s","bin":"ab","fx":"deadbeef","st":{"x":7,"at":"1970-01-01T00:00:00.000001Z","u":"%s","tags":["a","b"]},"li":[1,2,3],"m":{"k1":1,"k2":2},"lm":[{"a":"0a0b"},{}],"doc":{"k":[1,{"z":"w"}],"n":-3.5,"big":12345678901}}
         {"id":2}
-        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.000000001+02:00"}
+        {"id":3,"st":{"x":null,"at":null,"u":null,"tags":null},"li":[],"m":{},"lm":null,"tstzn":"2026-01-02T05:04:05.000000001+02:00","doc":"text"}
         """.formatted(U1, U2));
     ingest("t.json_all", file);
 
@@ -104,9 +105,14 @@ class IngestEveryTypeTest {
     assertThat(lm).hasSize(2);
     assertThat(((Map<?, ?>) lm.get(0)).get("a")).satisfies(v -> assertThat(bytes(v)).isEqualTo(new byte[] {0x0a, 0x0b}));
     assertThat((Map<?, ?>) lm.get(1)).isEmpty();
+    // Any JSON value of a variant column: encoded by the server, stored as Parquet's VARIANT.
+    assertThat(r.getField("doc")).isInstanceOf(Variant.class);
+    assertThat(r.getField("doc").toString()).contains("big: Variant(type=INT64, value=12345678901)")
+        .contains("k: VariantArray([Variant(type=INT8, value=1), VariantObject(fields={z: Variant(type=STRING, value=w)})])")
+        .contains("n: Variant(type=DOUBLE, value=-3.5)");
 
     Record nulls = rows.get(1);
-    for (String column : List.of("b", "l", "dt", "tsn", "tstzn", "u", "fx", "st", "li", "m", "lm")) {
+    for (String column : List.of("b", "l", "dt", "tsn", "tstzn", "u", "fx", "st", "li", "m", "lm", "doc")) {
       assertThat(nulls.getField(column)).as(column).isNull();
     }
     Record empty = rows.get(2);
@@ -114,15 +120,16 @@ class IngestEveryTypeTest {
     assertThat(empty.getField("li")).isEqualTo(List.of());
     assertThat(empty.getField("m")).isEqualTo(Map.of());
     assertThat(empty.getField("tstzn")).isEqualTo(OffsetDateTime.parse("2026-01-02T03:04:05.000000001Z"));
+    assertThat(((Variant) empty.getField("doc")).value().asPrimitive().get()).isEqualTo("text");
   }
 
   @Test
   void csvOfEveryTypeWithJsonCellsForNestedColumns() throws Exception {
     create("t.csv_all", TableDefinition.builder(SCHEMA).build());
     Path file = file("all.csv", """
-        id,u,fx,tsn,tstzn,st,li,m,lm
-        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456789-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]"
-        2,,,,,,,,
+        id,u,fx,tsn,tstzn,st,li,m,lm,doc
+        1,%s,00ff00FF,2026-01-02T03:04:05.000000001,2026-01-02T03:04:05.123456789-01:00,"{""x"":5,""at"":null,""u"":""%s"",""tags"":[]}","[4,5]","{""a"":9}","[{""k"":""ffff""}]","{""a"":[true,null]}"
+        2,,,,,,,,,
         """.formatted(U1, U2));
     ingest("t.csv_all", file);
 
@@ -137,8 +144,11 @@ class IngestEveryTypeTest {
     assertThat(r.getField("li")).isEqualTo(List.of(4, 5));
     assertThat(r.getField("m")).isEqualTo(Map.of("a", 9));
     assertThat(((Map<?, ?>) ((List<?>) r.getField("lm")).get(0)).get("k")).satisfies(v -> assertThat(bytes(v)).isEqualTo(new byte[] {-1, -1}));
+    assertThat(r.getField("doc").toString()).contains("a: VariantArray([Variant(type=BOOLEAN_TRUE, value=true), "
+        + "Variant(type=NULL, value=null)])");
     assertThat(rows.get(1).getField("u")).isNull();
     assertThat(rows.get(1).getField("st")).isNull();
+    assertThat(rows.get(1).getField("doc")).isNull();
   }
 
   @Test
@@ -253,7 +263,7 @@ class IngestEveryTypeTest {
 
   @Test
   void valuesThatDoNotFitNameTheirRowAndColumn() throws Exception {
-    create("t.bad", TableDefinition.builder("id int not null, u uuid, fx fixed(2), st struct<x: int>, tsn timestamp_ns")
+    create("t.bad", TableDefinition.builder("id int not null, u uuid, fx fixed(2), st struct<x: int>, tsn timestamp_ns, doc variant")
         .build());
     assertBad("bad1.jsonl", "{\"id\":1}\n{\"id\":3000000000}\n", "row 2, column `id`: 3000000000 does not fit int");
     assertBad("bad2.jsonl", "{\"id\":1,\"st\":{\"x\":1}}\n{\"id\":2}\n{\"id\":3,\"st\":{\"x\":-2147483649}}\n",
@@ -263,6 +273,11 @@ class IngestEveryTypeTest {
     assertBad("bad3.csv", "id,u\n1,not-a-uuid\n", "row 1, column `u`: 'not-a-uuid' is not a uuid");
     assertBad("bad4.csv", "id,fx\n1,0a0b\n2,0a0b0c\n", "row 2, column `fx`: '0a0b0c' is not fixed(2) as hex (expected 4 hex digits)");
     assertBad("bad5.jsonl", "{\"id\":1,\"tsn\":\"yesterday\"}\n", "row 1, column `tsn`: 'yesterday' is not a timestamp");
+    // The server parses a variant's JSON text and refuses the batch (its row is the batch's, 0-based).
+    Cli.Result refused = Cli.run("ingest", "--server-address", Cli.address(server), "--catalog-id", "warehouse",
+        "--table", "t.bad", file("bad8.csv", "id,doc\n1,\"{\"\"a\"\":1}\"\n2,{oops\n").toString());
+    assertThat(refused.rc()).as(refused.out() + refused.err()).isEqualTo(1);
+    assertThat(refused.err()).contains("INVALID_ARGUMENT").contains("column `doc`: invalid JSON at row 1: Unexpected character");
     assertThat(read("t.bad")).isEmpty();
   }
 

@@ -7,8 +7,8 @@ import org.apache.iceberg.types.Types;
 
 /**
  * The DuckDB type of an Iceberg type: the type DuckDB writes a column of that Iceberg type with
- * and reads it as. Iceberg types DuckDB has no type for (variant, geometry, geography) are
- * refused with the error each caller phrases for its purpose.
+ * and reads it as. Iceberg types DuckDB has no type for (geometry, geography) are refused with
+ * the error each caller phrases for its purpose.
  */
 public final class DuckTypes {
   private DuckTypes() {}
@@ -48,6 +48,9 @@ public final class DuckTypes {
       // Iceberg v3's unknown: always null and never stored in data files; DuckDB's NULL type.
       case UNKNOWN: return "\"NULL\"";
       case UUID: return "UUID";
+      // DuckDB's VARIANT reads and writes Parquet's VARIANT logical type (the spec's metadata and
+      // value encoding, shredded by DuckDB on write) and imports Arrow's arrow.parquet.variant.
+      case VARIANT: return "VARIANT";
       case FIXED:
       case BINARY: return "BLOB";
       case STRUCT: {

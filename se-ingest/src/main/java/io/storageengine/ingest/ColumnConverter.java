@@ -86,6 +86,13 @@ abstract class ColumnConverter {
           return new ListConverter(path, target, element, t instanceof ArrowType.LargeList);
         }
         break;
+      case VARIANT: {
+        ColumnConverter variant = VariantConverter.create(path, source, target);
+        if (variant != null) {
+          return variant;
+        }
+        break;
+      }
       case MAP:
         if (t instanceof ArrowType.Map) {
           ColumnConverter entries = StructConverter.mapEntries(path, source.getChildren().get(0),

@@ -130,6 +130,8 @@ final class IcebergTypes {
       case FIXED:
       case BINARY: return ArrowType.Binary.INSTANCE;
       case UNKNOWN: return ArrowType.Null.INSTANCE;
+      // A variant leaves the engine as its JSON text (see VariantResults).
+      case VARIANT: return ArrowType.Utf8.INSTANCE;
       default:
         throw new SeException(ErrorCode.UNSUPPORTED,
             String.format("column `%s`: Iceberg type %s cannot be queried", column, type));

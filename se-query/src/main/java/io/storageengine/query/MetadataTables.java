@@ -161,8 +161,12 @@ final class MetadataTables {
     return MetadataTableUtils.createMetadataTableInstance(table, MetadataTableType.from(kind));
   }
 
-  /** Whether DuckDB can hold values of {@code type} (and every struct in it has fields). */
+  /** Whether DuckDB can hold values of {@code type} as literals here (and every struct in it has fields). */
   private static boolean supported(Type type) {
+    if (type.isVariantType()) {
+      // A metadata column of type variant (e.g. bounds of a variant column) has no literal here.
+      return false;
+    }
     if (type.isStructType()) {
       if (type.asStructType().fields().isEmpty()) {
         return false;

@@ -310,6 +310,10 @@ final class QueryEngine implements AutoCloseable {
             : planned.get(analyzed.select().table());
         origins = ResultColumns.origins(analyzed.select(), read == null ? null : read.schema());
       }
+      if (explain == null && analysis.kind() == StatementAnalyzer.Kind.QUERY
+          && planned.values().stream().anyMatch(table -> VariantResults.holdsVariant(table.schema()))) {
+        statement = VariantResults.asJson(connection, statement);
+      }
       PreparedQuery query = new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
       if (explain != null) {
         query.explainWith(explain);

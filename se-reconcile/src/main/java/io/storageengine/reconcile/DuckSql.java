@@ -62,7 +62,8 @@ public final class DuckSql {
   }
 
   private static String fieldIdValue(int id, Type type) {
-    if (type.isPrimitiveType()) {
+    // A variant is one Iceberg field: the id goes on its group, not on metadata and value.
+    if (type.isPrimitiveType() || type.isVariantType()) {
       return Integer.toString(id);
     }
     List<String> parts = new ArrayList<>();
@@ -163,7 +164,7 @@ public final class DuckSql {
       return initialDefault(c);
     }
     String expr = alias + "." + SqlQuoting.identifier(inFile.name());
-    if (c.type().isPrimitiveType()) {
+    if (c.type().isPrimitiveType() || c.type().isVariantType()) {
       return inFile.type().equals(c.type()) ? expr : "CAST(" + expr + " AS " + type(c.type()) + ")";
     }
     return conform(expr, IcebergArrowSchemas.toArrow(inFile), c.type(), true);

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
 import java.time.LocalDate;
@@ -43,6 +44,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.variants.Variant;
 
 /**
  * Builds WAL frames the way ingestion does: Iceberg generic values written into Arrow vectors
@@ -118,6 +120,21 @@ final class ArrowFrames {
         byte[] bytes = new byte[b.remaining()];
         b.get(bytes);
         ((VarBinaryVector) vector).setSafe(index, bytes);
+      }
+      case VARIANT -> {
+        Variant variant = (Variant) value;
+        StructVector s = (StructVector) vector;
+        s.setIndexDefined(index);
+        ByteBuffer metadata = ByteBuffer.allocate(variant.metadata().sizeInBytes()).order(ByteOrder.LITTLE_ENDIAN);
+        variant.metadata().writeTo(metadata, 0);
+        ByteBuffer encoded = ByteBuffer.allocate(variant.value().sizeInBytes()).order(ByteOrder.LITTLE_ENDIAN);
+        variant.value().writeTo(encoded, 0);
+        VarBinaryVector m = (VarBinaryVector) s.getChildByOrdinal(0);
+        VarBinaryVector v = (VarBinaryVector) s.getChildByOrdinal(1);
+        m.setSafe(index, metadata.array());
+        v.setSafe(index, encoded.array());
+        m.setValueCount(Math.max(m.getValueCount(), index + 1));
+        v.setValueCount(Math.max(v.getValueCount(), index + 1));
       }
       case STRUCT -> {
         StructVector s = (StructVector) vector;

@@ -53,12 +53,13 @@ class TypeRoundTripTest {
       optional(14, "fx", Types.FixedType.ofLength(4)),
       optional(15, "bin", Types.BinaryType.get()),
       optional(16, "st", Types.StructType.of(
-          optional(20, "a", Types.IntegerType.get()),
-          optional(21, "z", Types.StringType.get()))),
-      optional(17, "lst", Types.ListType.ofOptional(22, Types.StringType.get())),
-      optional(18, "m", Types.MapType.ofOptional(23, 24, Types.StringType.get(), Types.IntegerType.get())),
-      optional(19, "lst_st", Types.ListType.ofOptional(25, Types.StructType.of(
-          optional(26, "x", Types.LongType.get())))));
+          optional(21, "a", Types.IntegerType.get()),
+          optional(22, "z", Types.StringType.get()))),
+      optional(17, "lst", Types.ListType.ofOptional(23, Types.StringType.get())),
+      optional(18, "m", Types.MapType.ofOptional(24, 25, Types.StringType.get(), Types.IntegerType.get())),
+      optional(19, "lst_st", Types.ListType.ofOptional(26, Types.StructType.of(
+          optional(27, "x", Types.LongType.get())))),
+      optional(20, "doc", Types.VariantType.get()));
 
   static Stream<Arguments> specs() {
     List<Function<PartitionSpec.Builder, PartitionSpec.Builder>> specs = List.of(

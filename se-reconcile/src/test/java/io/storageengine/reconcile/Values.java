@@ -19,6 +19,14 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.variants.ShreddedObject;
+import org.apache.iceberg.variants.ValueArray;
+import org.apache.iceberg.variants.Variant;
+import org.apache.iceberg.variants.VariantArray;
+import org.apache.iceberg.variants.VariantMetadata;
+import org.apache.iceberg.variants.VariantObject;
+import org.apache.iceberg.variants.VariantValue;
+import org.apache.iceberg.variants.Variants;
 
 /** Random Iceberg generic values and a normal form for comparing records value for value. */
 final class Values {
@@ -57,6 +65,7 @@ final class Values {
         rnd.nextBytes(b);
         yield ByteBuffer.wrap(b);
       }
+      case VARIANT -> randomVariant(rnd);
       case STRUCT -> {
         GenericRecord r = GenericRecord.create(type.asStructType());
         for (Types.NestedField f : type.asStructType().fields()) {
@@ -83,6 +92,51 @@ final class Values {
       }
       default -> throw new IllegalArgumentException(type.toString());
     };
+  }
+
+  /**
+   * A random variant: an object of a few fields holding each of the variant primitive types the
+   * engine carries, a nested object and an array (every value may also be the variant null).
+   */
+  static Variant randomVariant(Random rnd) {
+    List<String> names = List.of("i8", "i16", "i32", "i64", "dbl", "dec", "str", "bool", "date", "ts", "tstz",
+        "obj", "arr", "nul", "x");
+    VariantMetadata metadata = Variants.metadata(names);
+    ShreddedObject object = Variants.object(metadata);
+    if (rnd.nextInt(10) == 0) {
+      // A value that is not an object: a string or an array.
+      if (rnd.nextBoolean()) {
+        return Variant.of(Variants.emptyMetadata(), Variants.of("top" + rnd.nextInt(100)));
+      }
+      ValueArray array = Variants.array();
+      array.add(Variants.of(rnd.nextInt(1000)));
+      array.add(Variants.of("e" + rnd.nextInt(10)));
+      return Variant.of(Variants.emptyMetadata(), array);
+    }
+    object.put("i8", Variants.of((byte) (rnd.nextInt(256) - 128)));
+    object.put("i16", Variants.of((short) (rnd.nextInt(60000) - 30000)));
+    object.put("i32", Variants.of(rnd.nextInt()));
+    object.put("i64", Variants.of(rnd.nextLong()));
+    object.put("dbl", Variants.of(rnd.nextDouble() * 1e6 - 5e5));
+    object.put("dec", Variants.of(BigDecimal.valueOf(rnd.nextInt(1_000_000) - 500_000, 3)));
+    object.put("str", Variants.of("v" + Integer.toString(rnd.nextInt(100000), 36) + (rnd.nextInt(4) == 0 ? "é✓" : "")));
+    object.put("bool", Variants.of(rnd.nextBoolean()));
+    object.put("date", Variants.ofDate(rnd.nextInt(20000)));
+    object.put("ts", Variants.ofTimestampntz((rnd.nextLong() & Long.MAX_VALUE) % 2_000_000_000_000_000L));
+    object.put("tstz", Variants.ofTimestamptz((rnd.nextLong() & Long.MAX_VALUE) % 2_000_000_000_000_000L));
+    if (rnd.nextBoolean()) {
+      ShreddedObject nested = Variants.object(metadata);
+      nested.put("x", Variants.of(rnd.nextInt(100)));
+      nested.put("str", Variants.of("n" + rnd.nextInt(100)));
+      object.put("obj", nested);
+    }
+    ValueArray array = Variants.array();
+    for (int i = rnd.nextInt(4); i > 0; i--) {
+      array.add(Variants.of(rnd.nextInt(1000)));
+    }
+    object.put("arr", array);
+    object.put("nul", Variants.ofNull());
+    return Variant.of(metadata, object);
   }
 
   static Record randomRecord(Random rnd, Schema schema) {
@@ -120,6 +174,37 @@ final class Values {
     if (v instanceof OffsetDateTime odt) {
       return odt.toInstant();
     }
+    if (v instanceof Variant variant) {
+      return normal(variant.value());
+    }
+    if (v instanceof VariantValue value) {
+      return normalVariant(value);
+    }
     return v;
+  }
+
+  /** A variant value as maps, lists and (physical type, value) pairs. */
+  static Object normalVariant(VariantValue value) {
+    switch (value.type()) {
+      case OBJECT -> {
+        VariantObject object = value.asObject();
+        Map<String, Object> out = new java.util.TreeMap<>();
+        for (String name : object.fieldNames()) {
+          out.put(name, normalVariant(object.get(name)));
+        }
+        return out;
+      }
+      case ARRAY -> {
+        VariantArray array = value.asArray();
+        List<Object> out = new ArrayList<>();
+        for (int i = 0; i < array.numElements(); i++) {
+          out.add(normalVariant(array.get(i)));
+        }
+        return out;
+      }
+      default -> {
+        return List.of(value.type(), String.valueOf(value.asPrimitive().get()));
+      }
+    }
   }
 }

@@ -168,6 +168,47 @@ class SparkFacadeTest {
     assertThat(rows(results.get(7), "n")).containsExactly("4");
   }
 
+  @Test
+  void sparkReadsTheEnginesVariantColumnAsVariantWithTheSameValues() throws Exception {
+    Catalog local = server.registry().catalog("warehouse");
+    TableIdentifier raw = TableIdentifier.of("docs", "raw");
+    Tables.create(local, raw, TableDefinition.builder("id bigint not null, doc variant").build());
+    List<String> docs = List.of("{\"a\":{\"b\":1},\"s\":\"x\"}", "{\"a\":{\"b\":-5},\"n\":2.5,\"s\":\"y\"}",
+        "[1,\"two\",null]", "\"text\"");
+    org.apache.arrow.vector.types.pojo.Schema json = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        IcebergArrowSchemas.toArrow(local.loadTable(raw).schema().findField("id")),
+        org.apache.arrow.vector.types.pojo.Field.nullable("doc", org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE)));
+    try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", server.port()), allocator, token);
+        VectorSchemaRoot root = VectorSchemaRoot.create(json, allocator);
+        IngestStream stream = client.open("warehouse", List.of("docs"), "raw", WalOperation.UPSERT, json)) {
+      root.allocateNew();
+      for (int i = 0; i < docs.size(); i++) {
+        ((BigIntVector) root.getVector(0)).setSafe(i, i + 1);
+        ((VarCharVector) root.getVector(1)).setSafe(i, docs.get(i).getBytes(StandardCharsets.UTF_8));
+      }
+      root.setRowCount(docs.size());
+      stream.send(root).get();
+      stream.finish();
+    }
+    awaitSnapshots(local.loadTable(raw), 1);
+
+    List<JsonNode> results = spark(
+        "SELECT id, typeof(doc) AS t, to_json(doc) AS j FROM se.docs.raw ORDER BY id",
+        "SELECT id, variant_get(doc, '$.a.b', 'int') AS b, variant_get(doc, '$.s', 'string') AS s FROM se.docs.raw "
+            + "WHERE variant_get(doc, '$.s', 'string') IS NOT NULL ORDER BY id");
+    for (JsonNode result : results) {
+      assertThat(result.has("error")).as("%s", result).isFalse();
+    }
+    // Spark sees VARIANT and the same JSON the engine's queries return.
+    assertThat(rows(results.get(0), "t")).containsOnly("variant");
+    List<String> engine = query("SELECT id, doc FROM default.docs.raw ORDER BY id");
+    assertThat(engine).containsExactly("1|" + docs.get(0), "2|" + docs.get(1), "3|" + docs.get(2), "4|" + docs.get(3));
+    assertThat(rows(results.get(0), "id", "j")).containsExactlyElementsOf(engine);
+    assertThat(rows(results.get(1), "id", "b", "s")).containsExactly("1|1|x", "2|-5|y");
+    assertThat(query("SELECT id, doc.a.b::INT, doc.s::VARCHAR FROM default.docs.raw WHERE doc.s IS NOT NULL ORDER BY id"))
+        .containsExactlyElementsOf(rows(results.get(1), "id", "b", "s"));
+  }
+
   /**
    * Runs the statements in one Spark session in a child JVM against the tenant's facade and
    * returns the driver's JSON line for each, in order.

@@ -61,6 +61,7 @@ import org.apache.arrow.vector.TimeStampNanoVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
@@ -206,7 +207,7 @@ class TableSettingsAgreementTest {
   }
 
   @Test
-  void aVariantTableFromAnotherClientRefusesIngestionAndNamesTheColumnInQueries() throws Exception {
+  void aVariantTableFromAnotherClientIngestsJsonAndIsQueriedByPath() throws Exception {
     RESTCatalog rest = new RESTCatalog();
     rest.initialize("se", Map.of("uri", "http://127.0.0.1:" + server.port() + "/catalogs/" + CATALOG_ID));
     try {
@@ -214,23 +215,91 @@ class TableSettingsAgreementTest {
       Table table = rest.buildTable(TableIdentifier.of("docs", "raw"), new Schema(
               required(1, "id", Types.LongType.get()), optional(2, "doc", Types.VariantType.get())))
           .withProperty("format-version", "3").create();
-      org.apache.arrow.vector.types.pojo.Schema idOnly = new org.apache.arrow.vector.types.pojo.Schema(
-          List.of(IcebergArrowSchemas.toArrow(table.schema().findField("id"))));
-      assertThatThrownBy(() -> ingest.open(CATALOG_ID, List.of("docs"), "raw", WalOperation.UPSERT, idOnly))
-          .isInstanceOfSatisfying(FlightRuntimeException.class,
-              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT))
-          .hasMessageContaining("table tenant1.docs.raw: column doc has type variant, which ingestion does not "
-              + "support yet");
-      assertThat(server.store().list("tenants/" + CATALOG_ID + "/tables/" + table.uuid() + "/")).isEmpty();
+      // JSON text in a utf8 column: the server encodes each value as a variant.
+      org.apache.arrow.vector.types.pojo.Schema json = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+          IcebergArrowSchemas.toArrow(table.schema().findField("id")),
+          org.apache.arrow.vector.types.pojo.Field.nullable("doc", ArrowType.Utf8.INSTANCE)));
+      List<String> docs = List.of("{\"a\": {\"b\": 1}, \"s\": \"x\"}", "{\"a\": {\"b\": 5}, \"s\": \"y\"}",
+          "[1, \"two\", 3.5]");
+      try (VectorSchemaRoot root = VectorSchemaRoot.create(json, clientAllocator);
+          IngestStream stream = ingest.open(CATALOG_ID, List.of("docs"), "raw", WalOperation.UPSERT, json)) {
+        root.allocateNew();
+        for (int i = 0; i < docs.size(); i++) {
+          ((BigIntVector) root.getVector("id")).setSafe(i, i + 1);
+          ((VarCharVector) root.getVector("doc")).setSafe(i, docs.get(i).getBytes(StandardCharsets.UTF_8));
+        }
+        root.setRowCount(docs.size());
+        stream.send(root).get();
+        stream.finish();
+      }
+      String from = " FROM default.docs.raw";
+      // The WAL tail answers before reconciliation, with the same values.
+      assertThat(query("SELECT doc" + from + " WHERE id = 1")).containsExactly("{\"a\":{\"b\":1},\"s\":\"x\"}");
+      assertThat(query("SELECT sum(doc.a.b::BIGINT), count(*)" + from)).containsExactly("6", "3");
+      assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
 
-      // Queries name the column and its type (selecting only other columns is refused the same
-      // way for now: the table's view declares every column).
-      assertThatThrownBy(() -> query("SELECT doc FROM default.docs.raw"))
-          .isInstanceOfSatisfying(FlightRuntimeException.class,
-              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNIMPLEMENTED))
-          .hasMessageContaining("column `doc`: Iceberg type variant cannot be queried");
+      // Iceberg's reader sees variants; Flight SQL sends them as JSON text, and paths extract.
+      try (CloseableIterable<Record> records = IcebergGenerics.read(rest.loadTable(TableIdentifier.of("docs", "raw"))).build()) {
+        Map<Long, String> read = new TreeMap<>();
+        records.forEach(r -> read.put((Long) r.getField("id"), String.valueOf(r.getField("doc"))));
+        assertThat(read.get(1L)).contains("s: Variant(type=STRING, value=x)");
+        assertThat(read.get(3L)).contains("VariantArray([");
+      }
+      assertThat(query("SELECT doc" + from + " WHERE id = 1")).containsExactly("{\"a\":{\"b\":1},\"s\":\"x\"}");
+      assertThat(query("SELECT doc" + from + " WHERE id = 3")).containsExactly("[1,\"two\",3.5]");
+      assertThat(query("SELECT doc.a.b, doc.s::VARCHAR, doc.a.b::BIGINT + 1, doc::JSON ->> '$.s'" + from
+          + " WHERE id = 2")).containsExactly("5", "y", "6", "y");
+      assertThat(query("SELECT count(*), max(doc.a.b::BIGINT)" + from + " WHERE doc.s::VARCHAR IN ('x', 'y')"))
+          .containsExactly("2", "5");
+      assertThat(query("SELECT json_extract_string(doc::JSON, '$[1]')" + from + " WHERE id = 3"))
+          .containsExactly("two");
+      // Metadata tables leave variant-typed metrics out rather than fail.
+      assertThat(query("SELECT count(*), sum(record_count) FROM default.docs.\"raw$files\"")).containsExactly("1", "3");
     } finally {
       rest.close();
+    }
+  }
+
+  @Test
+  void aPartialUpsertOfAnEntityTableReplacesTheWholeVariant() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "profiles");
+    Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "name", Types.StringType.get()), optional(3, "doc", Types.VariantType.get())), Set.of(1));
+    ((org.apache.iceberg.catalog.SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, schema)
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity")).create();
+    org.apache.arrow.vector.types.pojo.Schema full = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        IcebergArrowSchemas.toArrow(table.schema().findField("id")),
+        IcebergArrowSchemas.toArrow(table.schema().findField("name")),
+        org.apache.arrow.vector.types.pojo.Field.nullable("doc", ArrowType.Utf8.INSTANCE)));
+    org.apache.arrow.vector.types.pojo.Schema docOnly = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        full.getFields().get(0), full.getFields().get(2)));
+    upsert(full, "profiles", 1, "ann", "{\"a\": 1, \"b\": {\"c\": 2}}");
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    upsert(docOnly, "profiles", 1, null, "{\"z\": true}");
+    String select = "SELECT name, doc FROM default.crm.profiles WHERE id = 1";
+    assertThat(query(select)).as("WAL tail").containsExactly("ann", "{\"z\":true}");
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    assertThat(query(select)).as("snapshot").containsExactly("ann", "{\"z\":true}");
+    assertThat(rowCount(id)).isEqualTo(1);
+  }
+
+  private void upsert(org.apache.arrow.vector.types.pojo.Schema schema, String table, long key, String name, String doc)
+      throws Exception {
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), table, WalOperation.UPSERT, schema)) {
+      root.allocateNew();
+      ((BigIntVector) root.getVector("id")).setSafe(0, key);
+      if (name != null) {
+        ((VarCharVector) root.getVector("name")).setSafe(0, name.getBytes(StandardCharsets.UTF_8));
+      }
+      ((VarCharVector) root.getVector("doc")).setSafe(0, doc.getBytes(StandardCharsets.UTF_8));
+      root.setRowCount(1);
+      stream.send(root).get();
+      stream.finish();
     }
   }
 
