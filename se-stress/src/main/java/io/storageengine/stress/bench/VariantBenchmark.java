@@ -129,7 +129,7 @@ public final class VariantBenchmark {
     }, wal, IngestConfig.defaults().withFlushInterval(Duration.ofMillis(200)), (table, seq, rows, bytes) -> {});
     ingestServer = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .maxInboundMessageSize(256 << 20)
-        .addService(ingest.flightService(allocator, new IngestFlightProducer(ingest), executor))
+        .addService(ingest.flightService(allocator, new IngestFlightProducer(), executor))
         .build().start();
     producer = new QueryFlightSqlProducer(allocator, id -> catalog, duckdb, QueryConfig.defaults().withThreads(threads),
         wal, new WalTailRows(duckdb, allocator, store, tombstones, options));
