@@ -87,7 +87,9 @@ public final class WalTailRows {
    * Folds {@code segments} (the segments after {@code highWaterMark}, the snapshot's
    * {@code se.wal.seq}) into {@code snapshot} (null: none) of entity table {@code table}, as a
    * reconcile pass on that snapshot would, with the table's current schema; writes the keys' final
-   * rows to the Parquet file {@code target}.
+   * rows to the Parquet file {@code target}. On a sliced table the segments start after the
+   * least progress of its slices, and each key's rows count only after its own slice's progress
+   * ({@link SliceTail}).
    */
   public EntityTail foldEntityRows(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<WalSegment> segments, Path target) {
@@ -97,15 +99,18 @@ public final class WalTailRows {
     try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
       EntityColumns columns = new EntityColumns(table);
+      TableWal tableWal = new TableWal(scope, table.uuid());
       WalStaging.load(duck, table.schema(), segments);
+      SliceTail slices = SliceTail.of(clusterStore, tableWal, table, snapshot, duck, columns);
       String keys = "tail_keys";
       duck.execute("CREATE OR REPLACE TEMP TABLE " + keys + " AS SELECT DISTINCT " + columns.keyList("") + " FROM "
           + WalStaging.TABLE);
       CurrentRows candidates = new CurrentRows(duck, table,
           CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, keys)));
       BatchCurrentRows.load(duck, columns, keys, candidates);
-      TombstoneStore store = new TombstoneStore(clusterStore, new TableWal(scope, table.uuid()), tombstones);
-      new BatchTombstones(duck, table, columns, store, options).load(keys, highWaterMark);
+      TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
+      new BatchTombstones(duck, table, columns, store, options)
+          .load(keys, slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
       EntityFold.fold(duck, columns);
       copy(duck, table.schema(), "SELECT " + columns.columnList("") + " FROM " + EntityFold.TABLE
           + " WHERE __max_ord > 0 AND __last_op = 1", target);

@@ -1,0 +1,57 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.TableSlices;
+import io.storageengine.objectstore.ObjectStore;
+import io.storageengine.wal.TableWal;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.Table;
+
+/**
+ * The WAL tail of a sliced entity table as of a snapshot: the staged segments start after the
+ * least progress of the slices ({@code se.wal.seq}), so the rows of a key whose slice is further
+ * along, at or below its slice's progress, are already in the snapshot and are dropped; a key's
+ * tombstones count up to its own slice's progress.
+ */
+final class SliceTail {
+  private final EntityColumns columns;
+  private final List<TableSlices.Slice> slices;
+  private final Map<Integer, Long> marks;
+
+  private SliceTail(EntityColumns columns, List<TableSlices.Slice> slices, Map<Integer, Long> marks) {
+    this.columns = columns;
+    this.slices = slices;
+    this.marks = marks;
+  }
+
+  /**
+   * For a sliced table: drops the staged rows its slices have reconciled as of {@code snapshot}
+   * and returns the tail's slices; null for a table that is not sliced (nothing is changed).
+   */
+  static SliceTail of(ObjectStore store, TableWal tableWal, Table table, Snapshot snapshot, DuckSession duck,
+      EntityColumns columns) {
+    Optional<SliceMeta.Layout> layout = SliceMeta.load(store, tableWal, table);
+    if (layout.isEmpty()) {
+      return null;
+    }
+    SliceTail tail = new SliceTail(columns, layout.get().slices(), TableSlices.marks(table, snapshot));
+    SliceSql.dropReconciled(duck, columns, tail.slices, tail.marks);
+    return tail;
+  }
+
+  /** The furthest progress of any slice. */
+  long mostProgress() {
+    long most = 0;
+    for (long m : marks.values()) {
+      most = Math.max(most, m);
+    }
+    return most;
+  }
+
+  /** The progress of a key's slice, over the key columns of alias {@code b.}. */
+  String markSql() {
+    return SliceSql.markOf(columns, "b.", slices, marks);
+  }
+}
