@@ -226,6 +226,41 @@ class SlicedTableTest {
   }
 
   @Test
+  void compactionRewritesEachSliceIntoItsOwnFilesAndCarriesEveryProgress() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("sliced", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver", TableProperties.SLICE_COUNT, "3",
+              io.storageengine.reconcile.maintenance.MaintenancePolicy.MIN_INPUT_FILES, "2"));
+      TableWal tw = env.walOf(table, "sliced");
+      EntityModel model = new EntityModel(NON_KEY);
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      for (int round = 1; round <= 4; round++) {
+        model.applyBatch(append(env, tw, upserts(round * 20, round * 20 + 60, round)));
+        reconciler.reconcile(tw);
+      }
+      table.refresh();
+      Map<String, String> before = new TreeMap<>(WalMarks.carried(table));
+      io.storageengine.reconcile.maintenance.MaintenanceResult result =
+          new io.storageengine.reconcile.maintenance.Maintainer(env.catalogs, env.wal, env.store, env.tombstones,
+              env.allocator, env.duckdb, TestEnvironment.options(),
+              io.storageengine.reconcile.maintenance.MaintenancePolicy.defaults()).maintain(tw);
+      assertThat(result.compaction().groups()).isEqualTo(3);
+      assertThat(result.compaction().dataFilesAdded()).isEqualTo(3);
+      EntityModelTest.assertMatches(table, model, "after compaction");
+      assertSlicesConsistent(table, 3);
+      table.refresh();
+      assertThat(WalMarks.carried(table)).isEqualTo(before).containsEntry("se.wal.seq.2", "4");
+
+      // Passes after the rewrite find the current rows in the rewritten files.
+      model.applyBatch(append(env, tw, upserts(0, 200, 9)));
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      EntityModelTest.assertMatches(table, model, "after a pass over the compacted slices");
+      assertSlicesConsistent(table, 3);
+    }
+  }
+
+  @Test
   void sliceCountSetAfterUnslicedPassesIsRefused() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Table table = env.createTable("late", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
