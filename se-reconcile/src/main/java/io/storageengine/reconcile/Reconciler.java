@@ -101,6 +101,15 @@ public final class Reconciler {
   }
 
   /**
+   * As {@link #reconcile}, except that a sliced table's slices are handed to {@code dispatch}
+   * (UP_TO_DATE, nothing committed by this pass) instead of being reconciled here.
+   */
+  public ReconcileResult reconcile(TableWal table, SliceDispatch dispatch) {
+    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator,
+        telemetry).dispatchingSlices(dispatch).run(table);
+  }
+
+  /**
    * The pass of one slice of a sliced table (ARCHITECTURE.md 9.1), as {@link #reconcile} returns
    * and throws; passes of different slices of one table may run at once, in any processes.
    * NOT_FOUND when the table has no such slice; a table that is not sliced gets its ordinary pass.

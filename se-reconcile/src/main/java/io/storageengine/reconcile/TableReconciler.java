@@ -58,6 +58,8 @@ final class TableReconciler {
   private final Telemetry telemetry;
   /** The slice this pass is for (-1: the whole table). */
   private final int sliceId;
+  /** Where a pass over a whole sliced table sends its slices (null: runs them itself). */
+  private final SliceDispatch dispatch;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
@@ -73,9 +75,10 @@ final class TableReconciler {
     this.locator = locator;
     this.telemetry = telemetry;
     this.sliceId = -1;
+    this.dispatch = null;
   }
 
-  private TableReconciler(TableReconciler whole, int sliceId) {
+  private TableReconciler(TableReconciler whole, int sliceId, SliceDispatch dispatch) {
     this.catalogs = whole.catalogs;
     this.wal = whole.wal;
     this.clusterStore = whole.clusterStore;
@@ -87,11 +90,17 @@ final class TableReconciler {
     this.locator = whole.locator;
     this.telemetry = whole.telemetry;
     this.sliceId = sliceId;
+    this.dispatch = dispatch;
   }
 
   /** The pass of slice {@code sliceId} of a sliced table. */
   TableReconciler forSlice(int sliceId) {
-    return new TableReconciler(this, sliceId);
+    return new TableReconciler(this, sliceId, null);
+  }
+
+  /** A pass that, on a sliced table, hands the slices to {@code dispatch} instead of running them. */
+  TableReconciler dispatchingSlices(SliceDispatch dispatch) {
+    return new TableReconciler(this, sliceId, dispatch);
   }
 
   /** The slice of a slice pass over {@code table}: its layout and progress as loaded. */
@@ -152,6 +161,12 @@ final class TableReconciler {
       SliceState slice = null;
       if (TableSettings.of(table).sliced()) {
         SliceMeta.Layout layout = SliceMeta.load(clusterStore, tableWal, table).orElseThrow();
+        if (sliceId < 0 && dispatch != null) {
+          List<Integer> ids = layout.slices().stream().map(TableSlices.Slice::id).toList();
+          dispatch.dispatch(tableWal, ids);
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "dispatched " + ids.size() + " slice passes");
+        }
         if (sliceId < 0) {
           return new SlicedPasses(this, layout).run(tableWal, table.name());
         }
