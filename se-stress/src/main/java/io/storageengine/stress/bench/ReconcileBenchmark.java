@@ -80,6 +80,8 @@ public final class ReconcileBenchmark {
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
   private final JdbcCatalog catalog = new JdbcCatalog();
   private final Reconciler reconciler;
+  /** Entity tables made so far (their names are numbered: a configuration may be measured twice). */
+  private int entityRuns;
 
   private ReconcileBenchmark(Path dir, int threads) throws IOException {
     catalog.setConf(new org.apache.hadoop.conf.Configuration());
@@ -153,7 +155,7 @@ public final class ReconcileBenchmark {
 
   /** @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced */
   private ObjectNode entity(long keys, int batch, int slices) {
-    String name = "entity_" + keys + (slices > 0 ? "_slices_" + slices : "");
+    String name = "entity_" + keys + (slices > 0 ? "_slices_" + slices : "") + "_" + ++entityRuns;
     var builder = catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
         .withPartitionSpec(PartitionSpec.unpartitioned())
         .withProperty("format-version", "3")
