@@ -65,6 +65,8 @@ final class Explain {
   private final Set<String> hidden = new HashSet<>();
   /** The rows (by index) whose WAL tail rows are still to count, with the tail's files. */
   private final Map<Integer, List<String>> pendingTails = new LinkedHashMap<>();
+  /** The rows of those tails' files that later fold layers replace (not read). */
+  private final Map<Integer, Long> pendingTailsReplaced = new HashMap<>();
   private static final String ROWS = "\u0000rows";
 
   Explain(Mode mode) {
@@ -141,9 +143,13 @@ final class Explain {
       }
       line(value, "wal tail segments", (tail.throughSeq() - afterSeq) + " (seq " + (afterSeq + 1) + ".."
           + tail.throughSeq() + ")");
+      line(value, "wal tail files", tail.files().size() + " (entity tables: fold layers)");
       line(value, "wal tail rows", ROWS);
       if (!tail.files().isEmpty()) {
         pendingTails.put(rows.size(), tail.files().stream().map(TableSnapshotPlanner.PlannedFile::localPath).toList());
+        // A later fold layer replaces rows of earlier ones, which the view does not read.
+        pendingTailsReplaced.put(rows.size(),
+            tail.files().stream().mapToLong(f -> f.deletedPositions().length).sum());
       }
       line(value, "snapshot rows replaced by the wal tail", String.valueOf(replaced));
     }
@@ -165,12 +171,13 @@ final class Explain {
       try (Statement statement = connection.createStatement();
           ResultSet result = statement.executeQuery("SELECT count(*) FROM read_parquet([" + files + "])")) {
         result.next();
-        count = result.getLong(1);
+        count = result.getLong(1) - pendingTailsReplaced.getOrDefault(pending.getKey(), 0L);
       }
       String[] row = rows.get(pending.getKey());
       row[1] = row[1].replace(ROWS, String.valueOf(count));
     }
     pendingTails.clear();
+    pendingTailsReplaced.clear();
   }
 
   /** Adds the row of a metadata table reference. */

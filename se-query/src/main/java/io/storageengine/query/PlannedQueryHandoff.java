@@ -19,6 +19,11 @@ import java.util.concurrent.TimeUnit;
  * entries not taken within {@link #TTL_NANOS} (looked for on every call and every
  * {@link #SWEEP_MILLIS}), or pushed out by {@link #MAX_ENTRIES} newer ones, are cancelled
  * (their DuckDB work stops) and closed. A miss only costs the planning again.
+ *
+ * <p>An entry holds its query's admission (a tenant slot and its memory) while it waits, so
+ * {@link #releaseOldest} gives one back when a new query of the same tenant (or any query, when
+ * memory is short) would otherwise wait for it: a client that asks for FlightInfos and never
+ * fetches them cannot hold its tenant's slots for the TTL.
  */
 final class PlannedQueryHandoff implements AutoCloseable {
   static final int MAX_ENTRIES = 32;
@@ -26,7 +31,7 @@ final class PlannedQueryHandoff implements AutoCloseable {
   /** How often entries nobody took are looked for when no call comes (they hold a database). */
   static final long SWEEP_MILLIS = 5_000;
 
-  private record Entry(PreparedQuery query, long createdNanos) {}
+  private record Entry(String tenant, PreparedQuery query, long createdNanos) {}
 
   private final LinkedHashMap<String, List<Entry>> entries = new LinkedHashMap<>();
   private final long ttlNanos;
@@ -65,15 +70,15 @@ final class PlannedQueryHandoff implements AutoCloseable {
     evicted.forEach(PlannedQueryHandoff::discard);
   }
 
-  /** Keeps {@code query} for a later {@link #take} with the same handle; closes what it evicts. */
-  void offer(byte[] handle, PreparedQuery query) {
+  /** Keeps {@code query} of {@code tenant} for a later {@link #take} with the same handle; closes what it evicts. */
+  void offer(byte[] handle, String tenant, PreparedQuery query) {
     List<PreparedQuery> evicted = new ArrayList<>();
     synchronized (this) {
       expire(System.nanoTime(), evicted);
       while (size >= MAX_ENTRIES) {
         evicted.add(removeEldest());
       }
-      entries.computeIfAbsent(key(handle), k -> new ArrayList<>()).add(new Entry(query, System.nanoTime()));
+      entries.computeIfAbsent(key(handle), k -> new ArrayList<>()).add(new Entry(tenant, query, System.nanoTime()));
       size++;
     }
     evicted.forEach(PlannedQueryHandoff::discard);
@@ -96,6 +101,36 @@ final class PlannedQueryHandoff implements AutoCloseable {
     }
     evicted.forEach(PlannedQueryHandoff::discard);
     return found;
+  }
+
+  /**
+   * Cancels and closes the oldest entry of {@code tenant} (of any tenant when null), which
+   * releases its admission; false when there is none.
+   */
+  boolean releaseOldest(String tenant) {
+    PreparedQuery oldest = null;
+    synchronized (this) {
+      for (Iterator<Map.Entry<String, List<Entry>>> it = entries.entrySet().iterator(); it.hasNext() && oldest == null; ) {
+        List<Entry> list = it.next().getValue();
+        for (Iterator<Entry> e = list.iterator(); e.hasNext(); ) {
+          Entry entry = e.next();
+          if (tenant == null || tenant.equals(entry.tenant())) {
+            oldest = entry.query();
+            e.remove();
+            size--;
+            break;
+          }
+        }
+        if (list.isEmpty()) {
+          it.remove();
+        }
+      }
+    }
+    if (oldest == null) {
+      return false;
+    }
+    discard(oldest);
+    return true;
   }
 
   private void expire(long now, List<PreparedQuery> evicted) {

@@ -7,7 +7,9 @@ import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Admits queries to run: at most {@link QueryLimits#tenantConcurrency} of one tenant at once, and
@@ -66,50 +68,121 @@ final class QueryAdmission {
     }
   }
 
-  /** Waits until a query of {@code tenant} may run (see the class comment). */
+  /**
+   * Holders of admissions whose queries are not running: planned queries waiting for the DoGet
+   * of their ticket. Asked to give one back before a query waits or is refused.
+   */
+  @FunctionalInterface
+  interface IdleHolders {
+    /**
+     * Releases one idle admission of {@code tenant}, or of any tenant when {@code tenant} is null
+     * (memory is what is short); false when it holds none. Called without this admission's lock.
+     */
+    boolean releaseOne(String tenant);
+  }
+
+  private final List<IdleHolders> idle = new CopyOnWriteArrayList<>();
+
+  /** Lets {@code holders} give back idle admissions to queries that would otherwise wait. */
+  void releaseIdleWith(IdleHolders holders) {
+    idle.add(holders);
+  }
+
+  /**
+   * Waits until a query of {@code tenant} may run (see the class comment). A query that cannot
+   * run at once and is next in line first has an idle admission released that stands in its way
+   * ({@link IdleHolders}): one of its own tenant when the tenant's slots are full, any when memory
+   * is short.
+   */
   Permit admit(String tenant) {
-    Waiter me = new Waiter(tenant);
     long deadline = System.nanoTime() + limits.timeout().toNanos();
-    synchronized (this) {
-      if (queue.isEmpty() && mayRun(tenant)) {
-        return start(tenant);
-      }
-      int queued = waiting.getOrDefault(tenant, 0);
-      if (queued >= limits.tenantQueue()) {
-        throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
-            "catalog `%s` has %d queries running and %d waiting, its limit (--query.tenant-concurrency %d, "
-                + "--query.tenant-queue %d): retry when one has finished", tenant, running.getOrDefault(tenant, 0),
-            queued, limits.tenantConcurrency(), limits.tenantQueue()));
-      }
-      waiting.merge(tenant, 1, Integer::sum);
-      queue.addLast(me);
-      try {
-        while (true) {
-          if (first(me) && mayRun(tenant)) {
+    Waiter me = null;
+    try {
+      while (true) {
+        String blocker;
+        synchronized (this) {
+          boolean next = me == null ? queue.isEmpty() : first(me);
+          if (next && mayRun(tenant)) {
             return start(tenant);
           }
-          if (Context.current().isCancelled()) {
-            throw PreparedQuery.cancelledError();
+          blocker = next && !idle.isEmpty() ? blocker(tenant) : null;
+          if (blocker == null) {
+            me = me != null ? me : enqueue(tenant);
+            awaitTurn(tenant, deadline);
+            continue;
           }
-          long left = deadline - System.nanoTime();
-          if (left <= 0) {
-            throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
-                "query waited %s for admission, its limit (--query.timeout): the server runs as many queries of "
-                    + "catalog `%s` (--query.tenant-concurrency %d) or in all (--query.total-memory) as it allows",
-                format(limits.timeout()), tenant, limits.tenantConcurrency()));
-          }
-          wait(Math.max(1, Math.min(WAIT_SLICE_MS, left / 1_000_000)));
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw PreparedQuery.cancelledError();
-      } finally {
-        if (queue.remove(me)) {
-          waiting.merge(tenant, -1, (a, b) -> a + b == 0 ? null : a + b);
-          notifyAll();
+        // Outside the lock: a released query closes its permit, which takes the lock.
+        if (!releaseIdle(blocker.isEmpty() ? null : blocker)) {
+          synchronized (this) {
+            me = me != null ? me : enqueue(tenant);
+            if (!(first(me) && mayRun(tenant))) {
+              awaitTurn(tenant, deadline);
+            }
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw PreparedQuery.cancelledError();
+    } finally {
+      if (me != null) {
+        synchronized (this) {
+          if (queue.remove(me)) {
+            waiting.merge(tenant, -1, (a, b) -> a + b == 0 ? null : a + b);
+            notifyAll();
+          }
         }
       }
     }
+  }
+
+  /** Queues a waiter of {@code tenant}, or refuses it when the tenant's queue is full. */
+  private Waiter enqueue(String tenant) {
+    int queued = waiting.getOrDefault(tenant, 0);
+    if (queued >= limits.tenantQueue()) {
+      throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
+          "catalog `%s` has %d queries running and %d waiting, its limit (--query.tenant-concurrency %d, "
+              + "--query.tenant-queue %d): retry when one has finished", tenant, running.getOrDefault(tenant, 0),
+          queued, limits.tenantConcurrency(), limits.tenantQueue()));
+    }
+    Waiter me = new Waiter(tenant);
+    waiting.merge(tenant, 1, Integer::sum);
+    queue.addLast(me);
+    return me;
+  }
+
+  /** Waits a slice for a change, unless the call was cancelled or the admission timed out. */
+  private void awaitTurn(String tenant, long deadline) throws InterruptedException {
+    if (Context.current().isCancelled()) {
+      throw PreparedQuery.cancelledError();
+    }
+    long left = deadline - System.nanoTime();
+    if (left <= 0) {
+      throw new SeException(ErrorCode.RESOURCE_EXHAUSTED, String.format(
+          "query waited %s for admission, its limit (--query.timeout): the server runs as many queries of "
+              + "catalog `%s` (--query.tenant-concurrency %d) or in all (--query.total-memory) as it allows",
+          format(limits.timeout()), tenant, limits.tenantConcurrency()));
+    }
+    wait(Math.max(1, Math.min(WAIT_SLICE_MS, left / 1_000_000)));
+  }
+
+  /** What keeps {@code tenant} from running: the tenant itself (its slots), "" (memory), or null. */
+  private String blocker(String tenant) {
+    if (running.getOrDefault(tenant, 0) >= limits.tenantConcurrency()) {
+      return tenant;
+    }
+    return reserved + memoryPerQuery > limits.totalMemoryBytes() ? "" : null;
+  }
+
+  /** Asks the idle holders, in turn, to release one admission of {@code tenant} (any when null). */
+  private boolean releaseIdle(String tenant) {
+    for (IdleHolders holders : idle) {
+      if (holders.releaseOne(tenant)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Queries running now (for tests). */

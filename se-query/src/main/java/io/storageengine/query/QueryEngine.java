@@ -427,7 +427,7 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
-  /** The admission of queries (for tests). */
+  /** The admission of queries (the producer lets its idle planned queries give theirs back; tests). */
   QueryAdmission admission() {
     return admission;
   }

@@ -153,6 +153,8 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     this.config = config;
     this.engine = new QueryEngine(catalogs, duckdb, config, pending,
         wal == null || tailRows == null ? null : new WalTail(wal, duckdb, tailRows));
+    // A planned query waiting for its DoGet gives its admission back to one that would wait for it.
+    engine.admission().releaseIdleWith(handoff::releaseOldest);
     this.sessions = new QuerySessions(config.maxSessions());
     String version = Optional.ofNullable(getClass().getPackage().getImplementationVersion()).orElse("0.1.0-SNAPSHOT");
     this.sqlInfo = new ServerSqlInfo(SERVER_NAME, version,
@@ -282,7 +284,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       Schema schema = query.resultSchema(query.start(allocator, config.batchRows()).getVectorSchemaRoot().getSchema());
       byte[] encoded = statement.withPins(query.pins()).encode();
       FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
-      handoff.offer(encoded, query);
+      handoff.offer(encoded, statement.catalogId(), query);
       return info;
     } catch (IOException e) {
       query.close();
@@ -310,7 +312,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       Schema schema = query.schema(allocator);
       byte[] encoded = statement.withPins(query.pins()).encode();
       FlightInfo info = new FlightInfo(schema, descriptor, List.of(new FlightEndpoint(ticket(encoded))), -1, -1);
-      handoff.offer(encoded, query);
+      handoff.offer(encoded, statement.catalogId(), query);
       try {
         starts.execute(() -> {
           try {

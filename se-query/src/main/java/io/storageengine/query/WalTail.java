@@ -15,7 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.UUID;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -38,10 +37,11 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li>append tables: one file per segment and read schema (a segment never changes, so it is
  *       staged once);</li>
- *   <li>entity tables: one file per snapshot and tail (the fold of the whole tail with the
- *       snapshot's current rows and tombstones: the keys' final rows), plus the positions of the
- *       snapshot's rows they replace or delete, which the view removes as it removes deletion
- *       vectors. A new segment or a new snapshot folds again.</li>
+ *   <li>entity tables: the fold of the tail with the snapshot's current rows and tombstones (the
+ *       keys' final rows), kept in layers by {@link EntityTailFolds}: a new segment is folded
+ *       onto the layers before it; plus the positions of the snapshot's rows (and earlier
+ *       layers' rows) they replace or delete, which the view removes as it removes deletion
+ *       vectors. A new snapshot folds again.</li>
  * </ul>
  *
  * <p>A remembered segment that has meanwhile been collected (it was reconciled, so the query's
@@ -53,13 +53,9 @@ import org.slf4j.LoggerFactory;
  */
 final class WalTail {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
-  static final int MAX_REMEMBERED_FOLDS = 32;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
-
-  /** An entity tail's fold: the cache name of its rows file and the snapshot positions it removes. */
-  private record Fold(String fileName, Map<String, long[]> replacedPositions) {}
 
   /**
    * What a tail adds to a snapshot: {@code files} to read next to its data files, {@code
@@ -75,13 +71,14 @@ final class WalTail {
    * segment never changes once created.
    */
   private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
-  private final Map<String, Fold> folds = new LruMap<>(MAX_REMEMBERED_FOLDS);
+  private final EntityTailFolds entityFolds;
 
   /** @param rows computes what segments add, with reconciliation's code */
   WalTail(WalLog wal, DuckRuntime duckdb, WalTailRows rows) {
     this.wal = wal;
     this.duckdb = duckdb;
     this.rows = rows;
+    this.entityFolds = new EntityTailFolds(duckdb.files(), rows);
   }
 
   /** Whether the tail of entity tables is read (else they are read at their snapshot only). */
@@ -130,27 +127,9 @@ final class WalTail {
       // The fold works on the table's current schema, as reconciliation does.
       throw SnapshotExpiredException.schemaChanged(displayName);
     }
-    String key = "wal-fold:" + table.uuid() + ":" + (snapshot == null ? "none" : snapshot.snapshotId()) + ":schema-"
-        + schema.schemaId() + ":" + afterSeq + ".." + last;
-    Fold fold = fold(key);
-    long through = last;
-    Fold[] made = new Fold[1];
-    String fileName = fold != null ? fold.fileName() : key + ":" + UUID.randomUUID();
-    DataFileCache.Lease lease = duckdb.files().acquire(catalogId, fileName, target -> {
-      List<WalSegment> segments = new ArrayList<>();
-      for (long seq = afterSeq + 1; seq <= through; seq++) {
-        segments.add(segment(displayName, tableWal, seq, fresh));
-      }
-      WalTailRows.EntityTail tail = rows.foldEntityRows(catalogId, table, snapshot, afterSeq, segments, target);
-      made[0] = new Fold(fileName, tail.replacedPositions());
-    });
-    leases.add(lease);
-    if (made[0] != null) {
-      remember(key, made[0]);
-      fold = made[0];
-    }
-    return new Read(last, List.of(new PlannedFile(fileName, lease.path().toString(), new long[0])),
-        fold.replacedPositions());
+    EntityTailFolds.Read fold = entityFolds.read(catalogId, table, snapshot, afterSeq, last,
+        seq -> segment(displayName, tableWal, seq, fresh), leases);
+    return new Read(last, fold.files(), fold.replacedPositions());
   }
 
   /**
@@ -231,14 +210,6 @@ final class WalTail {
   /** Marks {@code key} as a segment that cannot be read; true the first time. */
   private synchronized boolean markBroken(SegmentKey key) {
     return !Boolean.FALSE.equals(seen.put(key, Boolean.FALSE));
-  }
-
-  private synchronized Fold fold(String key) {
-    return folds.get(key);
-  }
-
-  private synchronized void remember(String key, Fold fold) {
-    folds.put(key, fold);
   }
 
   private static WalSegment check(TableWal tableWal, WalSegment segment) {

@@ -26,7 +26,7 @@ class PlannedQueryHandoffTest {
     List<Connection> connections = new ArrayList<>();
     try (PlannedQueryHandoff handoff = new PlannedQueryHandoff()) {
       PreparedQuery q = query(connections);
-      handoff.offer(handle("a"), q);
+      handoff.offer(handle("a"), "t", q);
       assertThat(handoff.take(handle("b"))).isNull();
       assertThat(handoff.take(handle("a"))).isSameAs(q);
       assertThat(handoff.take(handle("a"))).isNull();
@@ -39,7 +39,7 @@ class PlannedQueryHandoffTest {
     List<Connection> connections = new ArrayList<>();
     PlannedQueryHandoff handoff = new PlannedQueryHandoff();
     for (int i = 0; i <= PlannedQueryHandoff.MAX_ENTRIES; i++) {
-      handoff.offer(handle("q" + i), query(connections));
+      handoff.offer(handle("q" + i), "t", query(connections));
     }
     // The eldest was pushed out and closed; the newest is still there.
     assertThat(connections.get(0).isClosed()).isTrue();
@@ -55,13 +55,32 @@ class PlannedQueryHandoffTest {
   void anEntryNobodyTakesIsClosedWithoutAnotherCall() throws Exception {
     List<Connection> connections = new ArrayList<>();
     try (PlannedQueryHandoff handoff = new PlannedQueryHandoff(50_000_000L, 20)) {
-      handoff.offer(handle("abandoned"), query(connections));
+      handoff.offer(handle("abandoned"), "t", query(connections));
       long deadline = System.nanoTime() + 10_000_000_000L;
       while (!connections.get(0).isClosed() && System.nanoTime() < deadline) {
         Thread.sleep(10);
       }
       assertThat(connections.get(0).isClosed()).as("closed by the sweep").isTrue();
       assertThat(handoff.take(handle("abandoned"))).isNull();
+    }
+  }
+
+  @Test
+  void releaseOldestClosesTheOldestEntryOfTheTenantOnly() throws Exception {
+    List<Connection> connections = new ArrayList<>();
+    try (PlannedQueryHandoff handoff = new PlannedQueryHandoff()) {
+      handoff.offer(handle("a1"), "a", query(connections));
+      handoff.offer(handle("b1"), "b", query(connections));
+      handoff.offer(handle("a2"), "a", query(connections));
+      assertThat(handoff.releaseOldest("a")).isTrue();
+      assertThat(connections.get(0).isClosed()).as("a1 released").isTrue();
+      assertThat(connections.get(1).isClosed()).as("b1 kept").isFalse();
+      assertThat(handoff.take(handle("a1"))).isNull();
+      assertThat(handoff.releaseOldest("a")).isTrue();
+      assertThat(handoff.releaseOldest("a")).isFalse();
+      assertThat(handoff.releaseOldest(null)).as("any tenant").isTrue();
+      assertThat(connections).allSatisfy(c -> assertThat(c.isClosed()).isTrue());
+      assertThat(handoff.releaseOldest(null)).isFalse();
     }
   }
 }

@@ -26,19 +26,18 @@ final class SliceTail {
     this.marks = marks;
   }
 
-  /**
-   * For a sliced table: drops the staged rows its slices have reconciled as of {@code snapshot}
-   * and returns the tail's slices; null for a table that is not sliced (nothing is changed).
-   */
-  static SliceTail of(ObjectStore store, TableWal tableWal, Table table, Snapshot snapshot, DuckSession duck,
-      EntityColumns columns) {
+  /** The tail's slices as of {@code snapshot} (null: none); null for a table that is not sliced. */
+  static SliceTail of(ObjectStore store, TableWal tableWal, Table table, Snapshot snapshot) {
     Optional<SliceMeta.Layout> layout = SliceMeta.load(store, tableWal, table);
     if (layout.isEmpty()) {
       return null;
     }
-    SliceTail tail = new SliceTail(columns, layout.get().slices(), TableSlices.marks(table, snapshot));
-    SliceSql.dropReconciled(duck, columns, tail.slices, tail.marks);
-    return tail;
+    return new SliceTail(new EntityColumns(table), layout.get().slices(), TableSlices.marks(table, snapshot));
+  }
+
+  /** Drops the staged WAL rows that their key's slice has reconciled as of the snapshot. */
+  void dropReconciled(DuckSession duck) {
+    SliceSql.dropReconciled(duck, columns, slices, marks);
   }
 
   /** The furthest progress of any slice. */

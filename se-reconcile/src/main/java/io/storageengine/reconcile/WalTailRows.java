@@ -7,10 +7,9 @@ import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
@@ -27,10 +26,11 @@ import org.apache.iceberg.types.Types;
  * <ul>
  *   <li>Append tables ({@link #writeAppendRows}): every staged row, as {@link AppendMaterializer}
  *       writes them.</li>
- *   <li>Entity tables ({@link #foldEntityRows}): the steps of {@link EntityMaterializer} up to
+ *   <li>Entity tables ({@link #foldEntityLayer}): the steps of {@link EntityMaterializer} up to
  *       the fold against a given snapshot ({@link CandidateFiles}, {@link BatchCurrentRows},
  *       {@link BatchTombstones#load}, {@link EntityFold}): the rows the keys end with, and the
- *       positions of the snapshot's rows they replace or delete.</li>
+ *       positions of the snapshot's rows they replace or delete; folded incrementally, a layer
+ *       per step onto the layers before ({@link EntityTailLayer}).</li>
  * </ul>
  */
 public final class WalTailRows {
@@ -76,55 +76,40 @@ public final class WalTailRows {
   }
 
   /**
-   * The result of folding a WAL tail into an entity table's snapshot: {@code rows} rows written
-   * (the keys' final rows), and per data file of the snapshot (by the local path the DuckDB
-   * runtime reads it at, see {@link DuckRuntime#localCopy}) the sorted positions of the rows
-   * they replace or delete.
+   * What one layer of an entity tail's fold made (see {@link #foldEntityLayer}): {@code rows}
+   * rows written; per data file of the snapshot (by the local path the DuckDB runtime reads it
+   * at, see {@link DuckRuntime#localCopy}) the sorted positions of the rows it replaces or deletes
+   * that no earlier layer replaced; per earlier layer (by number) the sorted positions of the rows
+   * of its rows file that this one replaces or deletes.
    */
-  public record EntityTail(long rows, Map<String, long[]> replacedPositions) {}
+  public record EntityLayer(long rows, Map<String, long[]> replacedPositions,
+      Map<Integer, long[]> replacedLayerRows) {}
 
   /**
-   * Folds {@code segments} (the segments after {@code highWaterMark}, the snapshot's
-   * {@code se.wal.seq}) into {@code snapshot} (null: none) of entity table {@code table}, as a
-   * reconcile pass on that snapshot would, with the table's current schema; writes the keys' final
-   * rows to the Parquet file {@code target}. On a sliced table the segments start after the
-   * least progress of its slices, and each key's rows count only after its own slice's progress
-   * ({@link SliceTail}).
+   * Folds {@code segments} (after {@code highWaterMark}, the snapshot's {@code se.wal.seq}, and
+   * after the segments of the earlier layers) into {@code snapshot} (null: none) of entity table
+   * {@code table} and the earlier layers whose state files are {@code priorStates} (oldest first;
+   * none: the segments are the whole tail), as a reconcile pass on that snapshot over all of them
+   * would, with the table's current schema. Writes the keys' final rows to the Parquet file
+   * {@code rowsTarget} (read as one more data file of the table) and the fold's state to
+   * {@code stateTarget} (the next layer's input). Empty when an operation sorts between the
+   * earlier layers' operations (an out-of-order version): only a fold of the whole tail is exact
+   * then; with no earlier layers it is never empty. On a sliced table {@code highWaterMark} is
+   * the least progress of its slices, and each key's operations count only above its own slice's
+   * progress ({@link SliceTail}).
    */
-  public EntityTail foldEntityRows(String scope, Table table, Snapshot snapshot, long highWaterMark,
-      List<WalSegment> segments, Path target) {
+  public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
+      List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }
     try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
-      EntityColumns columns = new EntityColumns(table);
       TableWal tableWal = new TableWal(scope, table.uuid());
-      WalStaging.load(duck, table.schema(), segments);
-      SliceTail slices = SliceTail.of(clusterStore, tableWal, table, snapshot, duck, columns);
-      String keys = "tail_keys";
-      duck.execute("CREATE OR REPLACE TEMP TABLE " + keys + " AS SELECT DISTINCT " + columns.keyList("") + " FROM "
-          + WalStaging.TABLE);
-      CurrentRows candidates = new CurrentRows(duck, table,
-          CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, keys)));
-      BatchCurrentRows.load(duck, columns, keys, candidates);
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
-      new BatchTombstones(duck, table, columns, store, options)
-          .load(keys, slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
-      EntityFold.fold(duck, columns);
-      copy(duck, table.schema(), "SELECT " + columns.columnList("") + " FROM " + EntityFold.TABLE
-          + " WHERE __max_ord > 0 AND __last_op = 1", target);
-      long rows = duck.queryLong("SELECT count(*) FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __last_op = 1");
-      Map<String, List<Long>> positions = new HashMap<>();
-      duck.query("SELECT __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL",
-          rs -> positions.computeIfAbsent(rs.getString(1), f -> new ArrayList<>()).add(rs.getLong(2)));
-      Map<String, long[]> replaced = new HashMap<>();
-      positions.forEach((file, list) -> {
-        long[] sorted = list.stream().mapToLong(Long::longValue).toArray();
-        Arrays.sort(sorted);
-        replaced.put(file, sorted);
-      });
-      return new EntityTail(rows, replaced);
+      return new EntityTailLayer(duck, table, SliceTail.of(clusterStore, tableWal, table, snapshot)).fold(snapshot, highWaterMark, store, options, priorStates, layer,
+          segments, rowsTarget, stateTarget)
+          .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows()));
     }
   }
 

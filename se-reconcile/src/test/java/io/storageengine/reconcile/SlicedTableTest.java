@@ -182,8 +182,8 @@ class SlicedTableTest {
       WalTailRows rows = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
           TestEnvironment.options());
       Path target = dir.resolve("tail.parquet");
-      WalTailRows.EntityTail folded = rows.foldEntityRows(TestEnvironment.CATALOG, table, snapshot, 2, segments,
-          target);
+      WalTailRows.EntityLayer folded = rows.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 2,
+          List.of(), 0, segments, target, dir.resolve("tail.state.parquet")).orElseThrow();
 
       // The tail holds the final rows of slice 1's touched keys only; slice 0's are in the snapshot.
       List<TableSlices.Slice> slices = TableSlices.uniform(2);

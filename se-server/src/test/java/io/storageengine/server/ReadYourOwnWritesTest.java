@@ -86,9 +86,13 @@ class ReadYourOwnWritesTest {
 
   @BeforeEach
   void start() {
-    server = EngineServer.start(ServerConfig.defaults()
+    start(ServerConfig.defaults(), dir);
+  }
+
+  private void start(ServerConfig base, Path dataDir) {
+    server = EngineServer.start(base
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
-        .with(ConfigKey.DATA_DIR, dir.toString())
+        .with(ConfigKey.DATA_DIR, dataDir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms")
         .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         .with(AuthConfig.MODE, "none"), Role.SERVER);
@@ -337,6 +341,100 @@ class ReadYourOwnWritesTest {
         assertThat(iceberg).as("Iceberg's reader").containsExactlyInAnyOrderElementsOf(expected);
       }
     }
+  }
+
+  /**
+   * Many small segments with a query after each: the tail is folded a segment at a time onto the
+   * layers before (EXPLAIN counts them), and folded whole again when a segment brings a version
+   * that sorts between earlier ones; every answer equals the model's, before and after reconcile.
+   */
+  @Test
+  void manySmallEntitySegmentsBetweenQueriesFoldIncrementallyAsReconcileWill() throws Exception {
+    assertThat(manySmallEntitySegments(48)).as("fold layers of one tail").isGreaterThan(3);
+  }
+
+  /** With a file cache too small to keep any file between queries, every fold is whole again. */
+  @Test
+  void evictedFoldLayersAreFoldedWholeAgain() throws Exception {
+    stop();
+    start(ServerConfig.defaults().with(DuckRuntime.FILE_CACHE_SIZE, "1KiB"), dir.resolve("small-cache"));
+    assertThat(manySmallEntitySegments(12)).as("fold layers of one tail").isEqualTo(1);
+  }
+
+  /**
+   * Ingests {@code segments} small entity segments with a query after each and reconciles now
+   * and then, comparing every answer with the model; returns the most fold layers seen.
+   */
+  private int manySmallEntitySegments(int segments) throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "accounts");
+    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
+            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
+            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
+            TableProperties.VERSION_COLUMN, "v")).create();
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+    Random random = new Random(2024);
+    Map<Long, Row> reconciled = new java.util.TreeMap<>();
+    List<Op> pending = new ArrayList<>();
+    String sql = "SELECT id, v, name, score FROM crm.accounts";
+    // A late partial upsert of a column no later operation carries sorts first in a whole fold,
+    // so its value survives: the layers cannot stand for the operations before it.
+    List<Op> early = List.of(new Op(100, 1000, false, true, "late-test", false, null));
+    sendEntity(id, early, false, true, false);
+    pending.addAll(early);
+    assertThat(rows(sql, LATEST)).containsExactlyInAnyOrderElementsOf(render(fold(reconciled, pending)));
+    List<Op> late = List.of(new Op(100, 7, false, false, null, true, 77));
+    sendEntity(id, late, false, false, true);
+    pending.addAll(late);
+    assertThat(rows(sql, LATEST)).as("a late partial upsert").containsExactly("100|1000|late-test|77");
+    int counter = 0;
+    int mostLayers = 0;
+    for (int segment = 0; segment < segments; segment++) {
+      int kind = random.nextInt(5); // 0, 1 full; 2, 3 partial; 4 delete
+      boolean delete = kind == 4;
+      boolean withName = kind < 2 || random.nextBoolean();
+      boolean withScore = kind < 2 || !withName;
+      List<Op> batch = new ArrayList<>();
+      int rows = 1 + random.nextInt(3);
+      for (int r = 0; r < rows; r++) {
+        long key = random.nextInt(12);
+        // Mostly rising versions (the incremental path); now and then a late one.
+        long version = random.nextInt(8) == 0 ? 1 + random.nextInt(segment + 1) : 10L * segment + random.nextInt(3);
+        counter++;
+        String name = random.nextInt(6) == 0 ? null : "n" + counter;
+        Integer score = random.nextInt(6) == 0 ? null : counter;
+        batch.add(delete ? new Op(key, version, true, false, null, false, null)
+            : new Op(key, version, false, withName, name, withScore, score));
+      }
+      sendEntity(id, batch, delete, withName, withScore);
+      pending.addAll(batch);
+      List<String> expected = render(fold(reconciled, pending));
+      assertThat(rows(sql, LATEST)).as("segment %d: snapshot folded with the WAL tail", segment)
+          .containsExactlyInAnyOrderElementsOf(expected);
+      mostLayers = Math.max(mostLayers, foldLayers("EXPLAIN " + sql));
+      if (segment % 16 == 15) {
+        assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        reconciled = fold(reconciled, pending);
+        pending.clear();
+        assertThat(rows(sql, SNAPSHOT)).as("segment %d: snapshot after reconcile", segment)
+            .containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(rows(sql, LATEST)).as("segment %d: after reconcile", segment)
+            .containsExactlyInAnyOrderElementsOf(expected);
+      }
+    }
+    return mostLayers;
+  }
+
+  /** The fold layers EXPLAIN reports for the WAL tail of the one table {@code explain} reads. */
+  private int foldLayers(String explain) throws Exception {
+    for (String row : rows(explain, LATEST)) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("wal tail files: (\\d+)").matcher(row);
+      if (m.find()) {
+        return Integer.parseInt(m.group(1));
+      }
+    }
+    return 0;
   }
 
   /**

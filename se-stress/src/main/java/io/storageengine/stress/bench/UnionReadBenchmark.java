@@ -71,7 +71,9 @@ import org.apache.iceberg.types.Types;
  *   <li>tail cost: {@code SELECT count(*), sum(v)} over a table of {@code --table-rows} rows with
  *       an unreconciled WAL tail of each of {@code --tail-mb} sizes (IPC bytes), cold (the first
  *       query stages the segments) and warm (staged files cached), next to the snapshot-only
- *       read of the same table; then the tail is reconciled and the query must count the same.</li>
+ *       read of the same table; then, five times, one more segment and the query after it (the
+ *       cost of a segment arriving between queries); then the tail is reconciled and the query
+ *       must count the same.</li>
  * </ul>
  * Everything runs in one process: a SQLite {@code JdbcCatalog} with a local warehouse, the real
  * WAL on the fs store, the Flight SQL producer on a local Flight server and a Flight SQL client.
@@ -93,6 +95,8 @@ public final class UnionReadBenchmark {
       Types.NestedField.optional(3, "v", Types.IntegerType.get()),
       Types.NestedField.optional(4, "s", Types.StringType.get())), java.util.Set.of(1));
   private static final int FRAME_ROWS = 100_000;
+  /** Segments added one at a time to a measured tail, each followed by a timed query. */
+  private static final int MORE_SEGMENTS = 5;
   private static final String HEADER = "{\"catalog_id\":\"bench\"}";
   private static final String SNAPSHOT_HEADER = "{\"catalog_id\":\"bench\",\"read\":\"snapshot\"}";
 
@@ -248,7 +252,12 @@ public final class UnionReadBenchmark {
       }
       ObjectNode n = Json.object();
       n.put("table_rows", tableRows);
-      results.add(measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows));
+      long[] more = {next};
+      results.add(measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows, () -> {
+        append(tw, more[0], 35_000);
+        more[0] += 35_000;
+      }));
+      next = more[0];
     }
     return results;
   }
@@ -281,21 +290,37 @@ public final class UnionReadBenchmark {
     }
     ObjectNode n = Json.object();
     n.put("table_keys", keys);
-    return measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows);
+    long[] added = {tailRows};
+    int[] segment = {segments};
+    return measureTail(n, tw, count, loadSeconds, base, tailBytes, segments, tailRows, () -> {
+      int rows = 35_000;
+      long first = segment[0]++ % 2 == 0 ? (long) (random.nextDouble() * (keys - rows)) : keys + added[0];
+      append(tw, first, rows);
+      added[0] += rows;
+    });
   }
 
   /**
    * Times {@code count} over the table's unreconciled tail (the first run cold, then the best of
-   * three, and the best of three snapshot-only), reconciles the tail and counts again; adds the
-   * numbers to {@code n} after its own fields and returns it.
+   * three, and the best of three snapshot-only), then {@value #MORE_SEGMENTS} times adds one
+   * segment of the tail's kind ({@code addSegment}) and times the next query (what a segment
+   * arriving between queries costs), reconciles the tail and counts again; adds the numbers to
+   * {@code n} after its own fields and returns it.
    */
   private ObjectNode measureTail(ObjectNode n, TableWal tw, String count, double loadSeconds, double base,
-      long tailBytes, int segments, long tailRows) throws Exception {
+      long tailBytes, int segments, long tailRows, Runnable addSegment) throws Exception {
     long start = System.nanoTime();
     long seen = query(count, HEADER);
     double cold = (System.nanoTime() - start) / 1e6;
     double warm = best(count, HEADER, 3);
     double snapshotOnly = best(count, SNAPSHOT_HEADER, 3);
+    double[] afterOneMore = new double[MORE_SEGMENTS];
+    for (int i = 0; i < MORE_SEGMENTS; i++) {
+      addSegment.run();
+      long queryStart = System.nanoTime();
+      seen = query(count, HEADER);
+      afterOneMore[i] = (System.nanoTime() - queryStart) / 1e6;
+    }
     reconciler.reconcile(tw);
     long reconciled = query(count, HEADER);
     n.put("table_load_seconds", Math.round(loadSeconds * 10) / 10.0);
@@ -306,6 +331,8 @@ public final class UnionReadBenchmark {
     n.put("query_snapshot_only_ms", snapshotOnly);
     n.put("query_with_tail_cold_ms", Math.round(cold * 10) / 10.0);
     n.put("query_with_tail_warm_ms", warm);
+    n.put("query_after_one_more_segment_p50_ms", percentile(afterOneMore, 50));
+    n.put("query_after_one_more_segment_max_ms", percentile(afterOneMore, 100));
     n.put("rows_seen_before_reconcile", seen);
     n.put("rows_seen_after_reconcile", reconciled);
     n.put("equal", seen == reconciled);
