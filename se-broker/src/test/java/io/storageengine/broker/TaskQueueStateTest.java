@@ -92,6 +92,25 @@ class TaskQueueStateTest {
   }
 
   @Test
+  void slicesOfOneTableAreLeasedAtOnceButOneSliceNeverTwice() {
+    String uuid = "0c10957d-6e50-4745-84c9-986559a767ee";
+    for (int slice = 0; slice < 2; slice++) {
+      queue.schedule(TaskKeys.reconcileSliceKey("c", uuid, slice), TaskKeys.RECONCILE_SLICE,
+          TaskKeys.slicePayload("c", uuid, slice), 0);
+    }
+    List<Task> first = queue.lease("w1", Set.of(), 1, LEASE, 0);
+    List<Task> second = queue.lease("w2", Set.of(), 1, LEASE, 0);
+    assertThat(first).extracting(Task::key).containsExactly("reconcile-slice/c/" + uuid + "/0");
+    assertThat(second).extracting(Task::key).containsExactly("reconcile-slice/c/" + uuid + "/1");
+    assertThat(TaskKeys.sliceOf(second.get(0))).isEqualTo(1);
+    assertThat(second.get(0).exclusiveGroup()).isEqualTo("c/" + uuid + "/slice/1");
+    // Slice 0 scheduled again while leased: coalesced, and not leased to another worker meanwhile.
+    queue.schedule(TaskKeys.reconcileSliceKey("c", uuid, 0), TaskKeys.RECONCILE_SLICE,
+        TaskKeys.slicePayload("c", uuid, 0), 1);
+    assertThat(queue.lease("w3", Set.of(), 10, LEASE, 2)).isEmpty();
+  }
+
+  @Test
   void heartbeatExtendsTheLeaseAndExpiryReturnsItToPending() {
     queue.schedule("k", "reconcile", Map.of(), 0);
     Task lease = queue.lease("w1", Set.of(), 1, LEASE, 0).get(0);

@@ -19,8 +19,18 @@ public final class TableProperties {
    * default 7 days. A resend after that is written again.
    */
   public static final String PRODUCER_RETENTION = "se.producer-retention";
-  /** Snapshot summary: the last WAL seq included in the table state as of this snapshot. */
+  /**
+   * Entity tables: the number of hash slices the key space is divided into, fixed at creation
+   * (1..256); absent means the table is not sliced. See {@link TableSlices}.
+   */
+  public static final String SLICE_COUNT = "se.slice.count";
+  /**
+   * Snapshot summary: the last WAL seq included in the table state as of this snapshot; on a
+   * sliced table the least of its slices' progress.
+   */
   public static final String SUMMARY_WAL_SEQ = "se.wal.seq";
+  /** Snapshot summary of a sliced table: {@code se.wal.seq.<slice id>}, one slice's progress. */
+  public static final String SUMMARY_WAL_SEQ_SLICE_PREFIX = "se.wal.seq.";
 
   private TableProperties() {}
 }

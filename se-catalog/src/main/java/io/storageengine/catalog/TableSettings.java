@@ -35,6 +35,8 @@ import org.apache.iceberg.types.Types;
  *   <li>{@code se.tombstone-retention} (entity tables): absent or blank means the process
  *       default; otherwise a whole number of milliseconds or an ISO-8601 duration such as
  *       {@code P7D}, not negative.
+ *   <li>{@code se.slice.count} (entity tables): absent or blank means the table is not sliced;
+ *       otherwise a whole number from 1 to {@value TableSlices#MAX_SLICES}.
  * </ul>
  *
  * <p>On an append table the entity-only keys have no meaning and are not read.
@@ -44,13 +46,15 @@ import org.apache.iceberg.types.Types;
  * @param primaryKey entity tables: the key columns; empty for append tables
  * @param versionColumn entity tables: the version column, if any; empty for append tables
  * @param tombstoneRetention entity tables: the table's own retention, if set
+ * @param sliceCount entity tables: the number of hash slices, 0 when the table is not sliced
  */
 public record TableSettings(
     String table,
     TableDefinition.Mode mode,
     List<Types.NestedField> primaryKey,
     Optional<Types.NestedField> versionColumn,
-    Optional<Duration> tombstoneRetention) {
+    Optional<Duration> tombstoneRetention,
+    int sliceCount) {
 
   public TableSettings {
     Objects.requireNonNull(table, "table");
@@ -72,7 +76,7 @@ public record TableSettings(
   public static TableSettings of(String table, Schema schema, Map<String, String> properties) {
     TableDefinition.Mode mode = parseMode(table, properties.get(TableProperties.MODE));
     if (mode == TableDefinition.Mode.APPEND) {
-      return new TableSettings(table, mode, List.of(), Optional.empty(), Optional.empty());
+      return new TableSettings(table, mode, List.of(), Optional.empty(), Optional.empty(), 0);
     }
     List<Types.NestedField> key = new ArrayList<>();
     for (Integer id : schema.identifierFieldIds()) {
@@ -90,7 +94,29 @@ public record TableSettings(
     Optional<Types.NestedField> version = versionColumn(table, schema, key,
         properties.get(TableProperties.VERSION_COLUMN));
     Optional<Duration> retention = parseRetention(table, properties.get(TableProperties.TOMBSTONE_RETENTION));
-    return new TableSettings(table, mode, key, version, retention);
+    int slices = parseSliceCount(table, properties.get(TableProperties.SLICE_COUNT));
+    return new TableSettings(table, mode, key, version, retention, slices);
+  }
+
+  /**
+   * {@code se.slice.count} as the rule above reads it: 0 when absent or blank; INVALID_ARGUMENT
+   * when it is not a whole number from 1 to {@value TableSlices#MAX_SLICES}.
+   */
+  public static int parseSliceCount(String table, String value) {
+    if (value == null || value.isBlank()) {
+      return 0;
+    }
+    int count;
+    try {
+      count = Integer.parseInt(value.trim());
+    } catch (NumberFormatException e) {
+      count = -1;
+    }
+    if (count < 1 || count > TableSlices.MAX_SLICES) {
+      throw SeException.invalid("table %s: %s '%s' is not a whole number from 1 to %d", table,
+          TableProperties.SLICE_COUNT, value, TableSlices.MAX_SLICES);
+    }
+    return count;
   }
 
   /**
@@ -190,6 +216,11 @@ public record TableSettings(
 
   public Optional<String> versionColumnName() {
     return versionColumn.map(Types.NestedField::name);
+  }
+
+  /** True when the table's key space is divided into slices ({@code se.slice.count}). */
+  public boolean sliced() {
+    return sliceCount > 0;
   }
 
   /** The table's tombstone retention, else {@code defaultRetention}. */

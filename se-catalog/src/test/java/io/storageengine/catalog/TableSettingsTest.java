@@ -138,6 +138,34 @@ class TableSettingsTest {
   }
 
   @Test
+  void sliceCountIsAWholeNumberUpTo256OnEntityTablesOnly() {
+    assertThat(settings(entity()).sliced()).isFalse();
+    assertThat(settings(entity(TableProperties.SLICE_COUNT, " ")).sliceCount()).isZero();
+    assertThat(settings(entity(TableProperties.SLICE_COUNT, "4")).sliceCount()).isEqualTo(4);
+    assertThat(settings(entity(TableProperties.SLICE_COUNT, " 256 ")).sliced()).isTrue();
+    for (String bad : List.of("0", "257", "-1", "four", "1.5")) {
+      assertRefused(entity(TableProperties.SLICE_COUNT, bad),
+          "table c.a.t: se.slice.count '" + bad + "' is not a whole number from 1 to 256");
+    }
+    assertThat(settings(Map.of(TableProperties.SLICE_COUNT, "junk")).sliced()).isFalse();
+  }
+
+  @Test
+  void slicesAreEqualHashRangesAndFilesNameTheirSlice() {
+    List<TableSlices.Slice> slices = TableSlices.uniform(3);
+    assertThat(slices).extracting(TableSlices.Slice::lo).containsExactly(0L, 1431655765L, 2863311530L);
+    assertThat(slices.get(2).hi()).isEqualTo(TableSlices.HASH_SPACE);
+    assertThat(slices.get(0).range()).isEqualTo("00000000-55555554");
+    // MD5("abc") = 900150983cd24fb0...: the first four bytes.
+    assertThat(TableSlices.hash("abc")).isEqualTo(0x90015098L);
+    assertThat(TableSlices.owner(slices, 0x90015098L).id()).isEqualTo(1);
+    assertThat(TableSlices.sliceOfFile("s3://b/t/data/" + TableSlices.fileName(12, "00001-x.parquet")))
+        .hasValue(12);
+    assertThat(TableSlices.sliceOfFile("file:/t/data/00001-x.parquet")).isEmpty();
+    assertThat(TableSlices.sliceOfFile("file:/t/data/slice-x-1.parquet")).isEmpty();
+  }
+
+  @Test
   void describeReadsTheSameSettings() {
     Catalog catalog = new CatalogFactory(Optional.of(dir)).build("t", CatalogConfig.embedded());
     try {

@@ -2,6 +2,9 @@ package io.storageengine.cli;
 
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.TableDescription;
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.catalog.TableSettings;
+import io.storageengine.catalog.TableSlices;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
@@ -99,6 +102,11 @@ final class TableCommand {
         description = "A table property, e.g. se.maintenance.min-input-files=10 (repeatable)")
     List<String> properties;
 
+    @Option(names = "--slices", paramLabel = "N",
+        description = "Entity tables: divide the key space into N hash slices reconciled independently "
+            + "(se.slice.count; fixed at creation)")
+    Integer slices;
+
     @Override
     int run(RESTCatalog catalog, TableIdentifier ident) {
       TableDefinition.Builder b = TableDefinition.builder(schema).mode(TableDefinition.Mode.parse(mode));
@@ -111,6 +119,9 @@ final class TableCommand {
       }
       if (versionColumn != null) {
         b.versionColumn(versionColumn);
+      }
+      if (slices != null) {
+        b.property(TableProperties.SLICE_COUNT, Integer.toString(slices));
       }
       if (partitionBy != null) {
         b.partitionBy(partitionBy);
@@ -128,7 +139,8 @@ final class TableCommand {
   static final class Describe extends Base {
     @Override
     int run(RESTCatalog catalog, TableIdentifier ident) {
-      TableDescription d = Tables.describe(catalog.loadTable(ident));
+      Table loaded = catalog.loadTable(ident);
+      TableDescription d = Tables.describe(loaded);
       System.out.println("table:          " + ident);
       System.out.println("uuid:           " + d.uuid());
       System.out.println("location:       " + d.location());
@@ -143,11 +155,40 @@ final class TableCommand {
       System.out.println("snapshot:       " + d.currentSnapshotId().map(String::valueOf).orElse("-"));
       System.out.println("wal seq:        " + d.walSeq().map(String::valueOf).orElse("-"));
       System.out.println("reconcile:      " + reconcileStatus(d.uuid()));
+      printSlices(loaded);
       System.out.println("columns:");
       for (Types.NestedField f : d.schema().columns()) {
         System.out.printf("  %-3d %-24s %s%s%n", f.fieldId(), f.name(), f.type(), f.isRequired() ? " not null" : "");
       }
       return 0;
+    }
+  }
+
+  /**
+   * A sliced entity table's slices: id, hash range, WAL progress, data files and live rows (files
+   * and rows shown as - when the table's manifests cannot be read from here).
+   */
+  static void printSlices(Table table) {
+    TableSettings settings = TableSettings.of(table);
+    if (!settings.entity() || !settings.sliced()) {
+      return;
+    }
+    List<TableSlices.Slice> slices = TableSlices.uniform(settings.sliceCount());
+    List<TableSlices.SliceStats> stats;
+    try {
+      stats = TableSlices.stats(table, table.currentSnapshot(), slices);
+    } catch (RuntimeException e) {
+      stats = null;
+    }
+    java.util.Map<Integer, Long> marks = TableSlices.marks(table, table.currentSnapshot());
+    System.out.println("slices:         " + slices.size() + " (by hash of the primary key)");
+    System.out.printf("  %-4s %-19s %-10s %-8s %s%n", "id", "hash range", "wal seq", "files", "rows");
+    for (int i = 0; i < slices.size(); i++) {
+      TableSlices.Slice s = slices.get(i);
+      String files = stats == null ? "-" : Integer.toString(stats.get(i).dataFiles());
+      String rows = stats == null ? "-" : Long.toString(stats.get(i).rows());
+      System.out.printf("  %-4d %-19s %-10d %-8s %s%n", s.id(), s.range(), marks.getOrDefault(s.id(), 0L), files,
+          rows);
     }
   }
 

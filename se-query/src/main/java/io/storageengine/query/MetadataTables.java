@@ -27,6 +27,8 @@ import org.apache.iceberg.MetadataTableType;
 import org.apache.iceberg.MetadataTableUtils;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.StructLike;
+import io.storageengine.catalog.TableSettings;
+import io.storageengine.catalog.TableSlices;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Type;
@@ -38,7 +40,10 @@ import org.apache.iceberg.types.Types;
  * {@code "t$refs"}, {@code "t$entries"} (Iceberg's metadata tables of those names, with their
  * columns and types: {@link MetadataTableType}) and {@code "t$properties"} (Trino's: {@code key},
  * {@code value}, the table's properties); and the engine's own {@code "t$wal"}: the table's
- * acknowledged WAL segments not yet reconciled ({@link PendingWal}), one row per segment.
+ * acknowledged WAL segments not yet reconciled ({@link PendingWal}), one row per segment, and
+ * {@code "t$slices"}: the slices of a sliced entity table ({@link TableSlices}), one row per
+ * slice with its hash range, WAL progress, data files and live rows (none for a table that is
+ * not sliced).
  *
  * <p>A metadata table is read from the table's current metadata when the query is planned: its
  * rows are produced by Iceberg ({@code DataTask} rows of the metadata table's scan) and
@@ -50,7 +55,7 @@ import org.apache.iceberg.types.Types;
 final class MetadataTables {
   /** The metadata table kinds, by the suffix after {@code $}. */
   static final List<String> KINDS = List.of("snapshots", "history", "files", "manifests", "partitions", "refs",
-      "entries", "properties", "wal");
+      "entries", "properties", "wal", "slices");
   /** Rows per INSERT statement. */
   private static final int BATCH_ROWS = 256;
   private static final Schema PROPERTIES = new Schema(
@@ -64,6 +69,14 @@ final class MetadataTables {
       Types.NestedField.required(5, "rows", Types.LongType.get()),
       Types.NestedField.required(6, "bytes", Types.LongType.get()),
       Types.NestedField.required(7, "published_seq", Types.LongType.get()));
+  private static final Schema SLICES = new Schema(
+      Types.NestedField.required(1, "slice_id", Types.IntegerType.get()),
+      Types.NestedField.required(2, "hash_range", Types.StringType.get()),
+      Types.NestedField.required(3, "hash_lo", Types.LongType.get()),
+      Types.NestedField.required(4, "hash_hi", Types.LongType.get()),
+      Types.NestedField.required(5, "wal_seq", Types.LongType.get()),
+      Types.NestedField.required(6, "data_files", Types.IntegerType.get()),
+      Types.NestedField.required(7, "rows", Types.LongType.get()));
   private static final DateTimeFormatter TIMESTAMP = DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSS", Locale.ROOT);
   private static final DateTimeFormatter TIMESTAMP_NANOS =
       DateTimeFormatter.ofPattern("uuuu-MM-dd HH:mm:ss.SSSSSSSSS", Locale.ROOT);
@@ -124,6 +137,15 @@ final class MetadataTables {
             + SqlQuoting.literal(segment.writerNonce()) + ", " + segment.frames() + ", " + segment.rows() + ", "
             + segment.bytes() + ", " + segment.publishedSeq());
       }
+    } else if (kind.equals("slices")) {
+      TableSettings settings = TableSettings.of(table);
+      if (settings.entity() && settings.sliced()) {
+        for (TableSlices.SliceStats s : TableSlices.stats(table, table.currentSnapshot(),
+            TableSlices.uniform(settings.sliceCount()))) {
+          insert.row(s.slice().id() + ", " + SqlQuoting.literal(s.slice().range()) + ", " + s.slice().lo() + ", "
+              + s.slice().hi() + ", " + s.walSeq() + ", " + s.dataFiles() + ", " + s.rows());
+        }
+      }
     } else if (kind.equals("properties")) {
       for (Map.Entry<String, String> property : new TreeMap<>(table.properties()).entrySet()) {
         insert.row(SqlQuoting.literal(property.getKey()) + ", " + SqlQuoting.literal(property.getValue()));
@@ -153,6 +175,7 @@ final class MetadataTables {
     switch (kind) {
       case "properties": return PROPERTIES;
       case "wal": return WAL;
+      case "slices": return SLICES;
       default: return metadataTable(table, kind).schema();
     }
   }

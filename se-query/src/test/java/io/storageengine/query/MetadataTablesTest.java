@@ -215,6 +215,33 @@ class MetadataTablesTest {
   }
 
   @Test
+  void slicesListTheSlicesOfASlicedEntityTable() throws Exception {
+    Schema keyed = new Schema(List.of(Types.NestedField.required(1, "id", Types.LongType.get()),
+        Types.NestedField.optional(2, "v", Types.StringType.get())), java.util.Set.of(1));
+    Table sliced = TestWarehouse.createTable(warehouse.catalog("alpha"), "ns", "sliced", keyed,
+        PartitionSpec.unpartitioned());
+    sliced.updateProperties().set("se.mode", "entity").set("se.slice.count", "2").commit();
+    // Metadata only: the slices' files are counted from the manifests, never read.
+    sliced.newAppend()
+        .appendFile(metadataOnlyFile(sliced, "slice-0-a.parquet", 5))
+        .appendFile(metadataOnlyFile(sliced, "slice-1-b.parquet", 7))
+        .appendFile(metadataOnlyFile(sliced, "slice-1-c.parquet", 5))
+        .set("se.wal.seq", "3").set("se.wal.seq.0", "3").set("se.wal.seq.1", "4")
+        .commit();
+    assertThat(query("alpha", "SELECT * FROM ns.\"sliced$slices\" ORDER BY slice_id")).containsExactly(
+        "slice_id,hash_range,hash_lo,hash_hi,wal_seq,data_files,rows",
+        "0|00000000-7fffffff|0|2147483648|3|1|5",
+        "1|80000000-ffffffff|2147483648|4294967296|4|2|12");
+    // A table that is not sliced has none.
+    assertThat(query("alpha", "SELECT * FROM ns.\"t$slices\"")).hasSize(1);
+  }
+
+  private static DataFile metadataOnlyFile(Table table, String name, long rows) {
+    return org.apache.iceberg.DataFiles.builder(table.spec()).withPath(table.locationProvider().newDataLocation(name))
+        .withFormat(org.apache.iceberg.FileFormat.PARQUET).withFileSizeInBytes(100).withRecordCount(rows).build();
+  }
+
+  @Test
   void describedAndScopedLikeTheTable() throws Exception {
     assertThat(rows("DESCRIBE ns.\"t$refs\"")).extracting(row -> row.split("\\|")[0] + " " + row.split("\\|")[1])
         .containsExactly("name VARCHAR", "type VARCHAR", "snapshot_id BIGINT", "max_reference_age_in_ms BIGINT",

@@ -45,7 +45,16 @@ final class BatchTombstones {
    * @param highWaterMark tombstones of WAL sequence numbers above it are not committed yet and are ignored
    */
   void load(String keysTable, long highWaterMark) {
-    duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR)");
+    load(keysTable, highWaterMark, null);
+  }
+
+  /**
+   * As {@link #load(String, long)}, where a key's tombstones count only up to the WAL seq that
+   * {@code committedSeqSql} (an expression over the key columns of alias {@code b.}; null: no
+   * further limit) gives for it: on a sliced table, the progress of the key's slice.
+   */
+  void load(String keysTable, long highWaterMark, String committedSeqSql) {
+    duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR, __s BIGINT)");
     if (columns.version() != null && !tombstones.isEmpty()) {
       Map<String, TombstoneStore.Tombstone> found;
       if (duck.queryLong("SELECT count(*) FROM " + keysTable) <= KEYS_FOR_BUCKETED_TOMBSTONE_READ) {
@@ -58,7 +67,7 @@ final class BatchTombstones {
       }
       try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "tomb_text")) {
         for (TombstoneStore.Tombstone t : found.values()) {
-          appender.beginRow().append(t.key()).append(t.version()).endRow();
+          appender.beginRow().append(t.key()).append(t.version()).append(t.seq()).endRow();
         }
       } catch (SQLException e) {
         throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
@@ -66,7 +75,7 @@ final class BatchTombstones {
     }
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columns.keyList("b.") + ", CAST(t.__v AS "
         + columns.versionType() + ") AS __tv FROM tomb_text t JOIN " + keysTable + " b ON t.__k = "
-        + columns.keyText("b."));
+        + columns.keyText("b.") + (committedSeqSql == null ? "" : " WHERE t.__s <= " + committedSeqSql));
   }
 
   /** Writes the tombstones of the keys {@code folded} ends with a delete, for WAL range {@code fromSeq..toSeq}. */

@@ -51,11 +51,23 @@ public final class DataFileWriter {
   private final List<String> written = new ArrayList<>();
   private final String runId = UUID.randomUUID().toString();
   private int fileCounter;
+  /** The slice every file written belongs to (its name says so), or -1 for none. */
+  private int slice = -1;
 
   public DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
     this.duck = duck;
     this.table = table;
     this.options = options;
+  }
+
+  /**
+   * Names the files written from now on as files of slice {@code sliceId}
+   * ({@link io.storageengine.catalog.TableSlices#fileName}); the rows written must all be keys
+   * of that slice.
+   */
+  public DataFileWriter forSlice(int sliceId) {
+    this.slice = sliceId;
+    return this;
   }
 
   /** Locations of every file this writer created, for cleanup of an uncommitted attempt. */
@@ -153,6 +165,9 @@ public final class DataFileWriter {
     List<DataFile> files = new ArrayList<>();
     for (Path local : localFiles) {
       String name = String.format("%05d-%s.parquet", fileCounter++, runId);
+      if (slice >= 0) {
+        name = io.storageengine.catalog.TableSlices.fileName(slice, name);
+      }
       // An unpartitioned spec has no partition path: asking for one yields "data//name", an
       // object key with an empty segment on object stores (and a signature mismatch on some).
       String location = spec.isUnpartitioned() || partition == null

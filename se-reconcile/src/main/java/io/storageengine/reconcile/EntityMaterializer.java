@@ -31,6 +31,10 @@ import org.apache.iceberg.io.DeleteWriteResult;
  *   <li>{@link BatchTombstones#write}: keys that end deleted get a tombstone.</li>
  * </ol>
  *
+ * <p>A pass of one slice of a sliced table (a {@code slice} given) sees only the slice's keys
+ * (the staged batch holds no others), reads current rows only in the slice's data files and
+ * names the files it writes as the slice's.
+ *
  * <p>If a step fails, the files written so far are deleted (nothing references them yet).
  */
 final class EntityMaterializer {
@@ -44,10 +48,18 @@ final class EntityMaterializer {
   private final ReconcileOptions options;
   private final EntityColumns columns;
   private final BatchTombstones tombstones;
+  private final io.storageengine.catalog.TableSlices.Slice slice;
 
   /** @throws io.storageengine.common.SeException (invalid) if the table is not an entity table */
   EntityMaterializer(DuckSession duck, Table table, Snapshot base, long highWaterMark,
       ReconcileOptions options, TombstoneStore tombstones) {
+    this(duck, table, base, highWaterMark, options, tombstones, null);
+  }
+
+  /** @param slice the slice whose pass this is (null: the whole table) */
+  EntityMaterializer(DuckSession duck, Table table, Snapshot base, long highWaterMark,
+      ReconcileOptions options, TombstoneStore tombstones, io.storageengine.catalog.TableSlices.Slice slice) {
+    this.slice = slice;
     this.duck = duck;
     this.table = table;
     this.base = base;
@@ -59,6 +71,9 @@ final class EntityMaterializer {
 
   TableChanges materialize(long fromSeq, long toSeq) {
     DataFileWriter writer = new DataFileWriter(duck, table, options);
+    if (slice != null) {
+      writer.forSlice(slice.id());
+    }
     List<String> written = new ArrayList<>();
     try {
       return run(writer, written, fromSeq, toSeq);
@@ -75,7 +90,11 @@ final class EntityMaterializer {
         + WalStaging.TABLE);
     long t0 = System.nanoTime();
     Expression keyFilter = CandidateFiles.keyRangeFilter(duck, columns, BATCH_KEYS);
-    CurrentRows candidates = new CurrentRows(duck, table, CandidateFiles.plan(table, base, keyFilter));
+    List<org.apache.iceberg.FileScanTask> planned = CandidateFiles.plan(table, base, keyFilter);
+    if (slice != null) {
+      planned = SliceFiles.of(planned, slice.id());
+    }
+    CurrentRows candidates = new CurrentRows(duck, table, planned);
     BatchCurrentRows.load(duck, columns, BATCH_KEYS, candidates);
     long t1 = System.nanoTime();
     tombstones.load(BATCH_KEYS, highWaterMark);

@@ -48,10 +48,19 @@ final class EntityTailLayer {
   private final Table table;
   private final EntityColumns columns;
 
+  /** The tail's slices on a sliced table (null: not sliced). */
+  private final SliceTail slices;
+
   EntityTailLayer(DuckSession duck, Table table) {
+    this(duck, table, null);
+  }
+
+  /** @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced) */
+  EntityTailLayer(DuckSession duck, Table table, SliceTail slices) {
     this.duck = duck;
     this.table = table;
     this.columns = new EntityColumns(table);
+    this.slices = slices;
   }
 
   /**
@@ -65,6 +74,9 @@ final class EntityTailLayer {
     boolean prior = !priorStates.isEmpty();
     String keys = columns.keyList("");
     WalStaging.load(duck, table.schema(), segments);
+    if (slices != null) {
+      slices.dropReconciled(duck);
+    }
     duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
     String freshKeys = "tail_keys";
     if (prior) {
@@ -85,7 +97,8 @@ final class EntityTailLayer {
     CurrentRows candidates = new CurrentRows(duck, table, anyFresh
         ? CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
     BatchCurrentRows.load(duck, columns, freshKeys, candidates);
-    new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys, highWaterMark);
+    new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys,
+        slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
     duck.execute("CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
         + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
         + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys);

@@ -101,6 +101,53 @@ public final class Reconciler {
   }
 
   /**
+   * As {@link #reconcile}, except that a sliced table's slices are handed to {@code dispatch}
+   * (UP_TO_DATE, nothing committed by this pass) instead of being reconciled here.
+   */
+  public ReconcileResult reconcile(TableWal table, SliceDispatch dispatch) {
+    return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator,
+        telemetry).dispatchingSlices(dispatch).run(table);
+  }
+
+  /**
+   * The pass of one slice of a sliced table (ARCHITECTURE.md 9.1), as {@link #reconcile} returns
+   * and throws; passes of different slices of one table may run at once, in any processes.
+   * NOT_FOUND when the table has no such slice; a table that is not sliced gets its ordinary pass.
+   */
+  public ReconcileResult reconcileSlice(TableWal table, int sliceId) {
+    ReconcileResult result = new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb,
+        options, hooks, locator, telemetry).forSlice(sliceId).run(table);
+    if (result.outcome() == ReconcileResult.Outcome.COMMITTED
+        || result.outcome() == ReconcileResult.Outcome.UP_TO_DATE) {
+      clearPending(table);
+    }
+    return result;
+  }
+
+  /**
+   * The slice ids of {@code table} from its slices-meta (created from {@code se.slice.count} when
+   * missing); empty when the table is not sliced or no longer exists. UNAVAILABLE when the
+   * catalog cannot be reached.
+   */
+  public List<Integer> slicesOf(TableWal table) {
+    Optional<Table> found;
+    try {
+      found = locator.locate(catalogs.catalog(table.catalogId()), table);
+    } catch (SeException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw new SeException(ErrorCode.UNAVAILABLE, "catalog `" + table.catalogId() + "` is unavailable: "
+          + e.getMessage(), e);
+    }
+    if (found.isEmpty()) {
+      return List.of();
+    }
+    return SliceMeta.load(clusterStore, table, found.get())
+        .map(layout -> layout.slices().stream().map(io.storageengine.catalog.TableSlices.Slice::id).toList())
+        .orElse(List.of());
+  }
+
+  /**
    * Clears the table's pending marker after a pass that published (or found nothing); the marker
    * is put back when segments remain ({@link WalLog#clearPending}). A failure does not fail the
    * pass: the marker then stays (or the full sweep puts it back) and only costs another pass.

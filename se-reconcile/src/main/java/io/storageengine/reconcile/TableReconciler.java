@@ -2,6 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TableSettings;
+import io.storageengine.catalog.TableSlices;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
@@ -39,6 +40,10 @@ import org.slf4j.LoggerFactory;
  * retries the same files: the pass restarts from step 1 on a reloaded table, whose new
  * high-water mark may already include the range. A failed commit's files are deleted only once
  * the reloaded table shows the commit cannot have landed (see {@link CommitOutcome}).
+ *
+ * <p>On a sliced table ({@link SliceMeta}) a pass is one slice's ({@link #forSlice}): its progress
+ * is the slice's own, it keeps only the slice's keys of the WAL range, and it commits through
+ * {@link SliceCommit}; a pass given no slice runs one per slice ({@link SlicedPasses}).
  */
 final class TableReconciler {
   private static final Logger LOG = LoggerFactory.getLogger(TableReconciler.class);
@@ -53,6 +58,10 @@ final class TableReconciler {
   private final ReconcileHooks hooks;
   private final TableLocator locator;
   private final Telemetry telemetry;
+  /** The slice this pass is for (-1: the whole table). */
+  private final int sliceId;
+  /** Where a pass over a whole sliced table sends its slices (null: runs them itself). */
+  private final SliceDispatch dispatch;
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
@@ -67,7 +76,37 @@ final class TableReconciler {
     this.hooks = hooks;
     this.locator = locator;
     this.telemetry = telemetry;
+    this.sliceId = -1;
+    this.dispatch = null;
   }
+
+  private TableReconciler(TableReconciler whole, int sliceId, SliceDispatch dispatch) {
+    this.catalogs = whole.catalogs;
+    this.wal = whole.wal;
+    this.clusterStore = whole.clusterStore;
+    this.tombstones = whole.tombstones;
+    this.allocator = whole.allocator;
+    this.duckdb = whole.duckdb;
+    this.options = whole.options;
+    this.hooks = whole.hooks;
+    this.locator = whole.locator;
+    this.telemetry = whole.telemetry;
+    this.sliceId = sliceId;
+    this.dispatch = dispatch;
+  }
+
+  /** The pass of slice {@code sliceId} of a sliced table. */
+  TableReconciler forSlice(int sliceId) {
+    return new TableReconciler(this, sliceId, null);
+  }
+
+  /** A pass that, on a sliced table, hands the slices to {@code dispatch} instead of running them. */
+  TableReconciler dispatchingSlices(SliceDispatch dispatch) {
+    return new TableReconciler(this, sliceId, dispatch);
+  }
+
+  /** The slice of a slice pass over {@code table}: its layout and progress as loaded. */
+  private record SliceState(SliceMeta.Layout layout, TableSlices.Slice slice) {}
 
   private enum CommitState { COMMITTED, RESTART }
 
@@ -121,11 +160,25 @@ final class TableReconciler {
       }
       Table table = found.get();
       trace.table(table.name().substring(table.name().indexOf('.') + 1));
-      long highWaterMark = WalHighWaterMark.of(table);
+      SliceState slice = null;
+      if (TableSettings.of(table).sliced()) {
+        SliceMeta.Layout layout = SliceMeta.load(clusterStore, tableWal, table).orElseThrow();
+        if (sliceId < 0 && dispatch != null) {
+          List<Integer> ids = layout.slices().stream().map(TableSlices.Slice::id).toList();
+          dispatch.dispatch(tableWal, ids);
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "dispatched " + ids.size() + " slice passes");
+        }
+        if (sliceId < 0) {
+          return new SlicedPasses(this, layout).run(tableWal, table.name());
+        }
+        slice = new SliceState(layout, layout.slice(sliceId));
+      }
+      long highWaterMark = markOf(table, slice);
       List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
       times.lap("read WAL");
       if (segments.isEmpty()) {
-        publish(tableWal, highWaterMark);
+        publish(tableWal, WalHighWaterMark.of(table));
         return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
             highWaterMark, 0, 0, 0, 0, 0, attempt, "nothing after seq " + highWaterMark);
       }
@@ -136,11 +189,11 @@ final class TableReconciler {
       // is skipped, so a batch made durable twice (a resend racing its first attempt) lands once.
       Duration producerRetention = TableSettings.producerRetention(table);
       List<WalSegment> unique = ProducerDedup.withoutDuplicates(wal, tableWal, segments, producerRetention);
-      Attempt result = materializeAndCommit(tableWal, table, highWaterMark, unique, fromSeq, toSeq, trace,
-          times);
+      Attempt result = materializeAndCommit(tableWal, table, slice, highWaterMark, unique, fromSeq, toSeq,
+          trace, times);
       if (result.state() == CommitState.COMMITTED) {
         hooks.afterCommit(tableWal, fromSeq, toSeq);
-        publish(tableWal, toSeq);
+        publish(tableWal, slice == null ? toSeq : publishableAfterCommit(tableWal, table));
         advanceProducers(tableWal, toSeq, producerRetention, segments);
         times.lap("publish");
         TableChanges c = result.changes();
@@ -172,6 +225,26 @@ final class TableReconciler {
     } catch (RuntimeException e) {
       LOG.warn("could not advance the producer windows of {} to WAL {}: {}", tableWal, toSeq,
           e.getMessage());
+    }
+  }
+
+  /** The progress of {@code slice} (null: the table's high-water mark) as of {@code table}. */
+  private static long markOf(Table table, SliceState slice) {
+    return slice == null ? WalHighWaterMark.of(table)
+        : TableSlices.marks(table, table.currentSnapshot()).getOrDefault(slice.slice().id(), 0L);
+  }
+
+  /**
+   * What a slice pass may publish once its commit landed: the table's mark (the least progress
+   * of its slices) as the reloaded table shows it; 0 (nothing) when it cannot be reloaded, since
+   * the next pass publishes it anyway.
+   */
+  private long publishableAfterCommit(TableWal tableWal, Table table) {
+    try {
+      return locator.locate(catalogs.catalog(tableWal.catalogId()), tableWal).map(WalHighWaterMark::of).orElse(0L);
+    } catch (RuntimeException e) {
+      LOG.debug("table {} not reloaded after a slice commit: {}", table.name(), e.getMessage());
+      return 0;
     }
   }
 
@@ -212,7 +285,7 @@ final class TableReconciler {
     return segments;
   }
 
-  private Attempt materializeAndCommit(TableWal tableWal, Table table, long highWaterMark,
+  private Attempt materializeAndCommit(TableWal tableWal, Table table, SliceState slice, long highWaterMark,
       List<WalSegment> segments, long fromSeq, long toSeq, ReconcileTrace trace, PhaseTimes times) {
     boolean entity = TableSettings.of(table).entity();
     if (entity && TableUtil.formatVersion(table) < 3) {
@@ -233,10 +306,15 @@ final class TableReconciler {
         quarantine(tableWal, table, e);
         throw e;
       }
+      if (slice != null) {
+        SliceSql.keepOnly(duck, new EntityColumns(table), slice.slice());
+        walRows = duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE);
+      }
       times.lap("stage " + walRows + " rows");
       changes = entity
           ? new EntityMaterializer(duck, table, base, highWaterMark, options,
-              new TombstoneStore(clusterStore, tableWal, tombstones)).materialize(fromSeq, toSeq)
+              new TombstoneStore(clusterStore, tableWal, tombstones, slice == null ? -1 : slice.slice().id()),
+              slice == null ? null : slice.slice()).materialize(fromSeq, toSeq)
           : AppendMaterializer.materialize(duck, table, options);
       times.lap("materialize");
     }
@@ -244,7 +322,9 @@ final class TableReconciler {
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
     RuntimeException failure;
     try (ReconcileTrace.Step step = trace.committing()) {
-      if (entity) {
+      if (slice != null) {
+        SliceCommit.commit(table, base, slice.layout().slices(), slice.slice().id(), highWaterMark, toSeq, changes);
+      } else if (entity) {
         commitRowDelta(table, base, highWaterMark, toSeq, changes);
       } else {
         commitAppend(table, highWaterMark, toSeq, changes);
@@ -254,7 +334,7 @@ final class TableReconciler {
     } catch (RuntimeException e) {
       failure = e;
     }
-    return afterFailedCommit(tableWal, table, base, fromSeq, toSeq, changes, walRows, failure);
+    return afterFailedCommit(tableWal, table, slice, base, fromSeq, toSeq, changes, walRows, failure);
   }
 
   /**
@@ -266,7 +346,7 @@ final class TableReconciler {
    * commit already applied the range (ours asserted an older table state). Files of an unknown
    * outcome are left for orphan cleanup.
    */
-  private Attempt afterFailedCommit(TableWal tableWal, Table table, Snapshot base, long fromSeq,
+  private Attempt afterFailedCommit(TableWal tableWal, Table table, SliceState slice, Snapshot base, long fromSeq,
       long toSeq, TableChanges changes, long walRows, RuntimeException failure) {
     String what = "commit of table " + table.name() + " WAL " + fromSeq + ".." + toSeq;
     Optional<Table> reloaded;
@@ -284,7 +364,7 @@ final class TableReconciler {
       boolean landed;
       try {
         landed = written.isEmpty()
-            ? WalHighWaterMark.of(now) >= toSeq
+            ? markOf(now, slice) >= toSeq
             : CommitOutcome.added(now, base == null ? null : base.snapshotId(), written);
       } catch (RuntimeException e) {
         failure.addSuppressed(e);
@@ -296,7 +376,7 @@ final class TableReconciler {
         LOG.warn("{} reported {} but landed; counted as committed", what, failure.getClass().getSimpleName());
         return new Attempt(CommitState.COMMITTED, changes, walRows);
       }
-      boolean superseded = WalHighWaterMark.of(now) >= toSeq;
+      boolean superseded = markOf(now, slice) >= toSeq;
       if (CommitOutcome.cleanable(failure) || superseded) {
         Cleanup.deleteQuietly(table.io(), written);
       } else {

@@ -49,12 +49,25 @@ public final class TombstoneStore {
   private final ObjectStore store;
   private final TableWal table;
   private final TombstoneCache cache;
+  /** The writer's slice: file names carry it so passes of different slices never collide (-1: none). */
+  private final int slice;
 
   /** The tombstones of {@code table} on {@code store}, read through the engine's {@code cache}. */
   public TombstoneStore(ObjectStore store, TableWal table, TombstoneCache cache) {
+    this(store, table, cache, -1);
+  }
+
+  /**
+   * As {@link #TombstoneStore(ObjectStore, TableWal, TombstoneCache)}, for the passes of slice
+   * {@code slice} of a sliced table: the files it writes are named
+   * {@code <toSeq>-<fromSeq>.s<slice>.json}, since passes of different slices over the same WAL
+   * range run concurrently.
+   */
+  TombstoneStore(ObjectStore store, TableWal table, TombstoneCache cache, int slice) {
     this.store = store;
     this.table = table;
     this.cache = cache;
+    this.slice = slice;
   }
 
   /** One remembered delete. */
@@ -85,7 +98,7 @@ public final class TombstoneStore {
     long expired = 0;
     for (ObjectStore.ObjectInfo file : store.list(table.tombstonePrefix())) {
       String name = file.key().substring(file.key().lastIndexOf('/') + 1);
-      if (!name.matches("\\d{20}-\\d{20}\\.json") || Long.parseLong(name.substring(0, 20)) > committedSeq) {
+      if (!name.matches("\\d{20}-\\d{20}(\\.s\\d+)?\\.json") || Long.parseLong(name.substring(0, 20)) > committedSeq) {
         continue;
       }
       Optional<ObjectStore.Blob> blob = store.get(file.key());
@@ -189,7 +202,8 @@ public final class TombstoneStore {
   }
 
   private String fileKey(int bucket, long toSeq, long fromSeq) {
-    return bucketPrefix(bucket) + String.format("%020d-%020d.json", toSeq, fromSeq);
+    return bucketPrefix(bucket) + String.format("%020d-%020d", toSeq, fromSeq) + (slice < 0 ? "" : ".s" + slice)
+        + ".json";
   }
 
   /**

@@ -94,7 +94,9 @@ public final class WalTailRows {
    * {@code rowsTarget} (read as one more data file of the table) and the fold's state to
    * {@code stateTarget} (the next layer's input). Empty when an operation sorts between the
    * earlier layers' operations (an out-of-order version): only a fold of the whole tail is exact
-   * then; with no earlier layers it is never empty.
+   * then; with no earlier layers it is never empty. On a sliced table {@code highWaterMark} is
+   * the least progress of its slices, and each key's operations count only above its own slice's
+   * progress ({@link SliceTail}).
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
@@ -103,8 +105,9 @@ public final class WalTailRows {
     }
     try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
-      TombstoneStore store = new TombstoneStore(clusterStore, new TableWal(scope, table.uuid()), tombstones);
-      return new EntityTailLayer(duck, table).fold(snapshot, highWaterMark, store, options, priorStates, layer,
+      TableWal tableWal = new TableWal(scope, table.uuid());
+      TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
+      return new EntityTailLayer(duck, table, SliceTail.of(clusterStore, tableWal, table, snapshot)).fold(snapshot, highWaterMark, store, options, priorStates, layer,
           segments, rowsTarget, stateTarget)
           .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows()));
     }

@@ -59,12 +59,33 @@ class EntityModelTest {
     }
   }
 
+  @Test
+  void fixedSeedSliced() throws Exception {
+    run(20240602L, 800, PartitionSpec.unpartitioned(), 100, 4);
+  }
+
+  @Test
+  void randomSeedSlicedPartitioned() throws Exception {
+    long seed = System.nanoTime();
+    System.out.println("EntityModelTest sliced random seed " + seed);
+    run(seed, 300, PartitionSpec.builderFor(SCHEMA).bucket("id", 3).build(), 40, 3);
+  }
+
   private void run(long seed, int operations, PartitionSpec spec, int keySpace) throws Exception {
+    run(seed, operations, spec, keySpace, 0);
+  }
+
+  /** @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced */
+  private void run(long seed, int operations, PartitionSpec spec, int keySpace, int slices) throws Exception {
     Path sub = dir.resolve("seed-" + seed);
     try (TestEnvironment env = new TestEnvironment(sub)) {
       Random rnd = new Random(seed);
-      Table table = env.createTable("entity", SCHEMA, spec, SortOrder.unsorted(),
+      Map<String, String> properties = new HashMap<>(
           Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY, TableProperties.VERSION_COLUMN, "ver"));
+      if (slices > 0) {
+        properties.put(TableProperties.SLICE_COUNT, Integer.toString(slices));
+      }
+      Table table = env.createTable("entity", SCHEMA, spec, SortOrder.unsorted(), properties);
       TableWal tw = env.walOf(table, "entity");
       EntityModel model = new EntityModel(NON_KEY);
       Map<Long, List<EntityModel.Op>> opsBySeq = new TreeMap<>();
@@ -114,6 +135,9 @@ class EntityModelTest {
             model.applyBatch(batch);
           }
           assertMatches(table, model, "seed " + seed + ", reconcile " + reconciles);
+          if (slices > 0) {
+            SlicedTableTest.assertSlicesConsistent(table, slices);
+          }
         }
       }
       // Drain: everything ends up published.

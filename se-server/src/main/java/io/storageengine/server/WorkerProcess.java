@@ -90,7 +90,8 @@ public final class WorkerProcess implements AutoCloseable {
       try {
         result = droppedSince(store, table)
             .filter(since -> Duration.between(since, Instant.now()).compareTo(DROPPED_WAL_RETENTION) >= 0)
-            .isPresent() ? reconciler.deleteWalIfDropped(table) : reconciler.reconcile(table);
+            .isPresent() ? reconciler.deleteWalIfDropped(table)
+            : reconciler.reconcile(table, (t, slices) -> scheduleSlices(broker, t, slices));
       } catch (RuntimeException e) {
         recordFailure(statuses, wal, table, SeException.codeOf(e) + ": " + e.getMessage());
         throw e;
@@ -101,6 +102,29 @@ public final class WorkerProcess implements AutoCloseable {
       }
       if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
         markDropped(store, table);
+        LOG.debug("task {}: {}", task.key(), result.message());
+        return;
+      }
+      LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
+      recordSuccess(statuses, table);
+      if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
+        scheduleMaintenance(broker, table, maintenanceInterval);
+      }
+    });
+    handlers.put(TaskKeys.RECONCILE_SLICE, task -> {
+      TableWal table = tableOf(task);
+      ReconcileResult result;
+      try {
+        result = reconciler.reconcileSlice(table, TaskKeys.sliceOf(task));
+      } catch (RuntimeException e) {
+        recordFailure(statuses, wal, table, SeException.codeOf(e) + ": " + e.getMessage());
+        throw e;
+      }
+      if (result.outcome() == ReconcileResult.Outcome.FAILED) {
+        recordFailure(statuses, wal, table, result.message());
+        throw new SeException(ErrorCode.UNAVAILABLE, result.message());
+      }
+      if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
         LOG.debug("task {}: {}", task.key(), result.message());
         return;
       }
@@ -140,6 +164,18 @@ public final class WorkerProcess implements AutoCloseable {
   /** A worker on {@code context}, which it then owns: closing the worker closes the context. */
   public static WorkerProcess start(EngineContext context, int concurrency) {
     return new WorkerProcess(context, concurrency);
+  }
+
+  /**
+   * A sliced table's reconcile task becomes one task per slice (coalesced with pending ones), so
+   * that the slices run on whichever workers lease them, concurrently.
+   */
+  private static void scheduleSlices(BrokerClient broker, TableWal table, List<Integer> slices) {
+    String uuid = table.tableUuid().toString();
+    for (int slice : slices) {
+      broker.schedule(TaskKeys.reconcileSliceKey(table.catalogId(), uuid, slice), TaskKeys.RECONCILE_SLICE,
+          TaskKeys.slicePayload(table.catalogId(), uuid, slice));
+    }
   }
 
   private static TableWal tableOf(Task task) {

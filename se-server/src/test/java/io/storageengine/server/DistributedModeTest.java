@@ -147,6 +147,50 @@ class DistributedModeTest {
     }
   }
 
+  @Test
+  void slicesOfOneTableAreBrokerTasksOfTheirOwnRunByTwoWorkers() throws Exception {
+    try (BrokerProcess broker = BrokerProcess.start(config("127.0.0.1:0"));
+        EngineServer server = EngineServer.start(config("127.0.0.1:0"), Role.SERVER);
+        WorkerProcess first = WorkerProcess.start(config("127.0.0.1:0"), 1);
+        WorkerProcess second = WorkerProcess.start(config("127.0.0.1:0"), 1);
+        BufferAllocator allocator = new RootAllocator()) {
+      server.registry().create("warehouse", io.storageengine.catalog.CatalogConfig.embedded());
+      Catalog catalog = server.registry().catalog("warehouse");
+      Table table = Tables.create(catalog, TableIdentifier.parse("events.users"),
+          TableDefinition.builder("id bigint not null, page string").mode(TableDefinition.Mode.ENTITY)
+              .primaryKey(List.of("id")).property(TableProperties.SLICE_COUNT, "4").build());
+      ingest(server, allocator, table, 0, 300);
+      ingest(server, allocator, table, 200, 300); // 100 updates of existing keys
+      long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+      java.util.Map<Integer, Long> marks = java.util.Map.of();
+      while (System.nanoTime() < deadline) {
+        table.refresh();
+        marks = io.storageengine.catalog.TableSlices.marks(table, table.currentSnapshot());
+        if (marks.size() == 4 && marks.values().stream().allMatch(m -> m == 2)) {
+          break;
+        }
+        Thread.sleep(200);
+      }
+      assertThat(marks).as("every slice reconciled both segments").containsOnlyKeys(0, 1, 2, 3)
+          .allSatisfy((slice, mark) -> assertThat(mark).isEqualTo(2));
+      assertThat(table.currentSnapshot().summary()).containsEntry(TableProperties.SUMMARY_WAL_SEQ, "2");
+      java.util.Set<Long> ids = new java.util.HashSet<>();
+      long rows = 0;
+      try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
+        for (Record r : it) {
+          ids.add((Long) r.getField("id"));
+          rows++;
+        }
+      }
+      assertThat(rows).as("no key twice").isEqualTo(500);
+      assertThat(ids).hasSize(500);
+      long sliceCommits = StreamSupport.stream(table.snapshots().spliterator(), false)
+          .filter(s -> s.summary().keySet().stream().anyMatch(k -> k.startsWith("se.wal.seq.")))
+          .count();
+      assertThat(sliceCommits).as("one commit per slice and WAL range at least").isGreaterThanOrEqualTo(4);
+    }
+  }
+
   private static void ingest(EngineServer server, BufferAllocator allocator, Table table, long firstId, int rows)
       throws Exception {
     String[] name = table.name().split("\\.");

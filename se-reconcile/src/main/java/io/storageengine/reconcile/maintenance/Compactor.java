@@ -1,7 +1,7 @@
 package io.storageengine.reconcile.maintenance;
 
-import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TableSettings;
+import io.storageengine.catalog.TableSlices;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.SqlQuoting;
@@ -12,13 +12,14 @@ import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
 import io.storageengine.reconcile.ReconcileOptions;
-import io.storageengine.reconcile.WalHighWaterMark;
+import io.storageengine.reconcile.WalMarks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Set;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.DataFile;
@@ -49,9 +50,11 @@ import org.slf4j.LoggerFactory;
  * lost. A reconcile pass that read an input file commits against it and fails in turn once the
  * rewrite landed ({@code validateDataFilesExist}), then restarts on the new files. Rows keep
  * their v3 lineage ({@code _row_id}, {@code _last_updated_sequence_number}), written explicitly.
- * The commit carries the table's {@code se.wal.seq} forward, and only onto the lineage it read it
- * from: when just the mark moved (a reconcile appended), the same files are committed again
- * with the new mark.
+ * The commit carries the table's {@code se.wal.seq} (and a sliced table's per-slice progress,
+ * {@link WalMarks}) forward, and only onto the lineage it read it from: when just the marks
+ * moved (a reconcile appended), the same files are committed again with the new marks. A
+ * sliced table's files are grouped per partition and slice, and rewritten as files of their
+ * slice.
  */
 final class Compactor {
   private static final Logger LOG = LoggerFactory.getLogger(Compactor.class);
@@ -62,6 +65,8 @@ final class Compactor {
   /** A group holds at most this many target sizes of input. */
   private static final long GROUP_TARGETS = 4;
   private static final String STAGED = "compact_rows";
+  /** Separates partition and slice in a group's key (no partition path holds it). */
+  private static final String SLICE_SEPARATOR = "#slice=";
 
   private final BufferAllocator allocator;
   private final DuckRuntime duckdb;
@@ -162,8 +167,20 @@ final class Compactor {
     return deleted > 0 && deleted >= policy.deleteRatio() * task.file().recordCount();
   }
 
+  /**
+   * The group a file is compacted with: its partition and, on a sliced table, its slice (a
+   * slice's files are rewritten into files of the same slice only).
+   */
   private static String partitionKey(FileScanTask task) {
-    return task.spec().specId() + ":" + task.spec().partitionToPath(task.file().partition());
+    String key = task.spec().specId() + ":" + task.spec().partitionToPath(task.file().partition());
+    OptionalInt slice = TableSlices.sliceOfFile(task.file().location());
+    return slice.isEmpty() ? key : key + SLICE_SEPARATOR + slice.getAsInt();
+  }
+
+  /** The slice of a group's key, or -1 for files of no slice. */
+  private static int sliceOfGroup(String partitionKey) {
+    int at = partitionKey.lastIndexOf(SLICE_SEPARATOR);
+    return at < 0 ? -1 : Integer.parseInt(partitionKey.substring(at + SLICE_SEPARATOR.length()));
   }
 
   private MaintenanceResult.Compaction rewrite(String catalogId, Table table, Snapshot start, Group group,
@@ -196,6 +213,9 @@ final class Compactor {
       rows = duck.queryLong("SELECT count(*) FROM " + STAGED);
       DataFileWriter writer = new DataFileWriter(duck, table,
           options.withTargetFileSize(policy.targetFileSizeBytes(), options.rowGroupRows()));
+      if (sliceOfGroup(group.partition()) >= 0) {
+        writer.forSlice(sliceOfGroup(group.partition()));
+      }
       try {
         added = writer.write(STAGED, lineage
             ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
@@ -219,17 +239,15 @@ final class Compactor {
   private boolean commit(Table table, Snapshot start, List<DataFile> inputs, java.util.Collection<DeleteFile> vectors,
       List<DataFile> added, List<String> written) {
     table.refresh();
-    long mark = WalHighWaterMark.of(table);
+    Map<String, String> marks = WalMarks.carried(table);
     for (int attempt = 1; ; attempt++) {
       RewriteFiles rewrite = CommitOutcome.checkingLanded(table).newRewrite()
           .validateFromSnapshot(start.snapshotId());
       inputs.forEach(rewrite::deleteFile);
       vectors.forEach(rewrite::deleteFile);
       added.forEach(rewrite::addFile);
-      if (mark > 0) {
-        rewrite.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(mark));
-      }
-      rewrite.validateWith(WalHighWaterMark.expecting(mark));
+      WalMarks.carry(rewrite, marks);
+      rewrite.validateWith(WalMarks.expecting(marks));
       try {
         rewrite.commit();
         return true;
@@ -251,9 +269,9 @@ final class Compactor {
           return true;
         }
         if (e instanceof ValidationException || e instanceof CommitFailedException) {
-          long now = WalHighWaterMark.of(table);
-          if (now != mark && attempt < MAX_MARK_RETRIES) {
-            mark = now; // only a reconcile commit landed: same files, new mark
+          Map<String, String> now = WalMarks.carried(table);
+          if (!now.equals(marks) && attempt < MAX_MARK_RETRIES) {
+            marks = now; // only a reconcile commit landed: same files, new mark
             continue;
           }
           // Known not committed: the new files are unreferenced.

@@ -1,8 +1,7 @@
 package io.storageengine.reconcile.maintenance;
 
-import io.storageengine.catalog.TableProperties;
 import io.storageengine.reconcile.CommitOutcome;
-import io.storageengine.reconcile.WalHighWaterMark;
+import io.storageengine.reconcile.WalMarks;
 import org.apache.iceberg.RewriteManifests;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -28,13 +27,11 @@ final class ManifestRewriter {
       return new int[] {before, before};
     }
     for (int attempt = 1; ; attempt++) {
-      long mark = WalHighWaterMark.of(table);
+      java.util.Map<String, String> marks = WalMarks.carried(table);
       RewriteManifests rewrite = CommitOutcome.checkingLanded(table).rewriteManifests()
           .clusterBy(file -> file.specId());
-      if (mark > 0) {
-        rewrite.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(mark));
-      }
-      rewrite.validateWith(WalHighWaterMark.expecting(mark));
+      WalMarks.carry(rewrite, marks);
+      rewrite.validateWith(WalMarks.expecting(marks));
       try {
         rewrite.commit();
         break;

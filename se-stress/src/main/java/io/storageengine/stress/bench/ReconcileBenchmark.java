@@ -57,7 +57,8 @@ import org.apache.iceberg.types.Types;
  * Everything is local: a SQLite {@code JdbcCatalog}, a local warehouse and the real WAL over an
  * in-memory object store. Only the reconcile pass is timed (WAL read, DuckDB, Parquet, metrics,
  * deletion vectors, commit). Arguments: {@code --append-rows N}, {@code --entity-keys a,b,c},
- * {@code --entity-batch N}, {@code --threads N}.
+ * {@code --entity-batch N}, {@code --threads N}, {@code --entity-slices a,b} (the entity runs
+ * are repeated for each {@code se.slice.count}, 0 meaning a table that is not sliced; default 0).
  */
 public final class ReconcileBenchmark {
   private static final Schema NARROW = new Schema(
@@ -79,6 +80,8 @@ public final class ReconcileBenchmark {
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
   private final JdbcCatalog catalog = new JdbcCatalog();
   private final Reconciler reconciler;
+  /** Entity tables made so far (their names are numbered: a configuration may be measured twice). */
+  private int entityRuns;
 
   private ReconcileBenchmark(Path dir, int threads) throws IOException {
     catalog.setConf(new org.apache.hadoop.conf.Configuration());
@@ -103,6 +106,10 @@ public final class ReconcileBenchmark {
       keySizes.add(Long.parseLong(s.trim()));
     }
     int batch = Integer.parseInt(opts.getOrDefault("entity-batch", "200000"));
+    List<Integer> sliceCounts = new ArrayList<>();
+    for (String s : opts.getOrDefault("entity-slices", "0").split(",")) {
+      sliceCounts.add(Integer.parseInt(s.trim()));
+    }
     int threads = Integer.parseInt(opts.getOrDefault("threads",
         Integer.toString(Runtime.getRuntime().availableProcessors())));
 
@@ -116,7 +123,9 @@ public final class ReconcileBenchmark {
       out.set("append", bench.append("append", appendRows));
       ArrayNode entity = out.putArray("entity");
       for (long keys : keySizes) {
-        entity.add(bench.entity(keys, batch));
+        for (int slices : sliceCounts) {
+          entity.add(bench.entity(keys, batch, slices));
+        }
       }
     } finally {
       bench.catalog.close();
@@ -144,14 +153,18 @@ public final class ReconcileBenchmark {
     return n;
   }
 
-  private ObjectNode entity(long keys, int batch) {
-    String name = "entity_" + keys;
-    Table table = catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
+  /** @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced */
+  private ObjectNode entity(long keys, int batch, int slices) {
+    String name = "entity_" + keys + (slices > 0 ? "_slices_" + slices : "") + "_" + ++entityRuns;
+    var builder = catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
         .withPartitionSpec(PartitionSpec.unpartitioned())
         .withProperty("format-version", "3")
         .withProperty(TableProperties.MODE, TableProperties.MODE_ENTITY)
-        .withProperty(TableProperties.VERSION_COLUMN, "ts")
-        .create();
+        .withProperty(TableProperties.VERSION_COLUMN, "ts");
+    if (slices > 0) {
+      builder = builder.withProperty(TableProperties.SLICE_COUNT, Integer.toString(slices));
+    }
+    Table table = builder.create();
     TableWal tw = register(table, name);
     // Load the table in chunks of 2 M keys (one commit each), ordered keys as a bulk load would.
     long loadStart = System.nanoTime();
@@ -177,6 +190,7 @@ public final class ReconcileBenchmark {
 
     ObjectNode n = Json.object();
     n.put("table_keys", keys);
+    n.put("slices", slices);
     n.put("load_seconds", round(loadSeconds));
     n.put("batch_rows", r.walRows());
     n.put("seconds", round(seconds));

@@ -1,0 +1,63 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.catalog.TableSlices;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The slice hash in DuckDB ({@link TableSlices#hash}, computed on the canonical key text) and
+ * the statements that keep a staged WAL batch to the rows a slice pass (or a WAL-tail read of a
+ * sliced table) must see.
+ */
+final class SliceSql {
+  private SliceSql() {}
+
+  /** The slice hash (UBIGINT in {@code [0, 2^32)}) of the key columns of {@code alias}. */
+  static String hash(EntityColumns columns, String alias) {
+    return "CAST(('0x' || left(md5(" + columns.keyText(alias) + "), 8)) AS UBIGINT)";
+  }
+
+  /** A condition true for the keys (columns of {@code alias}) that {@code slice} owns. */
+  static String owns(EntityColumns columns, String alias, TableSlices.Slice slice) {
+    String h = hash(columns, alias);
+    return "(" + h + " >= " + slice.lo() + " AND " + h + " < " + slice.hi() + ")";
+  }
+
+  /** Removes from the staged WAL rows every row of a key that {@code slice} does not own. */
+  static void keepOnly(DuckSession duck, EntityColumns columns, TableSlices.Slice slice) {
+    duck.execute("DELETE FROM " + WalStaging.TABLE + " WHERE NOT " + owns(columns, "", slice));
+  }
+
+  /**
+   * An expression over the key columns of {@code alias}: the progress (in {@code marks}, 0 when
+   * absent) of the slice of {@code slices} that owns the key.
+   */
+  static String markOf(EntityColumns columns, String alias, List<TableSlices.Slice> slices,
+      Map<Integer, Long> marks) {
+    String h = hash(columns, alias);
+    StringBuilder sql = new StringBuilder("(CASE");
+    for (TableSlices.Slice s : slices) {
+      sql.append(" WHEN ").append(h).append(" < ").append(s.hi()).append(" THEN ")
+          .append(marks.getOrDefault(s.id(), 0L));
+    }
+    return sql.append(" END)").toString();
+  }
+
+  /**
+   * Removes from the staged WAL rows those its key's slice has already reconciled (seq at or
+   * below the slice's progress in {@code marks}); rows above every slice's progress stay
+   * without hashing.
+   */
+  static void dropReconciled(DuckSession duck, EntityColumns columns, List<TableSlices.Slice> slices,
+      Map<Integer, Long> marks) {
+    long most = 0;
+    for (TableSlices.Slice s : slices) {
+      most = Math.max(most, marks.getOrDefault(s.id(), 0L));
+    }
+    if (most == 0) {
+      return;
+    }
+    duck.execute("DELETE FROM " + WalStaging.TABLE + " WHERE __seq <= " + most + " AND __seq <= "
+        + markOf(columns, "", slices, marks));
+  }
+}
