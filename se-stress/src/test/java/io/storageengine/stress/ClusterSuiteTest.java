@@ -37,6 +37,7 @@ class ClusterSuiteTest {
     String log = err.toString(StandardCharsets.UTF_8);
     assertThat(exit).as("cluster suite exit code; its log:\n%s\nreport:\n%s", log, out).isZero();
 
+    System.out.println(out.toString(StandardCharsets.UTF_8)); // the report, for the build log
     JsonNode report = Json.MAPPER.readTree(out.toByteArray());
     assertThat(report.path("result").asText()).isEqualTo("passed");
     assertThat(report.path("exactly_once").asBoolean()).isTrue();
