@@ -29,9 +29,10 @@ import picocli.CommandLine.Option;
  * balancer (append and entity tables). With chaos on (the default), a broker, a worker or a
  * server is killed with SIGKILL at random moments and restarted; for every server kill the
  * suite measures the failover: how long until every table is acknowledged again (by the
- * surviving servers), before the killed one is restarted. At the end, once the workers
- * published everything, every acknowledged row must be present exactly once and every entity key
- * must match the model. Prints one JSON report; exit code 0 when verification passed.
+ * surviving servers), before the killed one is restarted. The producers ingest idempotently and
+ * resend every batch whose ack did not arrive until it is acknowledged. At the end, once the
+ * workers published everything, every row sent, acknowledged or not, must be present exactly once
+ * and every entity key must show its last sent operation. Prints one JSON report; exit code 0 when verification passed.
  */
 @Command(name = "cluster-suite", mixinStandardHelpOptions = true,
     description = "Run broker, workers, servers and a load balancer as processes, load them, kill -9 roles at random, verify exactly-once.")

@@ -26,10 +26,12 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * that is unique and increasing in the run, so the state of a key is the operation with the
  * highest version among those applied, whatever order they arrived in.
  *
- * <p>The model keeps per key the highest acknowledged operation and every sent operation with a
- * higher version (those may or may not have been applied when their ack never came). A key is
- * verified when the table shows the acknowledged operation's outcome or the outcome of one of
- * those later operations; payloads are recomputed from key and version.
+ * <p>The producers resend idempotently until every batch is acknowledged, so every sent
+ * operation is applied exactly once, acknowledged or not. The model keeps per key the sent
+ * operation with the highest version (and the highest acknowledged version, to count keys whose
+ * last operation was never acknowledged). A key is verified when the table shows exactly that
+ * operation's outcome: the row of that version for an upsert, no row for a delete; payloads are
+ * recomputed from key and version.
  *
  * <p>Operations: with probability {@code deleteRatio} a delete of a key written before;
  * otherwise an upsert of a key written before (probability {@code updateRatio}) or of a new key
@@ -160,15 +162,14 @@ final class EntityWorkload implements Workload {
 
   @Override
   public void acked(PlannedBatch batch) {
-    boolean delete = batch.operation() == WalOperation.DELETE;
     for (int i = 0; i < batch.rows(); i++) {
-      keys.get(batch.ids()[i]).acked(batch.versions()[i], delete);
+      keys.get(batch.ids()[i]).acked(batch.versions()[i]);
     }
   }
 
   @Override
   public void unknown(PlannedBatch batch) {
-    // Nothing to do: sent operations stay possible outcomes until a higher version is acked.
+    // Nothing to do: a sent operation is demanded whether or not its ack came.
   }
 
   @Override
@@ -186,80 +187,42 @@ final class EntityWorkload implements Workload {
     return new KeyReadBack();
   }
 
-  /**
-   * Per key: the highest acknowledged operation, and the sent operations with higher versions
-   * (each encoded as {@code version} for an upsert, {@code -version - 1} for a delete).
-   */
+  /** Per key: the sent operation with the highest version, and the highest acknowledged version. */
   private static final class KeyState {
+    private long lastVersion = Long.MIN_VALUE;
+    private boolean lastDelete;
     private long ackedVersion = Long.MIN_VALUE;
-    private boolean ackedDelete;
-    private long[] possible = new long[2];
-    private int size;
 
     synchronized void sent(long version, boolean delete) {
-      if (version <= ackedVersion) {
-        return;
+      if (version > lastVersion) {
+        lastVersion = version;
+        lastDelete = delete;
       }
-      if (size == possible.length) {
-        possible = Arrays.copyOf(possible, size * 2);
-      }
-      possible[size++] = delete ? -version - 1 : version;
     }
 
-    synchronized void acked(long version, boolean delete) {
-      if (version <= ackedVersion) {
-        return;
-      }
-      ackedVersion = version;
-      ackedDelete = delete;
-      int kept = 0;
-      for (int i = 0; i < size; i++) {
-        if (versionOf(possible[i]) > version) {
-          possible[kept++] = possible[i];
-        }
-      }
-      size = kept;
+    synchronized void acked(long version) {
+      ackedVersion = Math.max(ackedVersion, version);
     }
 
-    /** Null when the observed state is allowed; otherwise what is wrong. */
+    /** Null when {@code row} (null: absent) is the outcome of the last operation; else what is wrong. */
     synchronized String check(Observed row) {
-      boolean acked = ackedVersion != Long.MIN_VALUE;
       if (row == null) {
-        if (!acked || ackedDelete) {
-          return null;
-        }
-        for (int i = 0; i < size; i++) {
-          if (possible[i] < 0) {
-            return null; // a later delete whose ack never came may have removed it
-          }
-        }
-        return "missing";
+        return lastDelete ? null : "missing";
       }
-      if (acked && !ackedDelete && row.version == ackedVersion) {
+      if (lastDelete) {
+        return "deleted at version " + lastVersion + " but shows version " + row.version;
+      }
+      if (row.version == lastVersion) {
         return null;
       }
-      for (int i = 0; i < size; i++) {
-        if (possible[i] >= 0 && possible[i] == row.version) {
-          return null;
-        }
-      }
-      if (acked && row.version < ackedVersion) {
-        return ackedDelete ? "deleted at version " + ackedVersion + " but shows version " + row.version
-            : "stale: shows version " + row.version + ", acknowledged " + ackedVersion;
-      }
-      return "shows version " + row.version + ", which no acknowledged or pending upsert wrote";
+      return row.version < lastVersion
+          ? "stale: shows version " + row.version + ", last upsert " + lastVersion
+          : "shows version " + row.version + ", which no sent upsert wrote";
     }
 
-    synchronized boolean hasAcked() {
-      return ackedVersion != Long.MIN_VALUE;
-    }
-
-    synchronized boolean unknownApplied(Observed row) {
-      return row != null && !(ackedVersion != Long.MIN_VALUE && row.version == ackedVersion);
-    }
-
-    private static long versionOf(long encoded) {
-      return encoded < 0 ? -encoded - 1 : encoded;
+    /** Whether the last operation's ack never arrived. */
+    synchronized boolean unacknowledged() {
+      return ackedVersion < lastVersion;
     }
   }
 
@@ -310,12 +273,15 @@ final class EntityWorkload implements Workload {
       long missing = 0;
       long duplicated = 0;
       long wrong = 0;
-      long unknownPresent = 0;
+      long unacknowledged = 0;
       for (Map.Entry<Long, KeyState> e : keys.entrySet()) {
         long key = e.getKey();
         KeyState state = e.getValue();
         Observed row = rows.get(key);
         expected++;
+        if (state.unacknowledged()) {
+          unacknowledged++;
+        }
         String problem = null;
         if (row != null && row.count > 1) {
           duplicated++;
@@ -328,9 +294,6 @@ final class EntityWorkload implements Workload {
           }
           if (problem == null) {
             verified++;
-            if (state.unknownApplied(row) && state.hasAcked()) {
-              unknownPresent++;
-            }
           } else if (problem.equals("missing")) {
             missing++;
           } else {
@@ -342,7 +305,7 @@ final class EntityWorkload implements Workload {
         }
       }
       return new TableVerification(table.toString(), reader, read, expected, verified, missing,
-          duplicated, wrong, unknownPresent, List.copyOf(problems));
+          duplicated, wrong, unacknowledged, List.copyOf(problems));
     }
   }
 }

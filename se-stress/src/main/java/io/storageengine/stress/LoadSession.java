@@ -40,6 +40,8 @@ final class LoadSession implements AutoCloseable {
   private Thread progress;
   private long startNanos;
   private long stopNanos;
+  /** Identifies this run in the producer ids. */
+  private final long run;
 
   /**
    * @param allocator parent of every Arrow buffer of the session; closed by the caller after
@@ -56,6 +58,7 @@ final class LoadSession implements AutoCloseable {
     this.probeSql = new SqlReader(allocator, endpoint, config.catalogId(), Duration.ofSeconds(10));
     // Row ids and versions start above those of every earlier run against the same tables.
     long base = System.currentTimeMillis() * 1_000_000L;
+    this.run = base;
     Namespace namespace = Namespace.of(config.namespace().split("\\."));
     for (int t = 0; t < config.tables(); t++) {
       TableIdentifier id = TableIdentifier.of(namespace,
@@ -133,7 +136,7 @@ final class LoadSession implements AutoCloseable {
     int n = 0;
     for (int t = 0; t < workloads.size(); t++) {
       for (int p = 0; p < config.concurrency(); p++) {
-        Producer producer = new Producer(n, workloads.get(t),
+        Producer producer = new Producer(run, n, workloads.get(t),
             () -> endpoint.ingestClient(allocator), allocator,
             config.catalogId(), config.batchRows(), config.window(), rate, metrics,
             trackers.get(t), stop, config.seed() * 1_000_003L + n);
@@ -150,7 +153,10 @@ final class LoadSession implements AutoCloseable {
     }
   }
 
-  /** Stops the producers and waits until every batch they sent is acknowledged or unknown. */
+  /**
+   * Stops the producers and waits until every batch they sent is acknowledged (they keep
+   * resending for up to {@link Producer#DRAIN_TIMEOUT_NANOS}) or unknown.
+   */
   void stop() throws InterruptedException {
     stop.set(true);
     for (Thread t : producers) {
@@ -257,6 +263,9 @@ final class LoadSession implements AutoCloseable {
     node.put("rows_unknown", metrics.rowsUnknown.sum());
     node.put("batches_acked", metrics.batchesAcked.sum());
     node.put("batches_unknown", metrics.batchesUnknown.sum());
+    node.put("batches_resent", metrics.batchesResent.sum());
+    node.put("reconnects", metrics.reconnects.sum());
+    node.put("duplicate_acks", metrics.duplicateAcks.sum());
     ObjectNode throughput = node.putObject("throughput");
     throughput.put("rows_per_s", Math.round(metrics.rowsAcked.sum() / seconds));
     throughput.put("mb_per_s", Math.round(metrics.bytesAcked.sum() / seconds / 1e4) / 100.0);

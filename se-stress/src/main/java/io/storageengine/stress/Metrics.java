@@ -17,6 +17,12 @@ final class Metrics {
   final LongAdder batchesAcked = new LongAdder();
   final LongAdder batchesUnknown = new LongAdder();
   final LongAdder bytesAcked = new LongAdder();
+  /** Batches the producers resent on a new stream after the client's stream gave up on them. */
+  final LongAdder batchesResent = new LongAdder();
+  /** Acks of resent batches that were durable already (the engine did not write them again). */
+  final LongAdder duplicateAcks = new LongAdder();
+  /** Reconnects of the client's idempotent streams (each resends the unacknowledged batches). */
+  final LongAdder reconnects = new LongAdder();
   final LatencyRecorder ackLatency = new LatencyRecorder();
   final LatencyRecorder freshness = new LatencyRecorder();
   private final Map<String, LongAdder> errors = new ConcurrentHashMap<>();

@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
@@ -92,9 +93,11 @@ final class SuiteOptions {
   }
 
   /**
-   * The verdict of a verification in the report: {@code missing}, {@code duplicated} and
+   * The verdict of a verification in the report: {@code exactly_once} (every batch sent,
+   * acknowledged or not, is stored exactly once), {@code missing}, {@code duplicated} and
    * {@code wrong}, each the worst over every table and both readers (Flight SQL and Iceberg's
-   * reader), then the per-table {@code verification} and the {@code load} summaries.
+   * reader), the producers' resends ({@code idempotence}), then the per-table
+   * {@code verification} and the {@code load} summaries.
    */
   static void putOutcome(ObjectNode report, Verifier.Outcome outcome, LoadSession append, LoadSession entity) {
     long missing = 0;
@@ -105,9 +108,19 @@ final class SuiteOptions {
       duplicated = Math.max(duplicated, t.duplicated());
       wrong = Math.max(wrong, t.wrong());
     }
+    // Every planned batch sent, acknowledged or not, is demanded exactly once.
+    report.put("exactly_once", outcome.passed());
     report.put("missing", missing);
     report.put("duplicated", duplicated);
     report.put("wrong", wrong);
+    ObjectNode resends = report.putObject("idempotence");
+    for (LoadSession s : List.of(append, entity)) {
+      ObjectNode node = resends.putObject(s == append ? "append" : "entity");
+      node.put("batches_resent", s.metrics().batchesResent.sum());
+      node.put("reconnects", s.metrics().reconnects.sum());
+      node.put("duplicate_acks", s.metrics().duplicateAcks.sum());
+      node.put("batches_unacknowledged", s.metrics().batchesUnknown.sum());
+    }
     report.set("verification", outcome.toJson());
     ObjectNode load = report.putObject("load");
     load.set("append", append.summary());

@@ -13,9 +13,12 @@ import org.apache.iceberg.catalog.TableIdentifier;
  *
  * <p>Producers call {@link #plan} to get the next batches, {@link #fill} to write one into an
  * Arrow root, {@link #sent} just before handing it to the stream, and then exactly one of
- * {@link #acked} (the server said it is durable) or {@link #unknown} (the ack never came: the
- * batch may or may not be stored, but at most once). Batches that were planned but never sent
- * need no call. Every method is thread-safe.
+ * {@link #acked} (the server said it is durable) or {@link #unknown} (the ack never came, not
+ * even after the producer resent it until it gave up at the end of the run). Producers ingest
+ * idempotently and resend a batch until it is acknowledged, so verification demands exactly once
+ * for every batch sent, acknowledged or not: its rows present once (append tables) or the
+ * outcome of each key's last operation (entity tables). Batches that were planned but never sent
+ * need no call and must not be stored. Every method is thread-safe.
  */
 interface Workload {
   /** The table, e.g. {@code stress.append_0}. */

@@ -18,7 +18,8 @@ import picocli.CommandLine;
  * Distributed mode as separate processes through the real launcher: a broker, two workers, two
  * servers and a load balancer on one cluster storage, loaded through the load balancer, with the
  * broker, a worker and a server each killed with SIGKILL (in a seeded random order, at random
- * moments) and restarted; every acknowledged row must be present exactly once at the end.
+ * moments) and restarted. The producers ingest idempotently and resend until acknowledged; every
+ * row sent, acknowledged or not, must be present exactly once at the end.
  */
 class ClusterSuiteTest {
   @TempDir Path work;
@@ -36,8 +37,10 @@ class ClusterSuiteTest {
     String log = err.toString(StandardCharsets.UTF_8);
     assertThat(exit).as("cluster suite exit code; its log:\n%s\nreport:\n%s", log, out).isZero();
 
+    System.out.println(out.toString(StandardCharsets.UTF_8)); // the report, for the build log
     JsonNode report = Json.MAPPER.readTree(out.toByteArray());
     assertThat(report.path("result").asText()).isEqualTo("passed");
+    assertThat(report.path("exactly_once").asBoolean()).isTrue();
     assertThat(report.path("missing").asLong()).isZero();
     assertThat(report.path("duplicated").asLong()).isZero();
     assertThat(report.path("wrong").asLong()).isZero();
