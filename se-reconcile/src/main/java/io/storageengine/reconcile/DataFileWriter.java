@@ -178,8 +178,9 @@ public final class DataFileWriter {
           : table.locationProvider().newDataLocation(spec, partition, name);
       publish(table.io(), local, location);
       written.add(location);
-      Metrics metrics = ParquetUtil.fileMetrics(table.io().newInputFile(location),
-          MetricsConfig.forTable(table));
+      MetricsConfig metricsConfig = MetricsConfig.forTable(table);
+      Metrics metrics = GeometryBounds.add(ParquetUtil.fileMetrics(table.io().newInputFile(location), metricsConfig),
+          local, columns, metricsConfig);
       DataFiles.Builder builder = DataFiles.builder(spec)
           .withPath(location)
           .withFormat(FileFormat.PARQUET)

@@ -32,6 +32,7 @@ import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.geospatial.GeospatialBound;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Types;
@@ -157,11 +158,11 @@ class TypeRoundTripTest {
       try (CloseableIterable<FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
         for (FileScanTask task : tasks) {
           DataFile file = task.file();
-          // Counts for the geometry column; no bounds: Iceberg 1.12's footer metrics
-          // (ParquetUtil.fileMetrics) do not read Parquet's geospatial statistics.
+          // Counts, and the bounding box corners as the spec's geospatial bounds (x:y as doubles).
           assertThat(file.valueCounts()).containsEntry(2, 3L);
           assertThat(file.nullValueCounts()).containsEntry(2, 1L);
-          assertThat(file.lowerBounds()).doesNotContainKey(2);
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(2)))).isEqualTo(GeospatialBound.createXY(-3, -6));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(2)))).isEqualTo(GeospatialBound.createXY(5, 4));
           Path local = dir.resolve("copy.parquet");
           try (InputStream in = table.io().newInputFile(file.location()).newStream()) {
             Files.copy(in, local, StandardCopyOption.REPLACE_EXISTING);
@@ -186,6 +187,10 @@ class TypeRoundTripTest {
         assertThat(Values.normal(actual.get(i))).isEqualTo(Values.normal(rows.get(i)));
       }
     }
+  }
+
+  private static ByteBuffer littleEndian(ByteBuffer b) {
+    return b.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
   }
 
   /** Each data file's partition tuple equals Iceberg's own PartitionKey of every row in it. */
