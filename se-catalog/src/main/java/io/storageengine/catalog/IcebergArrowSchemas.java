@@ -21,7 +21,7 @@ import org.apache.iceberg.types.Types;
  * <p>Iceberg to Arrow: every field, nested ones included, carries its Iceberg field id in the
  * Arrow field metadata under {@link #FIELD_ID_KEY}; timestamps are microseconds ({@code UTC}
  * zone for {@code timestamptz}), uuid is {@code fixed_size_binary(16)}, unknown is Arrow's null type, lists name their element
- * {@code element}, maps are {@code entries<key, value>}, variant is Arrow's canonical extension
+ * {@code element}, maps are {@code entries<key, value>}, geometry and geography are binary (their WKB), variant is Arrow's canonical extension
  * {@value #VARIANT_EXTENSION}: {@code struct<metadata: binary not null, value: binary not null>}
  * holding the Parquet variant spec's metadata and value encodings (the children carry no field
  * ids: a variant is one Iceberg field). Arrow to Iceberg (creating a table from
@@ -125,7 +125,8 @@ public final class IcebergArrowSchemas {
       case STRING -> ArrowType.Utf8.INSTANCE;
       case UUID -> new ArrowType.FixedSizeBinary(16);
       case FIXED -> new ArrowType.FixedSizeBinary(((Types.FixedType) type).length());
-      case BINARY -> ArrowType.Binary.INSTANCE;
+      // Geometry and geography values are their WKB (the Iceberg spec's storage form).
+      case BINARY, GEOMETRY, GEOGRAPHY -> ArrowType.Binary.INSTANCE;
       case UNKNOWN -> ArrowType.Null.INSTANCE;
       default -> throw SeException.invalid("Iceberg type %s has no Arrow mapping", type);
     };

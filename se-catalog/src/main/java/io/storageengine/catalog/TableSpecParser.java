@@ -17,6 +17,7 @@ import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.expressions.Literal;
 import org.apache.iceberg.expressions.Term;
 import org.apache.iceberg.transforms.Transforms;
+import org.apache.iceberg.types.EdgeAlgorithm;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.TypeUtil;
 import org.apache.iceberg.types.Types;
@@ -31,7 +32,9 @@ import org.apache.iceberg.types.Types;
  * the column's {@code initial-default} and {@code write-default} (Iceberg v3). Types (case-insensitive): {@code boolean}, {@code int}, {@code bigint}
  * ({@code long}), {@code float}, {@code double}, {@code decimal(p,s)}, {@code date}, {@code time},
  * {@code timestamp}, {@code timestamptz}, {@code timestamp_ns}, {@code timestamptz_ns},
- * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code variant}, {@code list<T [not null]>},
+ * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code variant}, {@code geometry}, {@code geometry(crs)},
+ * {@code geography}, {@code geography(crs[, algorithm])} (the CRS quoted or as is, default
+ * {@code OGC:CRS84}; the edge algorithm default {@code spherical}), {@code list<T [not null]>},
  * {@code map<K, V [not null]>}, {@code struct<name: T [not null], ...>}. Names may be quoted with
  * {@code "..."} or {@code `...`}. Field ids are assigned fresh, top-level columns first.
  *
@@ -230,6 +233,26 @@ public final class TableSpecParser {
     return false;
   }
 
+  /**
+   * A CRS: a quoted string, or the text of the tokens up to the next {@code ,} or {@code )}
+   * ({@code OGC:CRS84}, {@code srid:4326}).
+   */
+  private static String crs(SpecTokenizer tokens, String what) {
+    Token first = tokens.peek();
+    if (first.kind() == SpecTokenizer.Kind.STRING) {
+      tokens.take();
+      return first.text();
+    }
+    StringBuilder crs = new StringBuilder();
+    while (!tokens.peek().isSymbol(',') && !tokens.peek().isSymbol(')') && tokens.peek().kind() != SpecTokenizer.Kind.END) {
+      crs.append(tokens.take().text());
+    }
+    if (crs.isEmpty()) {
+      throw tokens.error(first, "expected a CRS for %s, found %s", what, first.describe());
+    }
+    return crs.toString();
+  }
+
   private static Type type(SpecTokenizer tokens, AtomicInteger ids, String what) {
     Token t = tokens.take();
     if (t.kind() != SpecTokenizer.Kind.WORD || t.quoted()) {
@@ -264,6 +287,32 @@ public final class TableSpecParser {
         return Types.UUIDType.get();
       case "variant":
         return Types.VariantType.get();
+      case "geometry": {
+        if (!tokens.accept('(')) {
+          return Types.GeometryType.crs84();
+        }
+        String crs = crs(tokens, what);
+        tokens.expect(')', "after the geometry CRS");
+        return Types.GeometryType.of(crs);
+      }
+      case "geography": {
+        if (!tokens.accept('(')) {
+          return Types.GeographyType.crs84();
+        }
+        String crs = crs(tokens, what);
+        EdgeAlgorithm algorithm = Types.GeographyType.DEFAULT_ALGORITHM;
+        if (tokens.accept(',')) {
+          Token name = tokens.take();
+          try {
+            algorithm = EdgeAlgorithm.fromName(name.text());
+          } catch (IllegalArgumentException e) {
+            throw tokens.error(name, "unknown edge algorithm %s of %s (spherical, vincenty, thomas, andoyer or karney)",
+                name.describe(), what);
+          }
+        }
+        tokens.expect(')', "after the geography CRS and edge algorithm");
+        return Types.GeographyType.of(crs, algorithm);
+      }
       case "binary", "bytes", "varbinary":
         return Types.BinaryType.get();
       case "decimal", "numeric":

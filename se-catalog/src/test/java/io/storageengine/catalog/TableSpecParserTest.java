@@ -13,6 +13,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.SortDirection;
 import org.apache.iceberg.SortField;
 import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.types.EdgeAlgorithm;
 import org.apache.iceberg.types.Types;
 import org.junit.jupiter.api.Test;
 
@@ -53,6 +54,22 @@ class TableSpecParserTest {
         Types.NestedField.optional(16, "x", Types.FloatType.get()),
         Types.NestedField.optional(17, "y", Types.DoubleType.get()));
     assertThat(schema.asStruct()).isEqualTo(expected);
+  }
+
+  @Test
+  void geometryAndGeographyTakeACrsAndAnEdgeAlgorithm() {
+    Schema schema = TableSpecParser.parseSchema("id bigint not null, g geometry, h GEOMETRY('srid:3857'), "
+        + "k geometry(OGC:CRS84), a geography, b geography(srid:4269), c geography('OGC:CRS84', karney)");
+    assertThat(schema.findType("g")).isEqualTo(Types.GeometryType.crs84());
+    assertThat(schema.findType("h")).isEqualTo(Types.GeometryType.of("srid:3857"));
+    assertThat(schema.findType("k")).isEqualTo(Types.GeometryType.of("OGC:CRS84"));
+    assertThat(schema.findType("a")).isEqualTo(Types.GeographyType.crs84());
+    assertThat(schema.findType("b")).isEqualTo(Types.GeographyType.of("srid:4269"));
+    assertThat(schema.findType("c")).isEqualTo(Types.GeographyType.of("OGC:CRS84", EdgeAlgorithm.KARNEY));
+    assertThatThrownBy(() -> TableSpecParser.parseSchema("c geography(srid:4269, straight)"))
+        .isInstanceOf(SeException.class).hasMessageContaining("unknown edge algorithm 'straight'");
+    assertThatThrownBy(() -> TableSpecParser.parseSchema("g geometry()"))
+        .isInstanceOf(SeException.class).hasMessageContaining("expected a CRS for column 'g'");
   }
 
   @Test

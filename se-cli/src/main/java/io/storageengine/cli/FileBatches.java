@@ -219,7 +219,8 @@ final class FileBatches implements AutoCloseable {
    * where DuckDB has it, else one {@link TableCast} turns into it: {@code int} as BIGINT (so an
    * out-of-range value is named with its row), {@code uuid}, {@code fixed(n)} and the
    * nanosecond timestamps as VARCHAR (DuckDB's TIMESTAMPTZ has microseconds), variant as JSON
-   * (the value's text, which the server encodes). Structs, lists
+   * (the value's text, which the server encodes), geometry and geography as VARCHAR (WKT, which
+   * the server turns into WKB). Structs, lists
    * and maps are read as the same nesting of these types (JSON objects as structs or maps, JSON
    * arrays as lists).
    */
@@ -237,6 +238,8 @@ final class FileBatches implements AutoCloseable {
       case BINARY -> "BLOB";
       // Any JSON value, sent as its text: the server encodes it as a variant.
       case VARIANT -> "JSON";
+      // WKT text: the server parses it into WKB (naming a bad row).
+      case GEOMETRY, GEOGRAPHY -> "VARCHAR";
       case STRUCT -> {
         List<String> fields = new ArrayList<>();
         for (Types.NestedField f : type.asStructType().fields()) {

@@ -2,6 +2,7 @@ package io.storageengine.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.storageengine.catalog.GeoValues;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
 import io.storageengine.server.EngineServer;
@@ -196,6 +197,39 @@ class IngestEveryTypeTest {
         1,1969-12-31T23:59:59.999999999,2026-01-02T01:04:05.123456789Z,1767315845123456789
         2,1970-01-01T00:00:00.000000001,1969-12-31T23:59:59.999999999Z,-1
         """);
+  }
+
+  @Test
+  void geometryFromWktInJsonLinesAndCsvQueriesAsWkbOrWkt() throws Exception {
+    create("t.geo", TableDefinition.builder("id int not null, g geometry").build());
+    ingest("t.geo", file("geo.jsonl", "{\"id\":1,\"g\":\"POINT (1 2)\"}\n{\"id\":2,\"g\":null}\n"));
+    ingest("t.geo", file("geo.csv", "id,g\n3,\"LINESTRING (0 0, 5 7)\"\n"));
+    List<Record> rows = awaitRows("t.geo", 3);
+    // Stored as WKB: Iceberg's reader returns the value's bytes.
+    assertThat(rows.get(0).getField("g")).isEqualTo(ByteBuffer.wrap(GeoValues.wktToWkb("POINT (1 2)")));
+    assertThat(rows.get(1).getField("g")).isNull();
+    assertThat(rows.get(2).getField("g")).isEqualTo(ByteBuffer.wrap(GeoValues.wktToWkb("LINESTRING (0 0, 5 7)")));
+    String sql = Cli.ok("sql", "--server-address", Cli.address(server), "--catalog-id", "warehouse", "--format", "csv",
+        "SELECT id, g, ST_AsText(g) AS wkt FROM t.geo ORDER BY id");
+    // WKB by default (binary, hex in CSV), WKT through DuckDB's ST_AsText.
+    assertThat(sql).isEqualTo("""
+        id,g,wkt
+        1,0101000000000000000000f03f0000000000000040,POINT (1 2)
+        2,,
+        3,0102000000020000000000000000000000000000000000000000000000000014400000000000001c40,"LINESTRING (0 0, 5 7)"
+        """);
+    // A value that is not WKT is refused by the server, naming the column and the row.
+    Cli.Result refused = Cli.run("ingest", "--server-address", Cli.address(server), "--catalog-id", "warehouse",
+        "--table", "t.geo", file("bad_geo.csv", "id,g\n4,POINT (1 2)\n5,POINT (1\n").toString());
+    assertThat(refused.rc()).as(refused.out() + refused.err()).isEqualTo(1);
+    assertThat(refused.err()).contains("INVALID_ARGUMENT").contains("column `g`: invalid WKT at row 1");
+    assertThat(read("t.geo")).hasSize(3);
+    // Geography is created, but ingestion says why it cannot write it yet.
+    create("t.geog", TableDefinition.builder("id int not null, g geography(OGC:CRS84, karney)").build());
+    Cli.Result geography = Cli.run("ingest", "--server-address", Cli.address(server), "--catalog-id", "warehouse",
+        "--table", "t.geog", file("geog.jsonl", "{\"id\":1,\"g\":\"POINT (1 2)\"}\n").toString());
+    assertThat(geography.rc()).as(geography.out() + geography.err()).isEqualTo(1);
+    assertThat(geography.err()).contains("has no GEOGRAPHY type");
   }
 
   @Test

@@ -43,6 +43,7 @@ class DuckTypesTest {
         Types.NestedField.required(2, "we\"ird", Types.StringType.get())),
         "STRUCT(\"a\" INTEGER, \"we\"\"ird\" VARCHAR)");
     types.put(Types.ListType.ofOptional(3, Types.LongType.get()), "BIGINT[]");
+    types.put(Types.GeometryType.crs84(), "GEOMETRY");
     types.put(Types.MapType.ofOptional(4, 5, Types.StringType.get(), Types.DoubleType.get()), "MAP(VARCHAR, DOUBLE)");
     types.put(Types.ListType.ofRequired(6, Types.StructType.of(
         Types.NestedField.optional(7, "m", Types.MapType.ofRequired(8, 9, Types.UUIDType.get(),
@@ -52,7 +53,8 @@ class DuckTypesTest {
   }
 
   private static Set<Type> unsupported() {
-    return Set.of(Types.GeometryType.crs84(), Types.GeographyType.crs84());
+    // Geometry with another CRS: DuckDB writes it as PROJJSON (or does not know it), not as the table's CRS.
+    return Set.of(Types.GeometryType.of("srid:4326"), Types.GeographyType.crs84());
   }
 
   @Test

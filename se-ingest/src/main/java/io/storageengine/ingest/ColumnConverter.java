@@ -93,6 +93,13 @@ abstract class ColumnConverter {
         }
         break;
       }
+      case GEOMETRY: {
+        ColumnConverter geometry = GeometryConverter.create(path, source, target);
+        if (geometry != null) {
+          return geometry;
+        }
+        break;
+      }
       case MAP:
         if (t instanceof ArrowType.Map) {
           ColumnConverter entries = StructConverter.mapEntries(path, source.getChildren().get(0),

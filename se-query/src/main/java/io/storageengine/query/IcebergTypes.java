@@ -128,7 +128,9 @@ final class IcebergTypes {
       case STRING:
       case UUID: return ArrowType.Utf8.INSTANCE;
       case FIXED:
-      case BINARY: return ArrowType.Binary.INSTANCE;
+      case BINARY:
+      // A geometry leaves the engine as its WKB (see VariantResults).
+      case GEOMETRY: return ArrowType.Binary.INSTANCE;
       case UNKNOWN: return ArrowType.Null.INSTANCE;
       // A variant leaves the engine as its JSON text (see VariantResults).
       case VARIANT: return ArrowType.Utf8.INSTANCE;

@@ -20,14 +20,16 @@ import org.apache.iceberg.types.TypeUtil;
 final class VariantResults {
   private VariantResults() {}
 
-  /** Whether {@code schema} has a variant anywhere (a column or a nested field). */
+  /** Whether {@code schema} has a variant or a geometry anywhere (a column or a nested field). */
   static boolean holdsVariant(Schema schema) {
     return !TypeUtil.indexById(schema.asStruct()).values().stream()
-        .filter(field -> field.type().typeId() == Type.TypeID.VARIANT).toList().isEmpty();
+        .filter(field -> field.type().typeId() == Type.TypeID.VARIANT
+            || field.type().typeId() == Type.TypeID.GEOMETRY).toList().isEmpty();
   }
 
   /**
-   * {@code sql} with every top-level VARIANT result column cast to JSON under its own name, or
+   * {@code sql} with every top-level VARIANT result column cast to JSON and every GEOMETRY one
+   * turned into WKB, under its own name, or
    * {@code sql} itself when it has none (or DuckDB cannot describe it before it is bound).
    */
   static String asJson(Connection connection, String sql) throws SQLException {
@@ -39,10 +41,12 @@ final class VariantResults {
         return sql;
       }
       for (int i = 1; i <= metadata.getColumnCount(); i++) {
-        boolean variant = "VARIANT".equals(metadata.getColumnTypeName(i));
-        any |= variant;
-        columns.add((variant ? "CAST(#" + i + " AS JSON)" : "#" + i) + " AS "
-            + SqlQuoting.identifier(metadata.getColumnName(i)));
+        String type = metadata.getColumnTypeName(i);
+        boolean variant = "VARIANT".equals(type);
+        boolean geometry = type != null && type.startsWith("GEOMETRY");
+        any |= variant || geometry;
+        String value = variant ? "CAST(#" + i + " AS JSON)" : geometry ? "ST_AsWKB(#" + i + ")" : "#" + i;
+        columns.add(value + " AS " + SqlQuoting.identifier(metadata.getColumnName(i)));
       }
     }
     if (!any) {

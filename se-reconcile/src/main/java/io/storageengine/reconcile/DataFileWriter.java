@@ -155,7 +155,10 @@ public final class DataFileWriter {
         + " (FORMAT parquet, FIELD_IDS " + DuckSql.fieldIds(columns)
         + ", FILE_SIZE_BYTES " + options.targetFileSizeBytes()
         + ", ROW_GROUP_SIZE " + options.rowGroupRows()
-        + ", FILENAME_PATTERN 'part_{i}', COMPRESSION zstd)");
+        + ", FILENAME_PATTERN 'part_{i}', COMPRESSION zstd"
+        // Geometry as the Iceberg spec stores it: WKB with Parquet's GEOMETRY logical type (and
+        // its bounding box statistics), without GeoParquet's file metadata on top.
+        + ", GEOPARQUET_VERSION 'NONE')");
     List<Path> localFiles;
     try (Stream<Path> list = Files.list(dir)) {
       localFiles = list.filter(p -> p.toString().endsWith(".parquet")).sorted().toList();
@@ -175,8 +178,9 @@ public final class DataFileWriter {
           : table.locationProvider().newDataLocation(spec, partition, name);
       publish(table.io(), local, location);
       written.add(location);
-      Metrics metrics = ParquetUtil.fileMetrics(table.io().newInputFile(location),
-          MetricsConfig.forTable(table));
+      MetricsConfig metricsConfig = MetricsConfig.forTable(table);
+      Metrics metrics = GeometryBounds.add(ParquetUtil.fileMetrics(table.io().newInputFile(location), metricsConfig),
+          local, columns, metricsConfig);
       DataFiles.Builder builder = DataFiles.builder(spec)
           .withPath(location)
           .withFormat(FileFormat.PARQUET)

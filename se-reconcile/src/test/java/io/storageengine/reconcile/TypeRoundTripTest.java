@@ -4,10 +4,15 @@ import static org.apache.iceberg.types.Types.NestedField.optional;
 import static org.apache.iceberg.types.Types.NestedField.required;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.storageengine.catalog.GeoValues;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalOperation;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -23,12 +28,18 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.StructLike;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.InternalRecordWrapper;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.data.parquet.GenericParquetReaders;
+import org.apache.iceberg.geospatial.GeospatialBound;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.parquet.Parquet;
 import org.apache.iceberg.types.Types;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.io.LocalInputFile;
+import org.apache.parquet.schema.LogicalTypeAnnotation;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -53,13 +64,14 @@ class TypeRoundTripTest {
       optional(14, "fx", Types.FixedType.ofLength(4)),
       optional(15, "bin", Types.BinaryType.get()),
       optional(16, "st", Types.StructType.of(
-          optional(21, "a", Types.IntegerType.get()),
-          optional(22, "z", Types.StringType.get()))),
-      optional(17, "lst", Types.ListType.ofOptional(23, Types.StringType.get())),
-      optional(18, "m", Types.MapType.ofOptional(24, 25, Types.StringType.get(), Types.IntegerType.get())),
-      optional(19, "lst_st", Types.ListType.ofOptional(26, Types.StructType.of(
-          optional(27, "x", Types.LongType.get())))),
-      optional(20, "doc", Types.VariantType.get()));
+          optional(22, "a", Types.IntegerType.get()),
+          optional(23, "z", Types.StringType.get()))),
+      optional(17, "lst", Types.ListType.ofOptional(24, Types.StringType.get())),
+      optional(18, "m", Types.MapType.ofOptional(25, 26, Types.StringType.get(), Types.IntegerType.get())),
+      optional(19, "lst_st", Types.ListType.ofOptional(27, Types.StructType.of(
+          optional(28, "x", Types.LongType.get())))),
+      optional(20, "doc", Types.VariantType.get()),
+      optional(21, "geo", Types.GeometryType.crs84()));
 
   static Stream<Arguments> specs() {
     List<Function<PartitionSpec.Builder, PartitionSpec.Builder>> specs = List.of(
@@ -118,6 +130,67 @@ class TypeRoundTripTest {
       }
       assertPartitionValuesMatchIceberg(table);
     }
+  }
+
+  /**
+   * Geometry is WKB with Parquet's GEOMETRY logical type (and its bounding box statistics), and
+   * Iceberg's generic reader reads the values back.
+   */
+  @Test
+  void geometryIsWrittenAsTheSpecSays(@TempDir Path dir) throws Exception {
+    Schema schema = new Schema(required(1, "id", Types.LongType.get()), optional(2, "g", Types.GeometryType.crs84()));
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("geo", schema, PartitionSpec.unpartitioned(), SortOrder.unsorted(), Map.of());
+      TableWal tw = env.walOf(table, "geo");
+      List<Record> rows = new ArrayList<>();
+      String[] wkt = {"POINT (1 2)", "LINESTRING (-3 4, 5 -6)", null};
+      for (int i = 0; i < wkt.length; i++) {
+        Record rec = GenericRecord.create(schema);
+        rec.setField("id", (long) i);
+        rec.setField("g", wkt[i] == null ? null
+            : ByteBuffer.wrap(GeoValues.wktToWkb(wkt[i])));
+        rows.add(rec);
+      }
+      env.append(tw, ArrowFrames.frame(env.allocator, WalOperation.UPSERT, 0, schema, rows));
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      table.refresh();
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
+        for (FileScanTask task : tasks) {
+          DataFile file = task.file();
+          // Counts, and the bounding box corners as the spec's geospatial bounds (x:y as doubles).
+          assertThat(file.valueCounts()).containsEntry(2, 3L);
+          assertThat(file.nullValueCounts()).containsEntry(2, 1L);
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(2)))).isEqualTo(GeospatialBound.createXY(-3, -6));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(2)))).isEqualTo(GeospatialBound.createXY(5, 4));
+          Path local = dir.resolve("copy.parquet");
+          try (InputStream in = table.io().newInputFile(file.location()).newStream()) {
+            Files.copy(in, local, StandardCopyOption.REPLACE_EXISTING);
+          }
+          try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(local))) {
+            // WKB with Parquet's GEOMETRY logical type; no CRS is Parquet's default, OGC:CRS84.
+            org.apache.parquet.schema.Type g = reader.getFooter().getFileMetaData().getSchema().getType("g");
+            assertThat(g.getId().intValue()).isEqualTo(2);
+            assertThat(g.getLogicalTypeAnnotation())
+                .isInstanceOfSatisfying(LogicalTypeAnnotation.GeometryLogicalTypeAnnotation.class,
+                    geometry -> assertThat(geometry.getCrs()).isNull());
+            assertThat(reader.getFooter().getFileMetaData().getKeyValueMetaData()).doesNotContainKey("geo");
+            var box = reader.getFooter().getBlocks().get(0).getColumns().get(1).getGeospatialStatistics().getBoundingBox();
+            assertThat(List.of(box.getXMin(), box.getXMax(), box.getYMin(), box.getYMax()))
+                .containsExactly(-3.0, 5.0, -6.0, 4.0);
+          }
+        }
+      }
+      List<Record> actual = TestEnvironment.readAll(table);
+      actual.sort(Comparator.comparing(r -> (Long) r.getField("id")));
+      for (int i = 0; i < rows.size(); i++) {
+        assertThat(Values.normal(actual.get(i))).isEqualTo(Values.normal(rows.get(i)));
+      }
+    }
+  }
+
+  private static ByteBuffer littleEndian(ByteBuffer b) {
+    return b.duplicate().order(java.nio.ByteOrder.LITTLE_ENDIAN);
   }
 
   /** Each data file's partition tuple equals Iceberg's own PartitionKey of every row in it. */

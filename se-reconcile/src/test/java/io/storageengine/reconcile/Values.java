@@ -66,6 +66,7 @@ final class Values {
         yield ByteBuffer.wrap(b);
       }
       case VARIANT -> randomVariant(rnd);
+      case GEOMETRY -> ByteBuffer.wrap(io.storageengine.catalog.GeoValues.wktToWkb(randomWkt(rnd)));
       case STRUCT -> {
         GenericRecord r = GenericRecord.create(type.asStructType());
         for (Types.NestedField f : type.asStructType().fields()) {
@@ -98,6 +99,17 @@ final class Values {
    * A random variant: an object of a few fields holding each of the variant primitive types the
    * engine carries, a nested object and an array (every value may also be the variant null).
    */
+  static String randomWkt(Random rnd) {
+    String x = Integer.toString(rnd.nextInt(360) - 180);
+    String y = Integer.toString(rnd.nextInt(180) - 90);
+    return switch (rnd.nextInt(4)) {
+      case 0 -> "POINT (" + x + " " + y + ")";
+      case 1 -> "POINT Z (" + x + ".5 " + y + " " + rnd.nextInt(1000) + ")";
+      case 2 -> "LINESTRING (" + x + " " + y + ", " + rnd.nextInt(90) + ".25 " + rnd.nextInt(45) + ")";
+      default -> "POLYGON ((0 0, " + x + " 0, " + x + " " + y + ", 0 0))";
+    };
+  }
+
   static Variant randomVariant(Random rnd) {
     List<String> names = List.of("i8", "i16", "i32", "i64", "dbl", "dec", "str", "bool", "date", "ts", "tstz",
         "obj", "arr", "nul", "x");

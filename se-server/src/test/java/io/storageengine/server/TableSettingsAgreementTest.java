@@ -262,6 +262,58 @@ class TableSettingsAgreementTest {
   }
 
   @Test
+  void aGeometryTableIngestsWktAndWkbAndIsQueriedBeforeAndAfterReconciliation() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "places");
+    Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "g", Types.GeometryType.crs84())), Set.of(1));
+    ((org.apache.iceberg.catalog.SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, schema)
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity")).create();
+    org.apache.arrow.vector.types.pojo.Schema wkt = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        IcebergArrowSchemas.toArrow(table.schema().findField("id")),
+        org.apache.arrow.vector.types.pojo.Field.nullable("g", ArrowType.Utf8.INSTANCE)));
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(wkt, clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), "places", WalOperation.UPSERT, wkt)) {
+      root.allocateNew();
+      String[] values = {"POINT (1 2)", "LINESTRING (0 0, 5 7)", "POLYGON ((0 0, 4 0, 4 4, 0 0))"};
+      for (int i = 0; i < values.length; i++) {
+        ((BigIntVector) root.getVector("id")).setSafe(i, i + 1);
+        ((VarCharVector) root.getVector("g")).setSafe(i, values[i].getBytes(StandardCharsets.UTF_8));
+      }
+      root.setRowCount(values.length);
+      stream.send(root).get();
+      stream.finish();
+    }
+    String from = " FROM default.crm.places";
+    // The WAL tail answers before reconciliation: WKB by default, WKT through ST_AsText.
+    assertThat(query("SELECT hex(ST_AsWKB(g)), ST_AsText(g)" + from + " WHERE id = 1"))
+        .containsExactly("0101000000000000000000F03F0000000000000040", "POINT (1 2)");
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    // An upsert replaces a geometry (the WAL tail over the snapshot, then reconciled again).
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(wkt, clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), "places", WalOperation.UPSERT, wkt)) {
+      root.allocateNew();
+      ((BigIntVector) root.getVector("id")).setSafe(0, 2);
+      ((VarCharVector) root.getVector("g")).setSafe(0, "POINT Z (3 4 5)".getBytes(StandardCharsets.UTF_8));
+      root.setRowCount(1);
+      stream.send(root).get();
+      stream.finish();
+    }
+    String select = "SELECT string_agg(id || '=' || ST_AsText(g), '; ' ORDER BY id)" + from;
+    List<String> expected = List.of("1=POINT (1 2); 2=POINT Z (3 4 5); 3=POLYGON ((0 0, 4 0, 4 4, 0 0))");
+    assertThat(query(select)).as("WAL tail").containsExactlyElementsOf(expected);
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    assertThat(query(select)).as("snapshot").containsExactlyElementsOf(expected);
+    assertThat(rowCount(id)).isEqualTo(3);
+    // Selected as is, a geometry is its WKB (Arrow binary).
+    assertThat(query("SELECT g" + from + " WHERE id = 1")).containsExactly(java.util.Arrays.toString(
+        java.util.HexFormat.of().parseHex("0101000000000000000000f03f0000000000000040")));
+    assertThat(query("SELECT count(*) > 0 FROM default.crm.\"places$files\"")).containsExactly("true");
+  }
+
+  @Test
   void aPartialUpsertOfAnEntityTableReplacesTheWholeVariant() throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "profiles");
     Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),

@@ -1,0 +1,99 @@
+package io.storageengine.ingest;
+
+import io.storageengine.catalog.GeoValues;
+import io.storageengine.common.SeException;
+import java.nio.charset.StandardCharsets;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VariableWidthFieldVector;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+
+/**
+ * Converts a column into a geometry column, whose table layout is Arrow binary holding ISO WKB
+ * (see {@link GeoValues}). Two incoming forms are accepted:
+ *
+ * <ul>
+ *   <li>WKB (binary, large binary or binary view): every value is checked, and kept as is;
+ *   <li>WKT (utf8, large utf8 or utf8 view): every value is parsed and written as WKB.
+ * </ul>
+ *
+ * <p>Either way a bad value is INVALID_ARGUMENT naming the column and the row, so nothing
+ * reconciliation could not write reaches the WAL.
+ */
+final class GeometryConverter extends ColumnConverter {
+  private final boolean wkt;
+  private final boolean identity;
+
+  private GeometryConverter(String path, Field target, boolean wkt, boolean identity) {
+    super(path, target);
+    this.wkt = wkt;
+    this.identity = identity;
+  }
+
+  /** The converter for {@code source} into a geometry column, or null when its type cannot be one. */
+  static ColumnConverter create(String path, Field source, Field target) {
+    ArrowType t = source.getType();
+    if (t instanceof ArrowType.Utf8 || t instanceof ArrowType.LargeUtf8 || t instanceof ArrowType.Utf8View) {
+      return new GeometryConverter(path, target, true, false);
+    }
+    if (t instanceof ArrowType.Binary || t instanceof ArrowType.LargeBinary || t instanceof ArrowType.BinaryView) {
+      return new GeometryConverter(path, target, false, t instanceof ArrowType.Binary);
+    }
+    return null;
+  }
+
+  @Override
+  boolean identity() {
+    return identity;
+  }
+
+  @Override
+  FieldVector convert(FieldVector source, BufferAllocator allocator) {
+    VariableWidthFieldVector in = (VariableWidthFieldVector) source;
+    int rows = source.getValueCount();
+    if (identity) {
+      for (int row = 0; row < rows; row++) {
+        if (!in.isNull(row)) {
+          wkb(in.get(row), row);
+        }
+      }
+      return source;
+    }
+    VarBinaryVector out = (VarBinaryVector) target.createVector(allocator);
+    try {
+      out.allocateNew(rows);
+      for (int row = 0; row < rows; row++) {
+        if (in.isNull(row)) {
+          out.setNull(row);
+        } else {
+          byte[] value = in.get(row);
+          out.setSafe(row, wkt ? fromWkt(new String(value, StandardCharsets.UTF_8), row) : wkb(value, row));
+        }
+      }
+      out.setValueCount(rows);
+      return out;
+    } catch (RuntimeException e) {
+      out.close();
+      throw e;
+    }
+  }
+
+  private byte[] wkb(byte[] value, int row) {
+    try {
+      GeoValues.checkWkb(value);
+      return value;
+    } catch (IllegalArgumentException e) {
+      throw SeException.invalid("column `%s`: invalid WKB at row %d: %s", path, row, e.getMessage());
+    }
+  }
+
+  private byte[] fromWkt(String text, int row) {
+    try {
+      return GeoValues.wktToWkb(text);
+    } catch (IllegalArgumentException e) {
+      throw SeException.invalid("column `%s`: invalid WKT at row %d: %s", path, row, e.getMessage());
+    }
+  }
+}
