@@ -32,19 +32,7 @@ final class SliceCommit {
 
   static void commit(Table table, Snapshot base, List<TableSlices.Slice> slices, int sliceId, long expected,
       long toSeq, TableChanges changes) {
-    RowDelta delta = CommitOutcome.checkingLanded(table).newRowDelta();
-    for (DataFile f : changes.dataFiles()) {
-      delta.addRows(f);
-    }
-    for (DeleteFile dv : changes.deleteVectors()) {
-      delta.addDeletes(dv);
-    }
-    for (DeleteFile old : changes.replacedDeleteVectors()) {
-      delta.removeDeletes(old);
-    }
-    if (base != null) {
-      delta.validateFromSnapshot(base.snapshotId());
-    }
+    RowDelta delta = changes.rowDelta(table, base);
     delta.validateDeletedFiles();
     if (!changes.referencedDataFiles().isEmpty()) {
       delta.validateDataFilesExist(changes.referencedDataFiles());

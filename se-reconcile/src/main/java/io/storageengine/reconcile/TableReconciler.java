@@ -23,7 +23,6 @@ import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
-import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.RowDelta;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -440,19 +439,7 @@ final class TableReconciler {
 
   private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
       TableChanges changes) {
-    RowDelta delta = CommitOutcome.checkingLanded(table).newRowDelta();
-    for (DataFile f : changes.dataFiles()) {
-      delta.addRows(f);
-    }
-    for (DeleteFile dv : changes.deleteVectors()) {
-      delta.addDeletes(dv);
-    }
-    for (DeleteFile old : changes.replacedDeleteVectors()) {
-      delta.removeDeletes(old);
-    }
-    if (base != null) {
-      delta.validateFromSnapshot(base.snapshotId());
-    }
+    RowDelta delta = changes.rowDelta(table, base);
     delta.conflictDetectionFilter(changes.conflictFilter())
         .validateNoConflictingDataFiles()
         .validateNoConflictingDeleteFiles()

@@ -32,6 +32,7 @@ import java.util.Set;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -84,14 +85,10 @@ public final class WorkerProcess implements AutoCloseable {
     BrokerClient broker = new BrokerClient(store, context.clusterToken().value(), context.tls().trust());
     Map<String, TaskHandler> handlers = new LinkedHashMap<>();
     ReconcileStatusStore statuses = new ReconcileStatusStore(store);
-    handlers.put(TaskKeys.RECONCILE, task -> {
-      TableWal table = tableOf(task);
+    ReconcilePass pass = (task, table, run) -> {
       ReconcileResult result;
       try {
-        result = droppedSince(store, table)
-            .filter(since -> Duration.between(since, Instant.now()).compareTo(DROPPED_WAL_RETENTION) >= 0)
-            .isPresent() ? reconciler.deleteWalIfDropped(table)
-            : reconciler.reconcile(table, (t, slices) -> scheduleSlices(broker, t, slices));
+        result = run.get();
       } catch (RuntimeException e) {
         recordFailure(statuses, wal, table, SeException.codeOf(e) + ": " + e.getMessage());
         throw e;
@@ -101,38 +98,29 @@ public final class WorkerProcess implements AutoCloseable {
         throw new SeException(ErrorCode.UNAVAILABLE, result.message());
       }
       if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
-        markDropped(store, table);
         LOG.debug("task {}: {}", task.key(), result.message());
-        return;
+        return result;
       }
       LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
       recordSuccess(statuses, table);
       if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
         scheduleMaintenance(broker, table, maintenanceInterval);
+      }
+      return result;
+    };
+    handlers.put(TaskKeys.RECONCILE, task -> {
+      TableWal table = tableOf(task);
+      ReconcileResult result = pass.run(task, table, () -> droppedSince(store, table)
+          .filter(since -> Duration.between(since, Instant.now()).compareTo(DROPPED_WAL_RETENTION) >= 0)
+          .isPresent() ? reconciler.deleteWalIfDropped(table)
+          : reconciler.reconcile(table, (t, slices) -> scheduleSlices(broker, t, slices)));
+      if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
+        markDropped(store, table);
       }
     });
     handlers.put(TaskKeys.RECONCILE_SLICE, task -> {
       TableWal table = tableOf(task);
-      ReconcileResult result;
-      try {
-        result = reconciler.reconcileSlice(table, TaskKeys.sliceOf(task));
-      } catch (RuntimeException e) {
-        recordFailure(statuses, wal, table, SeException.codeOf(e) + ": " + e.getMessage());
-        throw e;
-      }
-      if (result.outcome() == ReconcileResult.Outcome.FAILED) {
-        recordFailure(statuses, wal, table, result.message());
-        throw new SeException(ErrorCode.UNAVAILABLE, result.message());
-      }
-      if (result.outcome() == ReconcileResult.Outcome.TABLE_DROPPED) {
-        LOG.debug("task {}: {}", task.key(), result.message());
-        return;
-      }
-      LOG.info("task {}: {} {}..{}", task.key(), result.outcome(), result.fromSeq(), result.toSeq());
-      recordSuccess(statuses, table);
-      if (result.outcome() == ReconcileResult.Outcome.COMMITTED) {
-        scheduleMaintenance(broker, table, maintenanceInterval);
-      }
+      pass.run(task, table, () -> reconciler.reconcileSlice(table, TaskKeys.sliceOf(task)));
     });
     handlers.put(TaskKeys.MAINTAIN, task -> {
       MaintenanceResult result = maintainer.maintain(tableOf(task));
@@ -225,6 +213,16 @@ public final class WorkerProcess implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.debug("no maintenance task scheduled for {}: {}", table, e.getMessage());
     }
+  }
+
+  /**
+   * Runs one reconcile task's pass of {@code table}: a failure (thrown or FAILED) is recorded in
+   * the table's status and fails the task; a success clears the status and, after a commit,
+   * schedules maintenance. Returns the result (TABLE_DROPPED included) to the caller.
+   */
+  @FunctionalInterface
+  private interface ReconcilePass {
+    ReconcileResult run(Task task, TableWal table, Supplier<ReconcileResult> pass);
   }
 
   /**
