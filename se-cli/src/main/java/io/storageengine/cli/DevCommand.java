@@ -28,7 +28,7 @@ final class DevCommand implements Callable<Integer> {
 
   /** Starts the engine and blocks until the JVM is asked to stop (Ctrl-C, SIGTERM). */
   static int runUntilStopped(ServerConfig config, Role role) throws InterruptedException {
-    EngineServer server = EngineServer.start(config, role);
+    EngineServer server = EngineServer.launch(config, role);
     return ProcessLifecycle.runUntilStopped(server, "se " + role.name().toLowerCase(java.util.Locale.ROOT)
         + ": listening on " + config.serverAddress().getHostString() + ":" + server.port()
         + " (HTTP and Arrow Flight); data in " + config.objectStoreRoot() + ". Ctrl-C to stop.");

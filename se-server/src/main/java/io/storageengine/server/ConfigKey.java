@@ -13,6 +13,7 @@ import java.util.List;
  */
 public enum ConfigKey {
   SERVER_ADDRESS(Setting.hostPort("server.address", "127.0.0.1:7777", "host:port of the one listener (HTTP and gRPC)")),
+  SERVER_WARMUP_STREAMS(Setting.integer("server.warmup-streams", "500", 0, "ingest streams se dev and se start server run into a private in-memory table before they listen, so the first clients meet compiled code (0: none)")),
   DATA_DIR(Setting.string("data-dir", ".se", "DIR", "directory of the fs object store when --object-store.root is not set")),
   OBJECT_STORE_TYPE(Setting.oneOf("object-store.type", "fs", List.of("fs", "s3", "memory"), "cluster storage backend: fs, s3 or memory")),
   OBJECT_STORE_ROOT(Setting.string("object-store.root", "", "DIR", "fs: root directory (default: --data-dir)")),

@@ -7,6 +7,7 @@ import io.storageengine.catalog.CatalogConfig;
 import io.storageengine.catalog.TenantCatalogRegistry;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.ingest.IngestConfig;
@@ -31,6 +32,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
@@ -100,7 +102,7 @@ public final class EngineServer implements AutoCloseable {
               context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
-      routes.put("/health", new HealthHttpService(reconcileStatuses));
+      routes.put("/health", new HealthHttpService(reconcileStatuses, context.cachedPool("se-health")));
       // Metrics name catalogs and tables: cluster admins only.
       routes.put("/metrics", access.adminOnly(observability.metricsService()));
       CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access,
@@ -143,6 +145,27 @@ public final class EngineServer implements AutoCloseable {
     return new EngineServer(context, role);
   }
 
+  /**
+   * What {@code se dev} and {@code se start server} run: ingestion's warm-up of
+   * {@code --server.warmup-streams} streams ({@link IngestWarmup}) while the process's context is
+   * built, then the server on it, so the listener opens (and a server registers for the load
+   * balancer) only once the ingest path is compiled. Embedded servers and tests use
+   * {@link #start}, without the warm-up.
+   */
+  public static EngineServer launch(ServerConfig config, Role role) {
+    CompletableFuture<Integer> warmup = CompletableFuture.supplyAsync(
+        () -> IngestWarmup.run(config.integer(ConfigKey.SERVER_WARMUP_STREAMS), config.ingest()),
+        runnable -> Threads.daemon("se-warmup").newThread(runnable).start());
+    EngineContext context = context(config, role, null);
+    try {
+      warmup.join();
+    } catch (RuntimeException e) {
+      context.close();
+      throw e;
+    }
+    return start(context, role);
+  }
+
   /** Starts a process of the given role. */
   public static EngineServer start(ServerConfig config, Role role) {
     return start(config, role, null);
@@ -150,9 +173,13 @@ public final class EngineServer implements AutoCloseable {
 
   /** Starts with a given cluster store (tests: memory or fault-injecting stores). */
   public static EngineServer start(ServerConfig config, Role role, ObjectStore store) {
-    return start(EngineContext.builder(config).store(store).devKey(role == Role.DEV)
+    return start(context(config, role, store), role);
+  }
+
+  private static EngineContext context(ServerConfig config, Role role, ObjectStore store) {
+    return EngineContext.builder(config).store(store).devKey(role == Role.DEV)
         .launch(role == Role.DEV ? AuthConfig.Launch.DEV : AuthConfig.Launch.START)
-        .duckdbDirectory(config.duckdbDirectory()).build(), role);
+        .duckdbDirectory(config.duckdbDirectory()).build();
   }
 
   /** What this server runs on (tests: check what it owns). */

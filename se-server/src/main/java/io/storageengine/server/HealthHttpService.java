@@ -15,6 +15,7 @@ import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.wal.TableWal;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,15 +24,20 @@ import org.slf4j.LoggerFactory;
  * storage, the catalogs or any lock, so it never waits behind ingestion.
  * {@code GET /health?detail=true} is for operators: a JSON body listing the tables whose
  * reconciliation is failing ({@code "status":"degraded"}) or none ({@code "status":"ok"}), read
- * from cluster storage on the blocking executor; 503 when cluster storage cannot be read.
+ * from cluster storage on an executor of its own (not Armeria's blocking executor, which
+ * ingestion and the catalog API share), so it does not wait behind them either; 503 when
+ * cluster storage cannot be read.
  */
 final class HealthHttpService implements HttpService {
   private static final Logger LOG = LoggerFactory.getLogger(HealthHttpService.class);
 
   private final ReconcileStatusStore statuses;
+  private final Executor detailExecutor;
 
-  HealthHttpService(ReconcileStatusStore statuses) {
+  /** @param detailExecutor where the detail's storage reads run */
+  HealthHttpService(ReconcileStatusStore statuses, Executor detailExecutor) {
     this.statuses = statuses;
+    this.detailExecutor = detailExecutor;
   }
 
   @Override
@@ -39,7 +45,7 @@ final class HealthHttpService implements HttpService {
     if (!"true".equals(ctx.queryParam("detail"))) {
       return HttpResponse.of(ResponseHeaders.of(HttpStatus.OK));
     }
-    return HttpResponse.of(CompletableFuture.supplyAsync(this::detail, ctx.blockingTaskExecutor()));
+    return HttpResponse.of(CompletableFuture.supplyAsync(this::detail, detailExecutor));
   }
 
   private HttpResponse detail() {

@@ -15,6 +15,15 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * so later rounds show admission once the JVM has compiled the paths a long-running server has;
  * mode {@code native} (default) or {@code bulk} (Flight SQL bulk ingest, see
  * {@link StreamAdmission.Mode}).
+ *
+ * <p>With {@code -Dse.admission.spawn=<path of the se launcher>} the server is a {@code se dev}
+ * process of its own ({@link SpawnedDevServer}; more arguments in
+ * {@code -Dse.admission.server-args}, space-separated): the clients of this JVM first run one
+ * burst against a throwaway server so that their own code is compiled, then the rounds run
+ * against a fresh server, which measures a freshly started server meeting warm clients (a
+ * restart with every producer reconnecting; {@code -Dse.admission.warm-clients=false} skips the
+ * throwaway server, so clients and server both start cold). Each round's line then also has the server's
+ * startup time and the CPU seconds the server process spent in the round.
  */
 public final class StreamAdmissionBenchmark {
   private StreamAdmissionBenchmark() {}
@@ -27,6 +36,11 @@ public final class StreamAdmissionBenchmark {
     StreamAdmission.Mode mode = args.length > 4
         ? StreamAdmission.Mode.valueOf(args[4].toUpperCase(java.util.Locale.ROOT))
         : StreamAdmission.Mode.NATIVE;
+    String launcher = System.getProperty("se.admission.spawn");
+    if (launcher != null) {
+      spawned(Path.of(launcher), mode, streams, tables, clients, rounds);
+      return;
+    }
     Path dir = Files.createTempDirectory("se-admission");
     try (EngineServer server = EngineServer.start(ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
@@ -36,6 +50,30 @@ public final class StreamAdmissionBenchmark {
       for (int round = 1; round <= rounds; round++) {
         System.out.println(StreamAdmission.run(mode, server.port(), catalog, "warehouse", ids, streams,
             clients).json());
+      }
+    }
+  }
+
+  private static void spawned(Path launcher, StreamAdmission.Mode mode, int streams, int tables,
+      int clients, int rounds) throws Exception {
+    String extra = System.getProperty("se.admission.server-args", "").trim();
+    List<String> args = extra.isEmpty() ? List.of() : List.of(extra.split("\\s+"));
+    if (!"false".equals(System.getProperty("se.admission.warm-clients"))) {
+      try (SpawnedDevServer throwaway = SpawnedDevServer.start(launcher, args)) {
+        List<TableIdentifier> ids = StreamAdmission.createTables(throwaway.catalog(), tables);
+        StreamAdmission.run(mode, throwaway.port(), throwaway.catalog(), "warehouse", ids, streams,
+            clients);
+      }
+    }
+    try (SpawnedDevServer server = SpawnedDevServer.start(launcher, args)) {
+      List<TableIdentifier> ids = StreamAdmission.createTables(server.catalog(), tables);
+      for (int round = 1; round <= rounds; round++) {
+        double cpu = server.cpuSeconds();
+        String result = StreamAdmission.run(mode, server.port(), server.catalog(), "warehouse", ids,
+            streams, clients).json();
+        System.out.println(String.format(java.util.Locale.ROOT,
+            "{\"server\":\"spawned\",\"round\":%d,\"startup_s\":%.1f,\"server_cpu_s\":%.2f,\"result\":%s}",
+            round, server.startupSeconds(), server.cpuSeconds() - cpu, result));
       }
     }
   }
