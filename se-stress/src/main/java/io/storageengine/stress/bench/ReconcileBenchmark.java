@@ -24,9 +24,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.LongUnaryOperator;
@@ -38,11 +36,9 @@ import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
-import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.types.Types;
@@ -78,40 +74,27 @@ public final class ReconcileBenchmark {
   private final DuckRuntime duckdb = DuckRuntime.temporary(DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
   private final MemoryObjectStore store = new MemoryObjectStore();
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
-  private final JdbcCatalog catalog = new JdbcCatalog();
+  private final JdbcCatalog catalog;
   private final Reconciler reconciler;
   /** Entity tables made so far (their names are numbered: a configuration may be measured twice). */
   private int entityRuns;
 
   private ReconcileBenchmark(Path dir, int threads) throws IOException {
-    catalog.setConf(new org.apache.hadoop.conf.Configuration());
-    Map<String, String> props = new HashMap<>();
-    props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
-    props.put("jdbc.schema-version", "V1");
-    catalog.initialize("bench", props);
-    catalog.createNamespace(Namespace.of("bench"));
+    catalog = BenchFixtures.sqliteCatalog(dir);
     reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
         ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> opts = new HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
-    long appendRows = Long.parseLong(opts.getOrDefault("append-rows", "2000000"));
-    List<Long> keySizes = new ArrayList<>();
-    for (String s : opts.getOrDefault("entity-keys", "100000,1000000,10000000").split(",")) {
-      keySizes.add(Long.parseLong(s.trim()));
-    }
-    int batch = Integer.parseInt(opts.getOrDefault("entity-batch", "200000"));
+    BenchArgs opts = BenchArgs.parse(args);
+    long appendRows = opts.longValue("append-rows", 2_000_000);
+    List<Long> keySizes = opts.longs("entity-keys", "100000,1000000,10000000");
+    int batch = opts.intValue("entity-batch", 200_000);
     List<Integer> sliceCounts = new ArrayList<>();
-    for (String s : opts.getOrDefault("entity-slices", "0").split(",")) {
-      sliceCounts.add(Integer.parseInt(s.trim()));
+    for (long slices : opts.longs("entity-slices", "0")) {
+      sliceCounts.add(Math.toIntExact(slices));
     }
-    int threads = Integer.parseInt(opts.getOrDefault("threads",
-        Integer.toString(Runtime.getRuntime().availableProcessors())));
+    int threads = opts.threads();
 
     Path dir = Files.createTempDirectory("se-reconcile-bench-");
     ObjectNode out = Json.object();
@@ -132,7 +115,7 @@ public final class ReconcileBenchmark {
       bench.tombstones.close();
       bench.duckdb.close();
       bench.allocator.close();
-      deleteRecursively(dir);
+      BenchFixtures.deleteRecursively(dir);
     }
     System.out.println(Json.toString(out));
   }
@@ -253,9 +236,4 @@ public final class ReconcileBenchmark {
     return Math.round(seconds * 1000) / 1000.0;
   }
 
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (var paths = Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
-  }
 }

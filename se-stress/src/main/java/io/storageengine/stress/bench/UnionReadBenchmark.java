@@ -2,20 +2,15 @@ package io.storageengine.stress.bench;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.grpc.netty.NettyServerBuilder;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.common.Json;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.FsObjectStore;
-import io.storageengine.query.ContextPropagatingExecutorService;
-import io.storageengine.query.QueryConfig;
-import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TombstoneCache;
-import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalFrame;
@@ -29,20 +24,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.function.Consumer;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.FlightCallHeaders;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightInfo;
-import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.HeaderCallOption;
-import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -52,11 +39,9 @@ import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
-import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.jdbc.JdbcCatalog;
 import org.apache.iceberg.types.Types;
@@ -105,12 +90,9 @@ public final class UnionReadBenchmark {
   private final DuckRuntime duckdb;
   private final FsObjectStore store;
   private final ObjectStoreWal wal;
-  private final JdbcCatalog catalog = new JdbcCatalog();
+  private final JdbcCatalog catalog;
   private final Reconciler reconciler;
-  private final QueryFlightSqlProducer producer;
-  private final ExecutorService executor = Executors.newCachedThreadPool();
-  private final FlightServer server;
-  private final FlightClient client;
+  private final BenchFixtures.QueryServer server;
   private final FlightSqlClient sql;
   /** Counts appends: the version (ts) of a row grows with it, so a later write of a key wins. */
   private long stamp;
@@ -119,43 +101,24 @@ public final class UnionReadBenchmark {
     duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("duckdb")), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")));
     wal = new ObjectStoreWal(store, "benchmark");
-    catalog.setConf(new org.apache.hadoop.conf.Configuration());
-    Map<String, String> props = new HashMap<>();
-    props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
-    props.put("jdbc.schema-version", "V1");
-    catalog.initialize("bench", props);
-    catalog.createNamespace(Namespace.of("bench"));
+    catalog = BenchFixtures.sqliteCatalog(dir);
     reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
         ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
-    ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(threads);
-    producer = new QueryFlightSqlProducer(allocator, id -> catalog, duckdb, QueryConfig.defaults().withThreads(threads),
-        wal, new WalTailRows(duckdb, allocator, store, tombstones, options));
-    Consumer<NettyServerBuilder> intercept = builder -> builder.intercept(new QueryMetadataInterceptor());
-    server = FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0), producer)
-        .executor(new ContextPropagatingExecutorService(executor))
-        .transportHint("grpc.builderConsumer", intercept)
-        .build()
-        .start();
-    client = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", server.getPort())).build();
-    sql = new FlightSqlClient(client);
+    server = new BenchFixtures.QueryServer(allocator, catalog, duckdb, store, wal, tombstones, threads);
+    sql = server.sql();
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> opts = new HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
-    long tableRows = Long.parseLong(opts.getOrDefault("table-rows", "10000000"));
+    BenchArgs opts = BenchArgs.parse(args);
+    long tableRows = opts.longValue("table-rows", 10_000_000);
     List<Integer> tailMb = new ArrayList<>();
-    for (String s : opts.getOrDefault("tail-mb", "10,100").split(",")) {
-      tailMb.add(Integer.parseInt(s.trim()));
+    for (long mb : opts.longs("tail-mb", "10,100")) {
+      tailMb.add(Math.toIntExact(mb));
     }
-    int samples = Integer.parseInt(opts.getOrDefault("samples", "50"));
-    long entityKeys = Long.parseLong(opts.getOrDefault("entity-keys", "1000000"));
-    int entityTailMb = Integer.parseInt(opts.getOrDefault("entity-tail-mb", "10"));
-    int threads = Integer.parseInt(opts.getOrDefault("threads",
-        Integer.toString(Runtime.getRuntime().availableProcessors())));
+    int samples = opts.intValue("samples", 50);
+    long entityKeys = opts.longValue("entity-keys", 1_000_000);
+    int entityTailMb = opts.intValue("entity-tail-mb", 10);
+    int threads = opts.threads();
 
     Path dir = Files.createTempDirectory("se-union-bench-");
     ObjectNode out = Json.object();
@@ -169,7 +132,7 @@ public final class UnionReadBenchmark {
       out.set("entity_tail", bench.entityTailCost(entityKeys, entityTailMb));
     } finally {
       bench.close();
-      deleteRecursively(dir);
+      BenchFixtures.deleteRecursively(dir);
     }
     System.out.println(Json.toString(out));
   }
@@ -419,12 +382,7 @@ public final class UnionReadBenchmark {
   }
 
   private void close() throws Exception {
-    sql.close();
-    client.close();
-    server.shutdown();
-    server.awaitTermination();
-    executor.shutdownNow();
-    producer.close();
+    server.close();
     catalog.close();
     tombstones.close();
     duckdb.close();
@@ -432,9 +390,4 @@ public final class UnionReadBenchmark {
     allocator.close();
   }
 
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (var paths = Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
-  }
 }

@@ -11,15 +11,11 @@ import io.storageengine.ingest.IngestService;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.objectstore.FsObjectStore;
-import io.storageengine.query.ContextPropagatingExecutorService;
-import io.storageengine.query.QueryConfig;
-import io.storageengine.query.QueryFlightSqlProducer;
 import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TombstoneCache;
-import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalOperation;
@@ -31,7 +27,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -39,12 +34,9 @@ import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.function.Consumer;
 import org.apache.arrow.flight.CallHeaders;
 import org.apache.arrow.flight.FlightCallHeaders;
-import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightInfo;
-import org.apache.arrow.flight.FlightServer;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.HeaderCallOption;
 import org.apache.arrow.flight.Location;
@@ -57,11 +49,9 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.iceberg.CatalogProperties;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.jdbc.JdbcCatalog;
@@ -95,28 +85,20 @@ public final class VariantBenchmark {
   private final DuckRuntime duckdb;
   private final FsObjectStore store;
   private final ObjectStoreWal wal;
-  private final JdbcCatalog catalog = new JdbcCatalog();
+  private final JdbcCatalog catalog;
   private final Reconciler reconciler;
   private final BufferAllocator ingestAllocator;
   private final IngestService ingest;
   private final Server ingestServer;
   private final ExecutorService executor = Executors.newCachedThreadPool();
-  private final QueryFlightSqlProducer producer;
-  private final FlightServer queryServer;
-  private final FlightClient client;
+  private final BenchFixtures.QueryServer queryServer;
   private final FlightSqlClient sql;
 
   private VariantBenchmark(Path dir, int threads) throws IOException {
     duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("duckdb")), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")));
     wal = new ObjectStoreWal(store, "benchmark");
-    catalog.setConf(new org.apache.hadoop.conf.Configuration());
-    Map<String, String> props = new HashMap<>();
-    props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
-    props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
-    props.put("jdbc.schema-version", "V1");
-    catalog.initialize("bench", props);
-    catalog.createNamespace(Namespace.of("bench"));
+    catalog = BenchFixtures.sqliteCatalog(dir);
     ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(threads);
     reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
         options.withMaxBytesPerCommit(1L << 30));
@@ -131,28 +113,16 @@ public final class VariantBenchmark {
         .maxInboundMessageSize(256 << 20)
         .addService(ingest.flightService(allocator, new IngestFlightProducer(), executor))
         .build().start();
-    producer = new QueryFlightSqlProducer(allocator, id -> catalog, duckdb, QueryConfig.defaults().withThreads(threads),
-        wal, new WalTailRows(duckdb, allocator, store, tombstones, options));
-    Consumer<NettyServerBuilder> intercept = builder -> builder.intercept(new QueryMetadataInterceptor());
-    queryServer = FlightServer.builder(allocator, Location.forGrpcInsecure("127.0.0.1", 0), producer)
-        .executor(new ContextPropagatingExecutorService(executor))
-        .transportHint("grpc.builderConsumer", intercept)
-        .build()
-        .start();
-    client = FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", queryServer.getPort())).build();
-    sql = new FlightSqlClient(client);
+    queryServer = new BenchFixtures.QueryServer(allocator, catalog, duckdb, store, wal, tombstones, threads);
+    sql = queryServer.sql();
   }
 
   public static void main(String[] args) throws Exception {
-    Map<String, String> opts = new HashMap<>();
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      opts.put(args[i].replaceFirst("^--", ""), args[i + 1]);
-    }
-    long events = Long.parseLong(opts.getOrDefault("events", "1000000"));
-    int batchRows = Integer.parseInt(opts.getOrDefault("batch-rows", "8192"));
-    int runs = Integer.parseInt(opts.getOrDefault("runs", "5"));
-    int threads = Integer.parseInt(opts.getOrDefault("threads",
-        Integer.toString(Runtime.getRuntime().availableProcessors())));
+    BenchArgs opts = BenchArgs.parse(args);
+    long events = opts.longValue("events", 1_000_000);
+    int batchRows = opts.intValue("batch-rows", 8192);
+    int runs = opts.intValue("runs", 5);
+    int threads = opts.threads();
     Path dir = Files.createTempDirectory("se-variant-bench-");
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("cpus", Runtime.getRuntime().availableProcessors());
@@ -178,7 +148,7 @@ public final class VariantBenchmark {
           "point_lookup", "SELECT doc FROM bench.events_string WHERE id = 4242")));
     } finally {
       bench.close();
-      deleteRecursively(dir);
+      BenchFixtures.deleteRecursively(dir);
     }
     System.out.println(Json.toString(out));
   }
@@ -318,17 +288,13 @@ public final class VariantBenchmark {
   }
 
   private void close() throws Exception {
-    sql.close();
-    client.close();
-    queryServer.shutdown();
-    queryServer.awaitTermination();
+    queryServer.close();
     ingestServer.shutdown();
     ingestServer.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
     ingestServer.shutdownNow();
     executor.shutdownNow();
     ingest.close();
     ingestAllocator.close();
-    producer.close();
     catalog.close();
     tombstones.close();
     duckdb.close();
@@ -336,9 +302,4 @@ public final class VariantBenchmark {
     allocator.close();
   }
 
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (var paths = Files.walk(dir)) {
-      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-    }
-  }
 }
