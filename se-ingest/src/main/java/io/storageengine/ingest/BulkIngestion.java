@@ -82,7 +82,7 @@ final class BulkIngestion extends PushIngestion {
     BatchValidator forStream = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target);
     if (producerId != null) {
-      producerRetention = IdempotentBatches.open(service, target, table);
+      producerRetention = IdempotentBatches.open(service, target, table, producerId);
     }
     validator = forStream;
   }

@@ -6,6 +6,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalWriter;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -69,6 +70,11 @@ final class GroupCommitter implements AutoCloseable {
       throw new SeException(ErrorCode.UNAVAILABLE,
           "storage unavailable: could not register table `" + target.displayName() + "`", e);
     }
+  }
+
+  /** The committer of {@code table}, if this process has one. */
+  Optional<TableCommitter> existing(TableWal table) {
+    return Optional.ofNullable(committers.get(table));
   }
 
   /** Flushes every table, then stops the pool. */

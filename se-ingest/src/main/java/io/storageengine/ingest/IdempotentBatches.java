@@ -14,12 +14,15 @@ final class IdempotentBatches {
   private IdempotentBatches() {}
 
   /**
-   * A stream of {@code target} with a producer id opens: catches the table's producer windows
-   * up with its WAL and returns the table's producer retention.
+   * A stream of {@code target} with {@code producerId} opens: catches the table's producer
+   * windows up with its WAL, lets the committer take the producer's frames again after an
+   * earlier failure ({@link TableCommitter#producerOpened}) and returns the table's producer
+   * retention.
    */
-  static Duration open(IngestService service, IngestTarget target, Table table) {
+  static Duration open(IngestService service, IngestTarget target, Table table, String producerId) {
     Duration retention = TableSettings.producerRetention(table);
     service.producers().open(target.wal(), retention);
+    service.committer(target).producerOpened(producerId);
     return retention;
   }
 

@@ -10,13 +10,20 @@ import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.telemetry.Telemetry;
+import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalWriter;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.Objects;
+import java.util.OptionalLong;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -28,6 +35,9 @@ import org.apache.arrow.flight.FlightProducer;
 import org.apache.arrow.flight.auth.ServerAuthHandler;
 import org.apache.arrow.flight.sql.impl.FlightSql.CommandStatementIngest;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.catalog.Namespace;
+import org.apache.iceberg.catalog.TableIdentifier;
 
 /**
  * Durable ingestion over Arrow Flight: the native protocol (descriptor recognised by
@@ -60,6 +70,9 @@ public final class IngestService implements AutoCloseable {
       }
     }
   };
+
+  /** Longest {@link #lastSequence} waits for the table's queued frames. */
+  private static final Duration SETTLE_TIMEOUT = Duration.ofSeconds(60);
 
   private final BufferAllocator allocator;
   private final TableResolver resolver;
@@ -220,6 +233,36 @@ public final class IngestService implements AutoCloseable {
    */
   public DoPutGuard doPutGuard() {
     return new DoPutGuard(config.maxStreamBytes());
+  }
+
+  /**
+   * The {@link ProducerState} action: the highest sequence of {@code request}'s producer durable
+   * in its table (empty: none). Loads the table through the service's catalogs (so the caller
+   * must be allowed to ingest into it; NOT_FOUND for an unknown table), waits until every frame
+   * this process queued for the table before the call is durable or failed (a stream of the
+   * producer that broke just before cannot add a batch after the answer), then catches the
+   * producer windows up with the WAL: what was reconciled and collected ({@code producers.json})
+   * and what is only in the WAL both count. Storage failures are UNAVAILABLE.
+   */
+  public OptionalLong lastSequence(ProducerState.Request request) {
+    TableIdentifier identifier = TableIdentifier.of(
+        Namespace.of(request.namespace().toArray(String[]::new)), request.tableName());
+    Table table = resolver.load(request.catalog(), identifier);
+    TableWal wal = new TableWal(request.catalog(), table.uuid());
+    committer.existing(wal).ifPresent(c -> {
+      try {
+        c.settled().get(SETTLE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SeException(ErrorCode.UNAVAILABLE, "interrupted while waiting for the table's group commit", e);
+      } catch (ExecutionException | TimeoutException e) {
+        throw new SeException(ErrorCode.UNAVAILABLE, "the group commit of table `" + identifier
+            + "` did not settle within " + SETTLE_TIMEOUT.toSeconds() + " s; retry", e);
+      }
+    });
+    Duration retention = TableSettings.producerRetention(table);
+    producers.open(wal, retention);
+    return producers.highestSequence(wal, request.producerId(), retention);
   }
 
   public IngestConfig config() {

@@ -92,7 +92,7 @@ final class NativeIngestion extends PushIngestion {
     BatchValidator forStream = BatchValidator.forStream(target, schema, dictionaries);
     service.committer(target); // registers the table before the first ack
     if (header.producerId() != null) {
-      producerRetention = IdempotentBatches.open(service, target, table);
+      producerRetention = IdempotentBatches.open(service, target, table, header.producerId());
       producerId = header.producerId();
     }
     validator = forStream;

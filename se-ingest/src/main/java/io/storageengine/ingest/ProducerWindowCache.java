@@ -9,6 +9,7 @@ import io.storageengine.wal.WalWriter;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -107,6 +108,22 @@ final class ProducerWindowCache {
           + "%d): whether it was written cannot be told", sequence, producerId, lowest,
           ProducerWindows.WINDOW);
     };
+  }
+
+  /**
+   * The highest durable sequence of {@code producerId} in the table as this process knows it
+   * (call {@link #open} first to catch up with the WAL): empty for a producer that wrote nothing
+   * or was forgotten.
+   */
+  OptionalLong highestSequence(TableWal table, String producerId, Duration retention) {
+    Entry entry = tables.get(table);
+    if (entry == null) {
+      return OptionalLong.empty();
+    }
+    synchronized (entry) {
+      return entry.windows == null ? OptionalLong.empty()
+          : entry.windows.highestSequence(producerId, System.currentTimeMillis(), retention);
+    }
   }
 
   /** Remembers that the frame carrying {@code stamp} is durable in segment {@code walSeq}. */

@@ -7,7 +7,10 @@ import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalWriter;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -61,6 +64,14 @@ final class TableCommitter {
   private long pendingBytes;
   private boolean flushing;
   private boolean closing;
+  /** The writes of the segment being written (empty between segments). */
+  private List<PendingWrite> writing = List.of();
+  /**
+   * Producers a failed append left with a gap: their frames are refused until a stream of the
+   * producer opens again ({@link #producerOpened}), so a producer's durable batches are always
+   * a prefix of what it sent.
+   */
+  private final Set<String> brokenProducers = new HashSet<>();
   /** Set once the table is known to be dropped: every request from then on fails with it. */
   private SeException dropped;
   private ScheduledFuture<?> timer;
@@ -90,12 +101,20 @@ final class TableCommitter {
     this.flushBytes = config.flushBytes();
   }
 
-  /** Queues {@code frame}; the future completes with the seq of the segment holding it. */
+  /**
+   * Queues {@code frame}; the future completes with the seq of the segment holding it.
+   * UNAVAILABLE for a frame of a producer whose earlier frame failed since its stream opened.
+   */
   CompletableFuture<Long> submit(WalFrame frame) {
     PendingWrite write = new PendingWrite(frame, System.nanoTime(), new CompletableFuture<>());
     synchronized (lock) {
       if (dropped != null) {
         throw dropped;
+      }
+      if (frame.producer() != null && brokenProducers.contains(frame.producer().producerId())) {
+        throw new SeException(ErrorCode.UNAVAILABLE, "an earlier batch of producer `"
+            + frame.producer().producerId() + "` could not be written: reopen the stream and "
+            + "resend from the first unacknowledged batch");
       }
       if (closing) {
         throw new SeException(ErrorCode.UNAVAILABLE, "ingestion is shutting down: retry");
@@ -105,6 +124,28 @@ final class TableCommitter {
       scheduleLocked();
     }
     return write.done();
+  }
+
+  /** A stream of {@code producerId} opened: its frames are taken again (see {@link #submit}). */
+  void producerOpened(String producerId) {
+    synchronized (lock) {
+      brokenProducers.remove(producerId);
+    }
+  }
+
+  /**
+   * Completes once every frame queued or being written when it is called is durable or failed
+   * (never exceptionally): afterwards no frame submitted before the call can still change the
+   * table's WAL through this process.
+   */
+  CompletableFuture<Void> settled() {
+    List<CompletableFuture<Long>> waits = new ArrayList<>();
+    synchronized (lock) {
+      writing.forEach(w -> waits.add(w.done()));
+      pending.forEach(w -> waits.add(w.done()));
+    }
+    return CompletableFuture.allOf(waits.stream()
+        .map(f -> f.handle((seq, error) -> null)).toArray(CompletableFuture[]::new));
   }
 
   /** Flushes everything waiting and refuses new frames; returns when the last segment is done. */
@@ -195,11 +236,13 @@ final class TableCommitter {
         bytes += w.frame().arrowIpc().length;
       }
       pendingBytes -= bytes;
+      writing = writes;
     }
     try {
       write(writes, bytes);
     } finally {
       synchronized (lock) {
+        writing = List.of();
         flushing = false;
         scheduleLocked();
         lock.notifyAll();
@@ -227,7 +270,9 @@ final class TableCommitter {
       SeException failure = new SeException(ErrorCode.UNAVAILABLE,
           "storage unavailable: could not write the WAL of table " + table.tableUuid()
               + " in catalog `" + table.catalogId() + "`" + detail + "; retry the batch", e);
-      for (PendingWrite w : writes) {
+      List<PendingWrite> failed = new ArrayList<>(writes);
+      failed.addAll(withdrawLaterFramesOfProducers(writes));
+      for (PendingWrite w : failed) {
         w.done().completeExceptionally(failure);
       }
       return;
@@ -249,6 +294,37 @@ final class TableCommitter {
     } catch (RuntimeException e) {
       LOG.warn("ingest listener failed for segment {} of {}", seq, table, e);
     }
+  }
+
+  /**
+   * After the failed append of {@code failed}: takes the waiting frames of the same producers
+   * out of the queue and refuses their later ones until they reopen, so that no later batch of
+   * a producer becomes durable while an earlier one is not (a producer that resumes after its
+   * highest durable sequence, as the Kafka sink does, would otherwise skip the gap).
+   */
+  private List<PendingWrite> withdrawLaterFramesOfProducers(List<PendingWrite> failed) {
+    Set<String> producers = new HashSet<>();
+    for (PendingWrite w : failed) {
+      if (w.frame().producer() != null) {
+        producers.add(w.frame().producer().producerId());
+      }
+    }
+    List<PendingWrite> withdrawn = new ArrayList<>();
+    if (producers.isEmpty()) {
+      return withdrawn;
+    }
+    synchronized (lock) {
+      brokenProducers.addAll(producers);
+      for (Iterator<PendingWrite> it = pending.iterator(); it.hasNext(); ) {
+        PendingWrite w = it.next();
+        if (w.frame().producer() != null && producers.contains(w.frame().producer().producerId())) {
+          it.remove();
+          pendingBytes -= w.frame().arrowIpc().length;
+          withdrawn.add(w);
+        }
+      }
+    }
+    return withdrawn;
   }
 
   /**

@@ -77,7 +77,7 @@ final class IngestHarness implements AutoCloseable {
     }, wal, config[0], (table, seq, rows, bytes) -> segmentsWritten.add(seq));
     server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .maxInboundMessageSize(256 << 20)
-        .addService(service.flightService(serverAllocator, new IngestFlightProducer(),
+        .addService(service.flightService(serverAllocator, new IngestFlightProducer(service),
             flightExecutor))
         .build().start();
     flightClient = FlightClient.builder(clientAllocator,

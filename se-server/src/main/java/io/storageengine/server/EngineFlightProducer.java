@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadFactory;
 import org.apache.arrow.flight.FlightStream;
 import org.apache.arrow.flight.PutResult;
+import org.apache.arrow.flight.Result;
 import org.apache.arrow.flight.sql.impl.FlightSql;
 import org.apache.arrow.memory.BufferAllocator;
 
@@ -77,6 +78,20 @@ final class EngineFlightProducer extends QueryFlightSqlProducer {
       access.require(Access.flightCaller(), resolved.getCatalog(), Action.WRITE);
     }
     return resolved;
+  }
+
+  /**
+   * The {@link io.storageengine.ingest.ProducerState} action is ingestion's (authorized by the
+   * ingest service's catalogs, like a native DoPut); every other action is Flight SQL's.
+   */
+  @Override
+  public void doAction(CallContext context, org.apache.arrow.flight.Action action,
+      StreamListener<Result> listener) {
+    if (IngestFlightProducer.isProducerState(action)) {
+      IngestFlightProducer.serveProducerState(ingest, action, listener);
+      return;
+    }
+    super.doAction(context, action, listener);
   }
 
   /** Bulk ingest never reaches the producer: the listener's DoPut serves it ({@link #admitBulkIngest}). */

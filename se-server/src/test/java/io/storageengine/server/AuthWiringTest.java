@@ -183,6 +183,25 @@ class AuthWiringTest {
   }
 
   @Test
+  void producerStateIsAuthorizedLikeIngestion() throws Exception {
+    try (IngestClient anonymous = IngestClient.connect(location(), allocator)) {
+      assertThatThrownBy(() -> anonymous.lastSequence("beta", List.of("ns"), "t", "p-1"))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNAUTHENTICATED));
+    }
+    try (IngestClient reader = IngestClient.connect(location(), allocator, alice)) {
+      assertThatThrownBy(() -> reader.lastSequence("alpha", List.of("ns"), "t", "p-1"))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.UNAUTHORIZED));
+    }
+    try (IngestClient writer = IngestClient.connect(location(), allocator, bob)) {
+      assertThatThrownBy(() -> writer.lastSequence("beta", List.of("ns"), "t", "p-1"))
+          .isInstanceOfSatisfying(FlightRuntimeException.class,
+              e -> assertThat(e.status().code()).isEqualTo(FlightStatusCode.NOT_FOUND));
+    }
+  }
+
+  @Test
   void jdbcDriverSendsTheTokenOfItsUrl() throws Exception {
     String url = "jdbc:arrow-flight-sql://127.0.0.1:" + server.port() + "?useEncryption=false";
     Properties props = new Properties();

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 
 /**
@@ -135,6 +136,20 @@ public final class ProducerWindows {
       return Lookup.BELOW_WINDOW;
     }
     return Lookup.NEW;
+  }
+
+  /**
+   * The highest sequence of {@code producerId} a durable frame carries, as {@link #lookup} sees
+   * it at {@code nowMillis}: empty when the producer wrote nothing or was idle for longer than
+   * the retention (forgotten).
+   */
+  public OptionalLong highestSequence(String producerId, long nowMillis, Duration retention) {
+    Window window = producers.get(producerId);
+    if (window == null || window.sequences.isEmpty()
+        || nowMillis - window.lastWriteMillis > retention.toMillis()) {
+      return OptionalLong.empty();
+    }
+    return OptionalLong.of(window.sequences.lastKey());
   }
 
   /** The lowest sequence the window of {@code producerId} still holds, or -1. */

@@ -3,17 +3,22 @@ package io.storageengine.ingest.client;
 import io.storageengine.common.SeException;
 import io.storageengine.common.tls.ClientTrust;
 import io.storageengine.ingest.IngestProtocol;
+import io.storageengine.ingest.ProducerState;
 import io.storageengine.wal.WalOperation;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Iterator;
 import java.util.List;
+import java.util.OptionalLong;
+import org.apache.arrow.flight.Action;
 import org.apache.arrow.flight.CallOption;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.LocationSchemes;
+import org.apache.arrow.flight.Result;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.types.pojo.Schema;
 
@@ -107,6 +112,29 @@ public final class IngestClient implements AutoCloseable {
       int maxInFlight, int reconnectAttempts, Duration backoff, CallOption... options) {
     return new IdempotentIngestStream(this, allocator, header, schema, maxInFlight,
         reconnectAttempts, backoff, options);
+  }
+
+  /**
+   * The highest sequence of {@code producerId} durable in the table ({@link ProducerState}):
+   * where a producer that numbers its batches by a monotonic source position resumes (after it).
+   * Empty when the producer has nothing durable there (never written, or forgotten after the
+   * table's producer retention). Throws the server's {@code FlightRuntimeException} (NOT_FOUND,
+   * UNAUTHORIZED, UNAVAILABLE ...).
+   */
+  public OptionalLong lastSequence(String catalog, List<String> namespace, String table,
+      String producerId, CallOption... options) {
+    byte[] body = ProducerState.encodeRequest(new ProducerState.Request(catalog, namespace, table, producerId));
+    Iterator<Result> results = client.doAction(new Action(ProducerState.ACTION, body), options);
+    OptionalLong last = OptionalLong.empty();
+    boolean answered = false;
+    while (results.hasNext()) {
+      last = ProducerState.parseResult(results.next().getBody());
+      answered = true;
+    }
+    if (!answered) {
+      throw SeException.unavailable("action " + ProducerState.ACTION + ": the server sent no result", null);
+    }
+    return last;
   }
 
   /**

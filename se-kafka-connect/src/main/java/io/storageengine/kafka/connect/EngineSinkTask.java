@@ -28,9 +28,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A record the table cannot take goes to Connect's {@link ErrantRecordReporter} (the
  * dead-letter queue) when the connector has {@code errors.tolerance=all}; otherwise the task fails
- * naming the record and the field. A batch the engine refuses fails the task. A stream that
- * fails for any other reason (the engine restarting, the network) rewinds its partition to the
- * last acknowledged offset, and Kafka delivers those records again (at least once). An engine
+ * naming the record and the field. A batch the engine refuses fails the task. Streams are
+ * idempotent and reconnect and resend by themselves; one that gives up (the engine down for
+ * longer than its reconnect attempts) rewinds its partition to the last acknowledged offset, and
+ * Kafka delivers those records again: the partition's new writer drops every record the engine
+ * already has durable ({@link PartitionWriter}), so each record is written exactly once, also
+ * across task restarts and rebalances. An engine
  * that cannot be reached while a table is described makes {@link #put} throw Connect's
  * {@link RetriableException} before anything of the call is written, so Connect delivers the
  * same records again after a back-off.
@@ -171,8 +174,8 @@ public final class EngineSinkTask extends SinkTask {
     PartitionWriter writer = writers.get(partition);
     if (writer == null) {
       EngineTable table = table(partition.topic());
-      writer = new PartitionWriter(connectorName + "/" + partition.topic() + "/" + partition.partition(),
-          config.catalog(), table, engine.ingest(), allocator, config.batchRecords());
+      writer = new PartitionWriter(connectorName, partition, config.catalog(), table, engine.ingest(), allocator,
+          config.batchRecords());
       writers.put(partition, writer);
       startOffsets.put(partition, offset);
     }

@@ -31,8 +31,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  *     io.storageengine.kafka.connect.KafkaConnectBenchmark [records, default 1000000] [entity keys, default 100000]
  * }</pre>
  *
- * <p>Append: every id must be there (nothing lost); rows written twice (at least once until
- * idempotent ingestion is wired) are reported as {@code duplicates}. Entity (version = Kafka
+ * <p>Append: exactly once, every id there ({@code missing} 0) and none twice ({@code duplicates}
+ * 0). Entity (version = Kafka
  * offset): the table must hold exactly the latest value of every key.
  */
 public final class KafkaConnectBenchmark {

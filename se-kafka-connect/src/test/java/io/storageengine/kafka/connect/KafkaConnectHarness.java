@@ -64,6 +64,7 @@ final class KafkaConnectHarness implements AutoCloseable {
         .setConfigProp("offsets.topic.num.partitions", "1")
         .setConfigProp("group.initial.rebalance.delay.ms", "0")
         .setConfigProp("transaction.state.log.replication.factor", "1")
+        .setConfigProp("transaction.state.log.min.isr", "1")
         .build();
     kafka.format();
     kafka.startup();
