@@ -93,7 +93,8 @@ abstract class ColumnConverter {
         }
         break;
       }
-      case GEOMETRY: {
+      case GEOMETRY:
+      case GEOGRAPHY: {
         ColumnConverter geometry = GeometryConverter.create(path, source, target);
         if (geometry != null) {
           return geometry;

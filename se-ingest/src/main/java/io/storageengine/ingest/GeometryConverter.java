@@ -11,8 +11,9 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
- * Converts a column into a geometry column, whose table layout is Arrow binary holding ISO WKB
- * (see {@link GeoValues}). Two incoming forms are accepted:
+ * Converts a column into a geometry or geography column, whose table layout is Arrow binary
+ * holding ISO WKB (see {@link GeoValues}); the CRS and edge algorithm are the column's type, not
+ * part of the values. Two incoming forms are accepted:
  *
  * <ul>
  *   <li>WKB (binary, large binary or binary view): every value is checked, and kept as is;
@@ -32,7 +33,7 @@ final class GeometryConverter extends ColumnConverter {
     this.identity = identity;
   }
 
-  /** The converter for {@code source} into a geometry column, or null when its type cannot be one. */
+  /** The converter for {@code source} into a geometry or geography column, or null when its type cannot be one. */
   static ColumnConverter create(String path, Field source, Field target) {
     ArrowType t = source.getType();
     if (t instanceof ArrowType.Utf8 || t instanceof ArrowType.LargeUtf8 || t instanceof ArrowType.Utf8View) {

@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A geometry column is ingested from WKB (Arrow binary) and from WKT (Arrow utf8): the WAL holds
  * WKB (binary) with the column's field id; invalid WKB and WKT are refused naming the column and
- * the row, and nothing of the refused batch reaches the WAL.
+ * the row, and nothing of the refused batch reaches the WAL. Geography columns and geometry of
+ * another CRS are ingested the same way.
  */
 class GeometryIngestTest {
   static final Schema TABLE = new Schema(List.of(required(1, "id", Types.LongType.get()),
@@ -124,6 +125,34 @@ class GeometryIngestTest {
     expected.add(HexFormat.of().formatHex(GeoValues.wktToWkb("LINESTRING (0 0, 5 7)")));
     expected.add(point);
     assertThat(walValues(table)).containsExactlyElementsOf(expected);
+  }
+
+  @Test
+  void geographyAndGeometryOfAnotherCrsAreIngestedAsWkbToo() throws Exception {
+    List<org.apache.iceberg.types.Type> types = List.of(Types.GeographyType.crs84(),
+        Types.GeographyType.of("srid:4326", org.apache.iceberg.types.EdgeAlgorithm.KARNEY),
+        Types.GeometryType.of("srid:3857"), Types.GeometryType.of("EPSG:4326"));
+    for (int i = 0; i < types.size(); i++) {
+      String name = "geo" + i;
+      Table table = h.createTable(name, new Schema(List.of(required(1, "id", Types.LongType.get()),
+          optional(2, "g", types.get(i))), java.util.Set.of(1)), Map.of("format-version", "3"));
+      send(name, rows(ArrowType.Utf8.INSTANCE, text("POINT (1 2)"), null));
+      send(name, rows(ArrowType.Binary.INSTANCE, POINT));
+      String point = HexFormat.of().formatHex(POINT);
+      assertThat(walValues(table)).as(types.get(i).toString()).containsExactly(point, null, point);
+    }
+    h.createTable("bad_geo", new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "g", Types.GeographyType.crs84())), java.util.Set.of(1)), Map.of("format-version", "3"));
+    try (VectorSchemaRoot root = rows(ArrowType.Utf8.INSTANCE, text("POINT (1)"));
+        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), "bad_geo",
+            WalOperation.UPSERT, root.getSchema())) {
+      assertThatThrownBy(() -> {
+        stream.send(root).get();
+        stream.finish();
+      }).rootCause().hasMessageContaining("column `g`: invalid WKT at row 0");
+    } catch (FlightRuntimeException e) {
+      assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
+    }
   }
 
   @Test
