@@ -314,6 +314,48 @@ class TableSettingsAgreementTest {
   }
 
   @Test
+  void geographyAndGeometryOfAnotherCrsAreQueriedAsWkbBeforeAndAfterReconciliation() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "routes");
+    Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "geog", Types.GeographyType.of("OGC:CRS84", org.apache.iceberg.types.EdgeAlgorithm.KARNEY)),
+        optional(3, "m", Types.GeometryType.of("srid:3857"))), Set.of(1));
+    ((org.apache.iceberg.catalog.SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, schema).withProperties(Map.of("format-version", "3")).create();
+    org.apache.arrow.vector.types.pojo.Schema wkt = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        IcebergArrowSchemas.toArrow(table.schema().findField("id")),
+        org.apache.arrow.vector.types.pojo.Field.nullable("geog", ArrowType.Utf8.INSTANCE),
+        org.apache.arrow.vector.types.pojo.Field.nullable("m", ArrowType.Utf8.INSTANCE)));
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(wkt, clientAllocator);
+        IngestStream stream = ingest.open(CATALOG_ID, List.of("crm"), "routes", WalOperation.UPSERT, wkt)) {
+      root.allocateNew();
+      String[] values = {"POINT (1 2)", "LINESTRING (179 0, -179 1)"};
+      for (int i = 0; i < values.length; i++) {
+        ((BigIntVector) root.getVector("id")).setSafe(i, i + 1);
+        ((VarCharVector) root.getVector("geog")).setSafe(i, values[i].getBytes(StandardCharsets.UTF_8));
+        ((VarCharVector) root.getVector("m")).setSafe(i, values[i].getBytes(StandardCharsets.UTF_8));
+      }
+      root.setRowCount(values.length);
+      stream.send(root).get();
+      stream.finish();
+    }
+    // Inside SQL a geography is the BLOB of its WKB (DuckDB has no GEOGRAPHY type): WKT through
+    // a cast to GEOMETRY. A geometry of another CRS is DuckDB's GEOMETRY.
+    String select = "SELECT string_agg(id || '=' || hex(geog) || ' ' || ST_AsText(geog::GEOMETRY) || ' ' || ST_AsText(m), "
+        + "'; ' ORDER BY id) FROM default.crm.routes";
+    List<String> expected = List.of("1=0101000000000000000000F03F0000000000000040 POINT (1 2) POINT (1 2); "
+        + "2=0102000000020000000000000000606640000000000000000000000000006066C0000000000000F03F "
+        + "LINESTRING (179 0, -179 1) LINESTRING (179 0, -179 1)");
+    assertThat(query(select)).as("WAL tail").containsExactlyElementsOf(expected);
+    assertThat(reconciler.reconcile(new TableWal(CATALOG_ID, table.uuid())).outcome())
+        .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    assertThat(query(select)).as("snapshot").containsExactlyElementsOf(expected);
+    // Selected as is, both are WKB (Arrow binary).
+    String point = java.util.Arrays.toString(java.util.HexFormat.of().parseHex("0101000000000000000000f03f0000000000000040"));
+    assertThat(query("SELECT geog, m FROM default.crm.routes WHERE id = 1")).containsExactly(point, point);
+    assertThat(query("SELECT count(*) > 0 FROM default.crm.\"routes$files\"")).containsExactly("true");
+  }
+
+  @Test
   void aPartialUpsertOfAnEntityTableReplacesTheWholeVariant() throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "profiles");
     Schema schema = new Schema(List.of(required(1, "id", Types.LongType.get()),
