@@ -95,7 +95,8 @@ abstract class ColumnConverter {
       }
       case GEOMETRY:
       case GEOGRAPHY: {
-        ColumnConverter geometry = GeometryConverter.create(path, source, target);
+        ColumnConverter geometry = GeometryConverter.create(path, source, target,
+            type.typeId() == Type.TypeID.GEOGRAPHY);
         if (geometry != null) {
           return geometry;
         }

@@ -141,18 +141,15 @@ class GeometryIngestTest {
       String point = HexFormat.of().formatHex(POINT);
       assertThat(walValues(table)).as(types.get(i).toString()).containsExactly(point, null, point);
     }
-    h.createTable("bad_geo", new Schema(List.of(required(1, "id", Types.LongType.get()),
+    Table bad = h.createTable("bad_geo", new Schema(List.of(required(1, "id", Types.LongType.get()),
         optional(2, "g", Types.GeographyType.crs84())), java.util.Set.of(1)), Map.of("format-version", "3"));
-    try (VectorSchemaRoot root = rows(ArrowType.Utf8.INSTANCE, text("POINT (1)"));
-        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), "bad_geo",
-            WalOperation.UPSERT, root.getSchema())) {
-      assertThatThrownBy(() -> {
-        stream.send(root).get();
-        stream.finish();
-      }).rootCause().hasMessageContaining("column `g`: invalid WKT at row 0");
-    } catch (FlightRuntimeException e) {
-      assertThat(e.status().code()).isEqualTo(FlightStatusCode.INVALID_ARGUMENT);
-    }
+    refuse("bad_geo", rows(ArrowType.Utf8.INSTANCE, text("POINT (1)")), "column `g`: invalid WKT at row 0");
+    // A geography's coordinates are longitudes and latitudes (a geometry's may be anything).
+    refuse("bad_geo", rows(ArrowType.Utf8.INSTANCE, text("POINT (1 2)"), text("POINT (200 0)")),
+        "column `g`: invalid geography WKT at row 1: longitude 200.0 at offset 5 is outside [-180, 180]");
+    refuse("bad_geo", rows(ArrowType.Binary.INSTANCE, GeoValues.wktToWkb("LINESTRING (0 0, 1 95)")),
+        "column `g`: invalid geography WKB at row 0: latitude 95.0 at offset 33 is outside [-90, 90]");
+    assertThat(h.frames(bad)).isEmpty();
   }
 
   @Test
@@ -176,8 +173,12 @@ class GeometryIngestTest {
   }
 
   private void refuse(VectorSchemaRoot rows, String message) throws Exception {
+    refuse("bad_places", rows, message);
+  }
+
+  private void refuse(String table, VectorSchemaRoot rows, String message) throws Exception {
     try (VectorSchemaRoot root = rows;
-        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), "bad_places",
+        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), table,
             WalOperation.UPSERT, root.getSchema())) {
       assertThatThrownBy(() -> {
         stream.send(root).get();
