@@ -12,6 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -86,7 +87,7 @@ final class GeospatialFooter {
       tail.position(4);
       tail.get(magic);
       long footerStart = size - 8 - footerLength;
-      if (!java.util.Arrays.equals(magic, MAGIC) || footerLength <= 0 || footerStart < MAGIC.length) {
+      if (!Arrays.equals(magic, MAGIC) || footerLength <= 0 || footerStart < MAGIC.length) {
         throw SeException.internal("data file " + file + " is not a plain Parquet file", null);
       }
       ByteBuffer footer = read(channel, footerStart, footerLength);
