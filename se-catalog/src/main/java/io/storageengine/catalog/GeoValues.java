@@ -11,7 +11,9 @@ import java.util.Locale;
  * (either byte order; the seven OGC geometry types with XY, Z, M or ZM coordinates, the ISO codes
  * 1-7, 1001-1007, 2001-2007 and 3001-3007; nothing after the value) and {@link #wktToWkb} turns
  * well-known text into little-endian ISO WKB ({@code POINT EMPTY} as NaN coordinates, the WKB
- * convention). Both throw {@link IllegalArgumentException} describing the first problem.
+ * convention). {@link #checkGeographyWkb} also checks that every coordinate is a longitude and
+ * latitude within [-180, 180] and [-90, 90], the bounds the spec sets for a geography's CRS. All
+ * throw {@link IllegalArgumentException} describing the first problem.
  */
 public final class GeoValues {
   private static final String[] TYPES = {
@@ -23,8 +25,20 @@ public final class GeoValues {
 
   /** Throws when {@code wkb} is not exactly one well-formed ISO WKB geometry. */
   public static void checkWkb(byte[] wkb) {
+    check(wkb, false);
+  }
+
+  /**
+   * Throws when {@code wkb} is not exactly one well-formed ISO WKB geometry whose coordinates are
+   * longitudes (x) in [-180, 180] and latitudes (y) in [-90, 90]; NaN (an empty point) is allowed.
+   */
+  public static void checkGeographyWkb(byte[] wkb) {
+    check(wkb, true);
+  }
+
+  private static void check(byte[] wkb, boolean lonLat) {
     ByteBuffer in = ByteBuffer.wrap(wkb);
-    geometry(in, 0, -1, 0);
+    geometry(in, 0, -1, 0, lonLat);
     if (in.hasRemaining()) {
       throw new IllegalArgumentException(in.remaining() + " bytes after the end of the WKB geometry");
     }
@@ -32,9 +46,10 @@ public final class GeoValues {
 
   /**
    * Reads one geometry; {@code onlyType} is the type a multi geometry's parts must have (0 for
-   * any), {@code dims} the coordinate dimension code they must share (-1 for any).
+   * any), {@code dims} the coordinate dimension code they must share (-1 for any); with
+   * {@code lonLat} its coordinates must be longitudes and latitudes.
    */
-  private static void geometry(ByteBuffer in, int onlyType, int dims, int depth) {
+  private static void geometry(ByteBuffer in, int onlyType, int dims, int depth, boolean lonLat) {
     if (depth > MAX_DEPTH) {
       throw new IllegalArgumentException("geometry collections nested deeper than " + MAX_DEPTH);
     }
@@ -61,19 +76,19 @@ public final class GeoValues {
     }
     int ordinates = dimension == 0 ? 2 : dimension == 3 ? 4 : 3;
     switch (type) {
-      case 1 -> coordinates(in, 1, ordinates);
-      case 2 -> coordinates(in, count(in, "points"), ordinates);
+      case 1 -> coordinates(in, 1, ordinates, lonLat);
+      case 2 -> coordinates(in, count(in, "points"), ordinates, lonLat);
       case 3 -> {
         int rings = count(in, "rings");
         for (int i = 0; i < rings; i++) {
-          coordinates(in, count(in, "points"), ordinates);
+          coordinates(in, count(in, "points"), ordinates, lonLat);
         }
       }
       default -> {
         int parts = count(in, "parts");
         int partType = type == 7 ? 0 : type - 3;
         for (int i = 0; i < parts; i++) {
-          geometry(in, partType, dimension, depth + 1);
+          geometry(in, partType, dimension, depth + 1, lonLat);
         }
       }
     }
@@ -89,10 +104,25 @@ public final class GeoValues {
     return n;
   }
 
-  private static void coordinates(ByteBuffer in, int points, int ordinates) {
+  private static void coordinates(ByteBuffer in, int points, int ordinates, boolean lonLat) {
     long bytes = (long) points * ordinates * 8;
     need(in, bytes, points + " coordinates");
-    in.position(in.position() + (int) bytes);
+    if (!lonLat) {
+      in.position(in.position() + (int) bytes);
+      return;
+    }
+    for (int i = 0; i < points; i++) {
+      int at = in.position();
+      double x = in.getDouble();
+      double y = in.getDouble();
+      if (Math.abs(x) > 180) {
+        throw new IllegalArgumentException("longitude " + x + " at offset " + at + " is outside [-180, 180]");
+      }
+      if (Math.abs(y) > 90) {
+        throw new IllegalArgumentException("latitude " + y + " at offset " + (at + 8) + " is outside [-90, 90]");
+      }
+      in.position(in.position() + (ordinates - 2) * 8);
+    }
   }
 
   private static void need(ByteBuffer in, long bytes, String what) {

@@ -16,12 +16,11 @@ import org.apache.iceberg.types.Types;
  * <p>Supported: boolean, int, long, float, double, decimal, date, time, timestamp, timestamptz,
  * timestamp_ns, timestamptz_ns, string, uuid, fixed, binary, and struct, list and map of these;
  * also a top-level column of type variant, one of type unknown (always null, never in data
- * files), and one of type geometry with the default CRS {@code OGC:CRS84}. Not yet: variant or
- * unknown inside a nested type (DuckDB 2.0 cannot write a VARIANT below the top level of a Parquet
- * file), geometry inside a nested type or with another CRS (DuckDB 2.0, reconciliation's Parquet
- * writer, knows only a few CRS names and spells them as PROJJSON), geography (DuckDB 2.0 has no
- * GEOGRAPHY type, so the Parquet GEOGRAPHY logical type the spec requires cannot be written),
- * and any type a later Iceberg adds.
+ * files), and one of type geometry or geography (any CRS and edge algorithm; reconciliation writes
+ * them into the Parquet logical type). Not yet: variant or unknown inside a nested type (DuckDB
+ * 2.0 cannot write a VARIANT below the top level of a Parquet file), geometry or geography inside
+ * a nested type (reconciliation sets the Parquet geospatial logical types of top-level columns
+ * only), and any type a later Iceberg adds.
  */
 public final class SupportedTypes {
   private SupportedTypes() {}
@@ -37,16 +36,16 @@ public final class SupportedTypes {
 
   /**
    * INVALID_ARGUMENT naming the first column (by its full dotted path) of {@code schema} whose
-   * type is not supported: {@code table a.b: column geo has type geometry(OGC:CRS84), which
-   * ingestion does not support yet}.
+   * type is not supported: {@code table a.b: column s.geo has type geometry(OGC:CRS84), which
+   * ingestion does not support yet (only as a top-level column)}.
    */
   public static void requireIngestible(String table, Schema schema) {
     for (Types.NestedField column : schema.columns()) {
       if (column.type().typeId() == Type.TypeID.UNKNOWN) {
         continue; // a top-level unknown column is left out of the data files and reads as NULL
       }
-      if (column.type().typeId() == Type.TypeID.VARIANT || isDefaultGeometry(column.type())) {
-        continue; // a top-level variant or default-CRS geometry column is carried end to end
+      if (column.type().typeId() == Type.TypeID.VARIANT || isGeospatial(column.type())) {
+        continue; // a top-level variant, geometry or geography column is carried end to end
       }
       Optional<Unsupported> bad = unsupported(column.name(), column.type());
       if (bad.isPresent()) {
@@ -56,24 +55,13 @@ public final class SupportedTypes {
     }
   }
 
-  /** Whether {@code type} is a geometry with the default CRS, the one DuckDB writes without PROJJSON. */
-  public static boolean isDefaultGeometry(Type type) {
-    if (type.typeId() != Type.TypeID.GEOMETRY) {
-      return false;
-    }
-    String crs = ((Types.GeometryType) type).crs();
-    return crs == null || Types.GeometryType.DEFAULT_CRS.equalsIgnoreCase(crs);
+  /** Whether {@code type} is a geometry or a geography (of any CRS and edge algorithm). */
+  public static boolean isGeospatial(Type type) {
+    return type.typeId() == Type.TypeID.GEOMETRY || type.typeId() == Type.TypeID.GEOGRAPHY;
   }
 
   private static String reason(Type type) {
-    return switch (type.typeId()) {
-      case GEOGRAPHY -> " (DuckDB 2.0, which writes the data files, has no GEOGRAPHY type for Parquet's GEOGRAPHY "
-          + "logical type)";
-      case GEOMETRY -> isDefaultGeometry(type) ? " (only as a top-level column)"
-          : " (only with the default CRS " + Types.GeometryType.DEFAULT_CRS + ", which DuckDB 2.0 writes as the spec "
-              + "says)";
-      default -> "";
-    };
+    return isGeospatial(type) ? " (only as a top-level column)" : "";
   }
 
   private record Unsupported(String path, Type type) {}

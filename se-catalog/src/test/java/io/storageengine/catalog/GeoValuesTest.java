@@ -59,4 +59,21 @@ class GeoValuesTest {
     assertThatThrownBy(() -> GeoValues.checkWkb(hex("01ec03000001000000" + "0101000000"
         + "000000000000f03f0000000000000040"))).hasMessageContaining("mixed coordinate dimensions");
   }
+
+  @Test
+  void geographyCoordinatesAreLongitudesAndLatitudes() {
+    GeoValues.checkGeographyWkb(GeoValues.wktToWkb("LINESTRING (-180 -90, 180 90)"));
+    GeoValues.checkGeographyWkb(GeoValues.wktToWkb("POINT EMPTY"));
+    GeoValues.checkGeographyWkb(GeoValues.wktToWkb("POINT ZM (10 20 5000 7)"));
+    // Big-endian too; the z and m ordinates are not bounded.
+    GeoValues.checkGeographyWkb(hex("00000003e9" + "4024000000000000" + "4034000000000000" + "40c3880000000000"));
+    assertThatThrownBy(() -> GeoValues.checkGeographyWkb(GeoValues.wktToWkb("POINT (3857000 10)")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("longitude 3857000.0 at offset 5 is outside [-180, 180]");
+    assertThatThrownBy(() -> GeoValues.checkGeographyWkb(GeoValues.wktToWkb(
+        "GEOMETRYCOLLECTION (POINT (1 2), LINESTRING (0 0, 10 -91))")))
+        .hasMessage("latitude -91.0 at offset 63 is outside [-90, 90]");
+    // The same values are fine as a geometry.
+    GeoValues.checkWkb(GeoValues.wktToWkb("POINT (3857000 10)"));
+  }
 }

@@ -24,8 +24,8 @@ class SupportedTypesTest {
         Types.StructType.of(optional(1, "a", Types.IntegerType.get())),
         Types.ListType.ofOptional(2, Types.StringType.get()),
         Types.MapType.ofOptional(3, 4, Types.StringType.get(), Types.LongType.get()));
-    // variant, unknown and default-CRS geometry: only as top-level columns (see
-    // refusalNamesTheColumnByItsFullPathAndType and geometryIsCarriedAsATopLevelColumnWithTheDefaultCrs).
+    // variant, unknown, geometry and geography: only as top-level columns (see
+    // refusalNamesTheColumnByItsFullPathAndType and geospatialColumnsAreCarriedAtTheTopLevelWithAnyCrs).
     List<Type> unsupported = List.of(Types.GeometryType.crs84(), Types.VariantType.get(),
         Types.GeographyType.crs84(), Types.UnknownType.get(), Types.ListType.ofOptional(6, Types.GeometryType.crs84()),
         Types.ListType.ofOptional(5, Types.VariantType.get()));
@@ -40,12 +40,12 @@ class SupportedTypesTest {
 
   @Test
   void refusalNamesTheColumnByItsFullPathAndType() {
-    Schema top = new Schema(required(1, "id", Types.LongType.get()), optional(2, "geo", Types.GeographyType.crs84()));
+    Schema top = new Schema(required(1, "id", Types.LongType.get()),
+        optional(2, "l", Types.ListType.ofOptional(3, Types.GeographyType.crs84())));
     assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", top))
         .isInstanceOf(SeException.class)
-        .hasMessage("table a.b: column geo has type " + Types.GeographyType.crs84() + ", which ingestion does not "
-            + "support yet (DuckDB 2.0, which writes the data files, has no GEOGRAPHY type for Parquet's GEOGRAPHY "
-            + "logical type)")
+        .hasMessage("table a.b: column l.element has type " + Types.GeographyType.crs84() + ", which ingestion does "
+            + "not support yet (only as a top-level column)")
         .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
 
     Schema nested = new Schema(required(1, "id", Types.LongType.get()),
@@ -69,13 +69,12 @@ class SupportedTypesTest {
   }
 
   @Test
-  void geometryIsCarriedAsATopLevelColumnWithTheDefaultCrs() {
+  void geospatialColumnsAreCarriedAtTheTopLevelWithAnyCrs() {
     SupportedTypes.requireIngestible("a.b", new Schema(required(1, "id", Types.LongType.get()),
-        optional(2, "g", Types.GeometryType.crs84()), optional(3, "h", Types.GeometryType.of("ogc:crs84"))));
-    Type srid = Types.GeometryType.of("srid:4326");
-    assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", new Schema(optional(1, "g", srid))))
-        .hasMessage("table a.b: column g has type " + srid + ", which ingestion does not support yet (only with the "
-            + "default CRS OGC:CRS84, which DuckDB 2.0 writes as the spec says)");
+        optional(2, "g", Types.GeometryType.crs84()), optional(3, "h", Types.GeometryType.of("ogc:crs84")),
+        optional(4, "srid", Types.GeometryType.of("srid:3857")), optional(5, "p", Types.GeometryType.of("projjson:crs")),
+        optional(6, "geo", Types.GeographyType.crs84()),
+        optional(7, "k", Types.GeographyType.of("srid:4326", org.apache.iceberg.types.EdgeAlgorithm.KARNEY))));
     assertThatThrownBy(() -> SupportedTypes.requireIngestible("a.b", new Schema(
         optional(1, "s", Types.StructType.of(optional(2, "g", Types.GeometryType.crs84()))))))
         .hasMessage("table a.b: column s.g has type " + Types.GeometryType.crs84()

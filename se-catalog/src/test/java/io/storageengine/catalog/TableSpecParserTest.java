@@ -59,13 +59,16 @@ class TableSpecParserTest {
   @Test
   void geometryAndGeographyTakeACrsAndAnEdgeAlgorithm() {
     Schema schema = TableSpecParser.parseSchema("id bigint not null, g geometry, h GEOMETRY('srid:3857'), "
-        + "k geometry(OGC:CRS84), a geography, b geography(srid:4269), c geography('OGC:CRS84', karney)");
+        + "k geometry(OGC:CRS84), a geography, b geography(srid:4269), c geography('OGC:CRS84', karney), "
+        + "p geometry(projjson:geo.crs), e geometry(EPSG:4326)");
     assertThat(schema.findType("g")).isEqualTo(Types.GeometryType.crs84());
     assertThat(schema.findType("h")).isEqualTo(Types.GeometryType.of("srid:3857"));
     assertThat(schema.findType("k")).isEqualTo(Types.GeometryType.of("OGC:CRS84"));
     assertThat(schema.findType("a")).isEqualTo(Types.GeographyType.crs84());
     assertThat(schema.findType("b")).isEqualTo(Types.GeographyType.of("srid:4269"));
     assertThat(schema.findType("c")).isEqualTo(Types.GeographyType.of("OGC:CRS84", EdgeAlgorithm.KARNEY));
+    assertThat(schema.findType("p")).isEqualTo(Types.GeometryType.of("projjson:geo.crs"));
+    assertThat(schema.findType("e")).isEqualTo(Types.GeometryType.of("EPSG:4326"));
     assertThatThrownBy(() -> TableSpecParser.parseSchema("c geography(srid:4269, straight)"))
         .isInstanceOf(SeException.class).hasMessageContaining("unknown edge algorithm 'straight'");
     assertThatThrownBy(() -> TableSpecParser.parseSchema("g geometry()"))

@@ -7,8 +7,9 @@ import org.apache.iceberg.types.Types;
 
 /**
  * The DuckDB type of an Iceberg type: the type DuckDB writes a column of that Iceberg type with
- * and reads it as. Iceberg types DuckDB has no type for (geography; geometry with another CRS
- * than the default {@code OGC:CRS84}) are refused with the error each caller phrases for its
+ * and reads it as. A geometry is DuckDB's GEOMETRY without a CRS and a geography its WKB (a
+ * BLOB); their CRS and edge algorithm stay in the Iceberg type. Iceberg types DuckDB has no type
+ * for (any type a later Iceberg adds) are refused with the error each caller phrases for its
  * purpose.
  */
 public final class DuckTypes {
@@ -54,17 +55,16 @@ public final class DuckTypes {
       case VARIANT: return "VARIANT";
       case FIXED:
       case BINARY: return "BLOB";
-      case GEOMETRY: {
-        // DuckDB's core GEOMETRY: reads a Parquet GEOMETRY column and writes one (WKB, with the
-        // GEOMETRY logical type and its bounding box statistics under GEOPARQUET_VERSION 'NONE').
-        // Plain GEOMETRY carries no CRS, which Parquet reads as the default OGC:CRS84; DuckDB
-        // writes any other CRS it knows as PROJJSON, not as the table's CRS string.
-        String crs = ((Types.GeometryType) type).crs();
-        if (crs == null || Types.GeometryType.DEFAULT_CRS.equalsIgnoreCase(crs)) {
-          return "GEOMETRY";
-        }
-        throw unsupported.error(column, type);
-      }
+      case GEOMETRY:
+        // DuckDB's core GEOMETRY: reads a Parquet GEOMETRY column (whatever its CRS) and writes
+        // one (WKB, with the GEOMETRY logical type and its bounding box statistics under
+        // GEOPARQUET_VERSION 'NONE'). Plain GEOMETRY carries no CRS: the column's CRS is the
+        // Iceberg type's, which reconciliation writes into the Parquet logical type itself
+        // (DuckDB knows few CRS names and would spell another one as PROJJSON).
+        return "GEOMETRY";
+      // DuckDB has no GEOGRAPHY type: a geography is its WKB, read from a Parquet GEOGRAPHY
+      // column as a BLOB; reconciliation writes the GEOGRAPHY logical type itself.
+      case GEOGRAPHY: return "BLOB";
       case STRUCT: {
         StringJoiner fields = new StringJoiner(", ", "STRUCT(", ")");
         for (Types.NestedField field : type.asStructType().fields()) {

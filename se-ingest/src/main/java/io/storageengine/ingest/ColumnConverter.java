@@ -93,8 +93,10 @@ abstract class ColumnConverter {
         }
         break;
       }
-      case GEOMETRY: {
-        ColumnConverter geometry = GeometryConverter.create(path, source, target);
+      case GEOMETRY:
+      case GEOGRAPHY: {
+        ColumnConverter geometry = GeometryConverter.create(path, source, target,
+            type.typeId() == Type.TypeID.GEOGRAPHY);
         if (geometry != null) {
           return geometry;
         }

@@ -11,8 +11,9 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 
 /**
- * Converts a column into a geometry column, whose table layout is Arrow binary holding ISO WKB
- * (see {@link GeoValues}). Two incoming forms are accepted:
+ * Converts a column into a geometry or geography column, whose table layout is Arrow binary
+ * holding ISO WKB (see {@link GeoValues}); the CRS and edge algorithm are the column's type, not
+ * part of the values. Two incoming forms are accepted:
  *
  * <ul>
  *   <li>WKB (binary, large binary or binary view): every value is checked, and kept as is;
@@ -25,21 +26,27 @@ import org.apache.arrow.vector.types.pojo.Field;
 final class GeometryConverter extends ColumnConverter {
   private final boolean wkt;
   private final boolean identity;
+  private final boolean geography;
 
-  private GeometryConverter(String path, Field target, boolean wkt, boolean identity) {
+  private GeometryConverter(String path, Field target, boolean wkt, boolean identity, boolean geography) {
     super(path, target);
     this.wkt = wkt;
     this.identity = identity;
+    this.geography = geography;
   }
 
-  /** The converter for {@code source} into a geometry column, or null when its type cannot be one. */
-  static ColumnConverter create(String path, Field source, Field target) {
+  /**
+   * The converter for {@code source} into a geometry or (with {@code geography}) a geography
+   * column, or null when its type cannot be one. A geography's coordinates must be longitudes and
+   * latitudes ({@link GeoValues#checkGeographyWkb}), the bounds the spec sets for its CRS.
+   */
+  static ColumnConverter create(String path, Field source, Field target, boolean geography) {
     ArrowType t = source.getType();
     if (t instanceof ArrowType.Utf8 || t instanceof ArrowType.LargeUtf8 || t instanceof ArrowType.Utf8View) {
-      return new GeometryConverter(path, target, true, false);
+      return new GeometryConverter(path, target, true, false, geography);
     }
     if (t instanceof ArrowType.Binary || t instanceof ArrowType.LargeBinary || t instanceof ArrowType.BinaryView) {
-      return new GeometryConverter(path, target, false, t instanceof ArrowType.Binary);
+      return new GeometryConverter(path, target, false, t instanceof ArrowType.Binary, geography);
     }
     return null;
   }
@@ -82,18 +89,32 @@ final class GeometryConverter extends ColumnConverter {
 
   private byte[] wkb(byte[] value, int row) {
     try {
-      GeoValues.checkWkb(value);
+      if (geography) {
+        GeoValues.checkGeographyWkb(value);
+      } else {
+        GeoValues.checkWkb(value);
+      }
       return value;
     } catch (IllegalArgumentException e) {
-      throw SeException.invalid("column `%s`: invalid WKB at row %d: %s", path, row, e.getMessage());
+      throw SeException.invalid("column `%s`: invalid %s at row %d: %s", path, geography ? "geography WKB" : "WKB",
+          row, e.getMessage());
     }
   }
 
   private byte[] fromWkt(String text, int row) {
+    byte[] wkb;
     try {
-      return GeoValues.wktToWkb(text);
+      wkb = GeoValues.wktToWkb(text);
     } catch (IllegalArgumentException e) {
       throw SeException.invalid("column `%s`: invalid WKT at row %d: %s", path, row, e.getMessage());
     }
+    if (geography) {
+      try {
+        GeoValues.checkGeographyWkb(wkb);
+      } catch (IllegalArgumentException e) {
+        throw SeException.invalid("column `%s`: invalid geography WKT at row %d: %s", path, row, e.getMessage());
+      }
+    }
+    return wkb;
   }
 }

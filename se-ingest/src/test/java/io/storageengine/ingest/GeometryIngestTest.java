@@ -32,7 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A geometry column is ingested from WKB (Arrow binary) and from WKT (Arrow utf8): the WAL holds
  * WKB (binary) with the column's field id; invalid WKB and WKT are refused naming the column and
- * the row, and nothing of the refused batch reaches the WAL.
+ * the row, and nothing of the refused batch reaches the WAL. Geography columns and geometry of
+ * another CRS are ingested the same way.
  */
 class GeometryIngestTest {
   static final Schema TABLE = new Schema(List.of(required(1, "id", Types.LongType.get()),
@@ -127,6 +128,31 @@ class GeometryIngestTest {
   }
 
   @Test
+  void geographyAndGeometryOfAnotherCrsAreIngestedAsWkbToo() throws Exception {
+    List<org.apache.iceberg.types.Type> types = List.of(Types.GeographyType.crs84(),
+        Types.GeographyType.of("srid:4326", org.apache.iceberg.types.EdgeAlgorithm.KARNEY),
+        Types.GeometryType.of("srid:3857"), Types.GeometryType.of("EPSG:4326"));
+    for (int i = 0; i < types.size(); i++) {
+      String name = "geo" + i;
+      Table table = h.createTable(name, new Schema(List.of(required(1, "id", Types.LongType.get()),
+          optional(2, "g", types.get(i))), java.util.Set.of(1)), Map.of("format-version", "3"));
+      send(name, rows(ArrowType.Utf8.INSTANCE, text("POINT (1 2)"), null));
+      send(name, rows(ArrowType.Binary.INSTANCE, POINT));
+      String point = HexFormat.of().formatHex(POINT);
+      assertThat(walValues(table)).as(types.get(i).toString()).containsExactly(point, null, point);
+    }
+    Table bad = h.createTable("bad_geo", new Schema(List.of(required(1, "id", Types.LongType.get()),
+        optional(2, "g", Types.GeographyType.crs84())), java.util.Set.of(1)), Map.of("format-version", "3"));
+    refuse("bad_geo", rows(ArrowType.Utf8.INSTANCE, text("POINT (1)")), "column `g`: invalid WKT at row 0");
+    // A geography's coordinates are longitudes and latitudes (a geometry's may be anything).
+    refuse("bad_geo", rows(ArrowType.Utf8.INSTANCE, text("POINT (1 2)"), text("POINT (200 0)")),
+        "column `g`: invalid geography WKT at row 1: longitude 200.0 at offset 5 is outside [-180, 180]");
+    refuse("bad_geo", rows(ArrowType.Binary.INSTANCE, GeoValues.wktToWkb("LINESTRING (0 0, 1 95)")),
+        "column `g`: invalid geography WKB at row 0: latitude 95.0 at offset 33 is outside [-90, 90]");
+    assertThat(h.frames(bad)).isEmpty();
+  }
+
+  @Test
   void invalidWkbAndWktAreRefusedNamingTheColumnAndRow() throws Exception {
     Table table = table("bad_places");
     refuse(rows(ArrowType.Binary.INSTANCE, POINT, POINT, HexFormat.of().parseHex("0101000000")),
@@ -147,8 +173,12 @@ class GeometryIngestTest {
   }
 
   private void refuse(VectorSchemaRoot rows, String message) throws Exception {
+    refuse("bad_places", rows, message);
+  }
+
+  private void refuse(String table, VectorSchemaRoot rows, String message) throws Exception {
     try (VectorSchemaRoot root = rows;
-        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), "bad_places",
+        IngestStream stream = h.client.open(IngestHarness.TENANT, List.of("sales", "eu"), table,
             WalOperation.UPSERT, root.getSchema())) {
       assertThatThrownBy(() -> {
         stream.send(root).get();

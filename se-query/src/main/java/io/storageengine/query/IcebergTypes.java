@@ -129,8 +129,10 @@ final class IcebergTypes {
       case UUID: return ArrowType.Utf8.INSTANCE;
       case FIXED:
       case BINARY:
-      // A geometry leaves the engine as its WKB (see VariantResults).
-      case GEOMETRY: return ArrowType.Binary.INSTANCE;
+      // A geometry leaves the engine as its WKB (see VariantResults), a geography too (DuckDB
+      // holds it as the BLOB of its WKB).
+      case GEOMETRY:
+      case GEOGRAPHY: return ArrowType.Binary.INSTANCE;
       case UNKNOWN: return ArrowType.Null.INSTANCE;
       // A variant leaves the engine as its JSON text (see VariantResults).
       case VARIANT: return ArrowType.Utf8.INSTANCE;

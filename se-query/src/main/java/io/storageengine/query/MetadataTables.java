@@ -186,9 +186,9 @@ final class MetadataTables {
 
   /** Whether DuckDB can hold values of {@code type} as literals here (and every struct in it has fields). */
   private static boolean supported(Type type) {
-    if (type.isVariantType() || type.typeId() == Type.TypeID.GEOMETRY) {
-      // A metadata column of type variant or geometry (e.g. the readable bounds of such a column,
-      // a geometry's being a bounding box corner rather than WKB) has no literal here.
+    if (type.isVariantType() || type.typeId() == Type.TypeID.GEOMETRY || type.typeId() == Type.TypeID.GEOGRAPHY) {
+      // A metadata column of type variant, geometry or geography (e.g. the readable bounds of
+      // such a column, a geometry's being a bounding box corner rather than WKB) has no literal here.
       return false;
     }
     if (type.isStructType()) {

@@ -157,7 +157,8 @@ public final class DataFileWriter {
         + ", ROW_GROUP_SIZE " + options.rowGroupRows()
         + ", FILENAME_PATTERN 'part_{i}', COMPRESSION zstd"
         // Geometry as the Iceberg spec stores it: WKB with Parquet's GEOMETRY logical type (and
-        // its bounding box statistics), without GeoParquet's file metadata on top.
+        // its bounding box statistics), without GeoParquet's file metadata on top; a CRS and
+        // geography's logical type are set afterwards (GeospatialFooter).
         + ", GEOPARQUET_VERSION 'NONE')");
     List<Path> localFiles;
     try (Stream<Path> list = Files.list(dir)) {
@@ -165,8 +166,12 @@ public final class DataFileWriter {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    boolean geospatial = GeospatialFooter.needed(columns);
     List<DataFile> files = new ArrayList<>();
     for (Path local : localFiles) {
+      if (geospatial) {
+        GeospatialFooter.annotate(local, columns, table.properties());
+      }
       String name = String.format("%05d-%s.parquet", fileCounter++, runId);
       if (slice >= 0) {
         name = io.storageengine.catalog.TableSlices.fileName(slice, name);

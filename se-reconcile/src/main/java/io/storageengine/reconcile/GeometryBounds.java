@@ -27,7 +27,9 @@ import org.apache.parquet.io.LocalInputFile;
  * metrics ({@code ParquetUtil.fileMetrics}) give counts only for these columns; the bounds come
  * from the Parquet geospatial statistics DuckDB writes per column chunk, merged over the row
  * groups. A column gets no bounds when any chunk lacks valid statistics, when every value is
- * null or empty, or when its metrics mode keeps no bounds (none, counts).
+ * null or empty, or when its metrics mode keeps no bounds (none, counts). Geography columns get
+ * none: the spec's bounds are optional, and a geography's box must take its curved edges into
+ * account, which neither DuckDB (it writes geography as a plain BLOB) nor the engine computes.
  */
 final class GeometryBounds {
   private GeometryBounds() {}

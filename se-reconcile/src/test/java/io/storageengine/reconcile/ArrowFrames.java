@@ -115,7 +115,7 @@ final class ArrowFrames {
         ((FixedSizeBinaryVector) vector).setSafe(index, b.array());
       }
       case FIXED -> ((FixedSizeBinaryVector) vector).setSafe(index, (byte[]) value);
-      case BINARY, GEOMETRY -> {
+      case BINARY, GEOMETRY, GEOGRAPHY -> {
         ByteBuffer b = ((ByteBuffer) value).duplicate();
         byte[] bytes = new byte[b.remaining()];
         b.get(bytes);

@@ -1,12 +1,22 @@
 package io.storageengine.reconcile;
 
+import static org.apache.iceberg.types.Types.NestedField.optional;
+import static org.apache.iceberg.types.Types.NestedField.required;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.storageengine.catalog.GeoValues;
 import io.storageengine.catalog.TableProperties;
+import io.storageengine.reconcile.maintenance.Maintainer;
 import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.reconcile.maintenance.MaintenanceResult;
 import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalOperation;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,10 +26,18 @@ import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.SortOrder;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
 import org.apache.iceberg.data.IcebergGenerics;
 import org.apache.iceberg.data.Record;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.types.EdgeAlgorithm;
 import org.apache.iceberg.types.TypeUtil;
+import org.apache.iceberg.types.Types;
+import org.apache.parquet.column.schema.EdgeInterpolationAlgorithm;
+import org.apache.parquet.hadoop.ParquetFileReader;
+import org.apache.parquet.io.LocalInputFile;
+import org.apache.parquet.schema.LogicalTypeAnnotation;
+import org.apache.parquet.schema.MessageType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -106,6 +124,58 @@ class CompactionTest {
       AppendTableTest.assertIds(TestEnvironment.readAll(table), 120);
       assertThat(rowIds(table)).isEqualTo(rowIds);
       assertThat(WalHighWaterMark.of(table)).isEqualTo(4);
+    }
+  }
+
+  @Test
+  void compactionKeepsTheGeospatialLogicalTypes() throws Exception {
+    Schema schema = new Schema(required(1, "id",
+            Types.LongType.get()),
+        optional(2, "geog", Types.GeographyType.of(
+            "srid:4326", EdgeAlgorithm.ANDOYER)),
+        optional(3, "m",
+            Types.GeometryType.of("srid:3857")));
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("geo", schema, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
+          Map.of(MaintenancePolicy.MIN_INPUT_FILES, "3"));
+      TableWal tw = env.walOf(table, "geo");
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      List<Record> expected = new ArrayList<>();
+      for (int s = 0; s < 3; s++) {
+        Record rec = GenericRecord.create(schema);
+        rec.setField("id", (long) s);
+        ByteBuffer wkb = ByteBuffer.wrap(GeoValues.wktToWkb("POINT (" + s + " 1)"));
+        rec.setField("geog", wkb);
+        rec.setField("m", wkb);
+        expected.add(rec);
+        env.append(tw, ArrowFrames.frame(env.allocator, WalOperation.UPSERT, 0, schema, List.of(rec)));
+        reconciler.reconcile(tw);
+      }
+      assertThat(MaintenanceFixture.dataFiles(table)).hasSize(3);
+
+      MaintenanceResult result = new Maintainer(env.catalogs, env.wal,
+          env.store, env.tombstones, env.allocator, env.duckdb, TestEnvironment.options(), MaintenancePolicy.defaults()).maintain(tw);
+
+      assertThat(result.compaction().dataFilesAdded()).isEqualTo(1);
+      List<DataFile> files = MaintenanceFixture.dataFiles(table);
+      assertThat(files).hasSize(1);
+      Path local = dir.resolve("compacted.parquet");
+      try (InputStream in = table.io().newInputFile(files.get(0).location()).newStream()) {
+        Files.copy(in, local);
+      }
+      try (ParquetFileReader reader = ParquetFileReader.open(
+          new LocalInputFile(local))) {
+        MessageType parquet = reader.getFooter().getFileMetaData().getSchema();
+        assertThat(parquet.getType("geog").getLogicalTypeAnnotation()).isEqualTo(
+            LogicalTypeAnnotation.geographyType("srid:4326",
+                EdgeInterpolationAlgorithm.ANDOYER));
+        assertThat(parquet.getType("m").getLogicalTypeAnnotation())
+            .isEqualTo(LogicalTypeAnnotation.geometryType("srid:3857"));
+      }
+      List<Record> actual = TestEnvironment.readAll(table);
+      actual.sort(Comparator.comparing(r -> (Long) r.getField("id")));
+      assertThat(actual).extracting(Values::normal).containsExactlyElementsOf(
+          expected.stream().map(Values::normal).toList());
     }
   }
 

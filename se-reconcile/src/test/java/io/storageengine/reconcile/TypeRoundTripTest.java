@@ -35,7 +35,9 @@ import org.apache.iceberg.data.parquet.GenericParquetReaders;
 import org.apache.iceberg.geospatial.GeospatialBound;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.parquet.Parquet;
+import org.apache.iceberg.types.EdgeAlgorithm;
 import org.apache.iceberg.types.Types;
+import org.apache.parquet.column.schema.EdgeInterpolationAlgorithm;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.io.LocalInputFile;
 import org.apache.parquet.schema.LogicalTypeAnnotation;
@@ -64,14 +66,16 @@ class TypeRoundTripTest {
       optional(14, "fx", Types.FixedType.ofLength(4)),
       optional(15, "bin", Types.BinaryType.get()),
       optional(16, "st", Types.StructType.of(
-          optional(22, "a", Types.IntegerType.get()),
-          optional(23, "z", Types.StringType.get()))),
-      optional(17, "lst", Types.ListType.ofOptional(24, Types.StringType.get())),
-      optional(18, "m", Types.MapType.ofOptional(25, 26, Types.StringType.get(), Types.IntegerType.get())),
-      optional(19, "lst_st", Types.ListType.ofOptional(27, Types.StructType.of(
-          optional(28, "x", Types.LongType.get())))),
+          optional(24, "a", Types.IntegerType.get()),
+          optional(25, "z", Types.StringType.get()))),
+      optional(17, "lst", Types.ListType.ofOptional(26, Types.StringType.get())),
+      optional(18, "m", Types.MapType.ofOptional(27, 28, Types.StringType.get(), Types.IntegerType.get())),
+      optional(19, "lst_st", Types.ListType.ofOptional(29, Types.StructType.of(
+          optional(30, "x", Types.LongType.get())))),
       optional(20, "doc", Types.VariantType.get()),
-      optional(21, "geo", Types.GeometryType.crs84()));
+      optional(21, "geo", Types.GeometryType.crs84()),
+      optional(22, "geog", Types.GeographyType.of("srid:4326", EdgeAlgorithm.VINCENTY)),
+      optional(23, "geo_srid", Types.GeometryType.of("srid:3857")));
 
   static Stream<Arguments> specs() {
     List<Function<PartitionSpec.Builder, PartitionSpec.Builder>> specs = List.of(
@@ -183,6 +187,88 @@ class TypeRoundTripTest {
       }
       List<Record> actual = TestEnvironment.readAll(table);
       actual.sort(Comparator.comparing(r -> (Long) r.getField("id")));
+      for (int i = 0; i < rows.size(); i++) {
+        assertThat(Values.normal(actual.get(i))).isEqualTo(Values.normal(rows.get(i)));
+      }
+    }
+  }
+
+  /**
+   * Geography is WKB with Parquet's GEOGRAPHY logical type carrying the CRS and edge algorithm,
+   * and a geometry of another CRS has it in its GEOMETRY logical type (a {@code projjson:} CRS's
+   * PROJJSON, a table property, copied into the file's metadata); Iceberg's generic reader reads
+   * every value back. Geometry keeps its bounds; geography has none (optional in the spec).
+   */
+  @Test
+  void geographyAndCrsAreWrittenIntoTheParquetLogicalTypes(@TempDir Path dir) throws Exception {
+    String projjson = "{\"type\": \"GeographicCRS\", \"name\": \"WGS 84\"}";
+    Schema schema = new Schema(required(1, "id", Types.LongType.get()),
+        optional(2, "sphere", Types.GeographyType.crs84()),
+        optional(3, "karney", Types.GeographyType.of("EPSG:4326", EdgeAlgorithm.KARNEY)),
+        optional(4, "mercator", Types.GeometryType.of("srid:3857")),
+        optional(5, "custom", Types.GeometryType.of("projjson:geo.crs")));
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("geog", schema, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
+          Map.of("geo.crs", projjson));
+      TableWal tw = env.walOf(table, "geog");
+      List<Record> rows = new ArrayList<>();
+      String[] wkt = {"POINT (170 -5)", "LINESTRING (-179 10, 179 12)", null, "POLYGON ((0 0, 4 0, 4 4, 0 0))"};
+      for (int i = 0; i < wkt.length; i++) {
+        Record rec = GenericRecord.create(schema);
+        rec.setField("id", (long) i);
+        for (String column : List.of("sphere", "karney", "mercator", "custom")) {
+          rec.setField(column, wkt[i] == null ? null : ByteBuffer.wrap(GeoValues.wktToWkb(wkt[i])));
+        }
+        rows.add(rec);
+      }
+      env.append(tw, ArrowFrames.frame(env.allocator, WalOperation.UPSERT, 0, schema, rows));
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      table.refresh();
+      try (CloseableIterable<FileScanTask> tasks = table.newScan().includeColumnStats().planFiles()) {
+        for (FileScanTask task : tasks) {
+          DataFile file = task.file();
+          for (int id = 2; id <= 5; id++) {
+            assertThat(file.valueCounts()).containsEntry(id, 4L);
+            assertThat(file.nullValueCounts()).containsEntry(id, 1L);
+          }
+          // Geography: no bounds; geometry of another CRS: the bounding box corners.
+          assertThat(file.lowerBounds()).doesNotContainKeys(2, 3).containsKeys(4, 5);
+          assertThat(file.upperBounds()).doesNotContainKeys(2, 3);
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(4))))
+              .isEqualTo(GeospatialBound.createXY(-179, -5));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(4))))
+              .isEqualTo(GeospatialBound.createXY(179, 12));
+          Path local = dir.resolve("copy.parquet");
+          try (InputStream in = table.io().newInputFile(file.location()).newStream()) {
+            Files.copy(in, local, StandardCopyOption.REPLACE_EXISTING);
+          }
+          try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(local))) {
+            org.apache.parquet.schema.MessageType parquet = reader.getFooter().getFileMetaData().getSchema();
+            assertThat(parquet.getType("sphere").getLogicalTypeAnnotation()).isEqualTo(
+                LogicalTypeAnnotation.geographyType(null, EdgeInterpolationAlgorithm.SPHERICAL));
+            assertThat(parquet.getType("karney").getLogicalTypeAnnotation()).isEqualTo(
+                LogicalTypeAnnotation.geographyType("EPSG:4326", EdgeInterpolationAlgorithm.KARNEY));
+            assertThat(parquet.getType("mercator").getLogicalTypeAnnotation())
+                .isEqualTo(LogicalTypeAnnotation.geometryType("srid:3857"));
+            assertThat(parquet.getType("custom").getLogicalTypeAnnotation())
+                .isEqualTo(LogicalTypeAnnotation.geometryType("projjson:geo.crs"));
+            assertThat(parquet.getType("karney").getId().intValue()).isEqualTo(3);
+            assertThat(reader.getFooter().getFileMetaData().getKeyValueMetaData()).containsEntry("geo.crs", projjson);
+            var columns = reader.getFooter().getBlocks().get(0).getColumns();
+            // Geography: no byte-wise min/max of the WKB, no geospatial statistics; geometry keeps its box.
+            assertThat(columns.get(1).getStatistics().hasNonNullValue()).isFalse();
+            assertThat(columns.get(1).getStatistics().getNumNulls()).isEqualTo(1);
+            assertThat(columns.get(1).getGeospatialStatistics()).isNull();
+            var box = columns.get(3).getGeospatialStatistics().getBoundingBox();
+            assertThat(List.of(box.getXMin(), box.getXMax(), box.getYMin(), box.getYMax()))
+                .containsExactly(-179.0, 179.0, -5.0, 12.0);
+          }
+        }
+      }
+      List<Record> actual = TestEnvironment.readAll(table);
+      actual.sort(Comparator.comparing(r -> (Long) r.getField("id")));
+      assertThat(actual).hasSize(rows.size());
       for (int i = 0; i < rows.size(); i++) {
         assertThat(Values.normal(actual.get(i))).isEqualTo(Values.normal(rows.get(i)));
       }

@@ -66,7 +66,7 @@ final class Values {
         yield ByteBuffer.wrap(b);
       }
       case VARIANT -> randomVariant(rnd);
-      case GEOMETRY -> ByteBuffer.wrap(io.storageengine.catalog.GeoValues.wktToWkb(randomWkt(rnd)));
+      case GEOMETRY, GEOGRAPHY -> ByteBuffer.wrap(io.storageengine.catalog.GeoValues.wktToWkb(randomWkt(rnd)));
       case STRUCT -> {
         GenericRecord r = GenericRecord.create(type.asStructType());
         for (Types.NestedField f : type.asStructType().fields()) {

@@ -53,7 +53,8 @@ import org.slf4j.LoggerFactory;
  * with a bearer token: it creates a namespace and an append table and inserts into it (the engine
  * reads the rows back over Flight SQL), reads an engine-written entity table with deletion vectors
  * (the same rows as the engine's query), travels to an older snapshot, and is refused an
- * {@code INSERT} into the entity table with the facade's message to ingest instead.
+ * {@code INSERT} into the entity table with the facade's message to ingest instead. It reads the
+ * engine's variant columns; it cannot load a table with a geometry or geography column at all.
  *
  * <p>Spark runs in a child JVM on the classpath the {@code se-spark} module resolved (Spark's
  * Jackson, Netty, Arrow, Hadoop and Scala versions differ from the engine's, so none of it is on
@@ -207,6 +208,49 @@ class SparkFacadeTest {
     assertThat(rows(results.get(1), "id", "b", "s")).containsExactly("1|1|x", "2|-5|y");
     assertThat(query("SELECT id, doc.a.b::INT, doc.s::VARCHAR FROM default.docs.raw WHERE doc.s IS NOT NULL ORDER BY id"))
         .containsExactlyElementsOf(rows(results.get(1), "id", "b", "s"));
+  }
+
+  @Test
+  void sparkCannotReadTablesWithTheEnginesGeometryAndGeographyColumns() throws Exception {
+    Catalog local = server.registry().catalog("warehouse");
+    TableIdentifier places = TableIdentifier.of("geo", "places");
+    Tables.create(local, places, TableDefinition.builder(
+        "id bigint not null, g geometry, geog geography(OGC:CRS84, karney)").build());
+    org.apache.arrow.vector.types.pojo.Schema wkt = new org.apache.arrow.vector.types.pojo.Schema(List.of(
+        IcebergArrowSchemas.toArrow(local.loadTable(places).schema().findField("id")),
+        org.apache.arrow.vector.types.pojo.Field.nullable("g", org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE),
+        org.apache.arrow.vector.types.pojo.Field.nullable("geog", org.apache.arrow.vector.types.pojo.ArrowType.Utf8.INSTANCE)));
+    try (IngestClient client = IngestClient.connect(Location.forGrpcInsecure("127.0.0.1", server.port()), allocator, token);
+        VectorSchemaRoot root = VectorSchemaRoot.create(wkt, allocator);
+        IngestStream stream = client.open("warehouse", List.of("geo"), "places", WalOperation.UPSERT, wkt)) {
+      root.allocateNew();
+      ((BigIntVector) root.getVector(0)).setSafe(0, 1);
+      ((VarCharVector) root.getVector(1)).setSafe(0, "POINT (1 2)".getBytes(StandardCharsets.UTF_8));
+      ((VarCharVector) root.getVector(2)).setSafe(0, "POINT (170 -5)".getBytes(StandardCharsets.UTF_8));
+      root.setRowCount(1);
+      stream.send(root).get();
+      stream.finish();
+    }
+    awaitSnapshots(local.loadTable(places), 1);
+    // The engine reads the data files it wrote.
+    assertThat(query("SELECT id, ST_AsText(g), ST_AsText(geog::GEOMETRY) FROM default.geo.places"))
+        .containsExactly("1|POINT (1 2)|POINT (170 -5)");
+
+    Tables.create(local, TableIdentifier.of("geo", "areas"), TableDefinition.builder("id bigint not null, a geography").build());
+
+    // Spark 4.0 has no geospatial type and Iceberg's Spark runtime (1.10) maps none: loading the
+    // table fails on its schema, so not even the other columns can be read.
+    List<JsonNode> results = spark(
+        "SELECT id, g FROM se.geo.places",
+        "SELECT id FROM se.geo.places",
+        "SELECT id FROM se.geo.areas");
+    for (int i = 0; i < 2; i++) {
+      assertThat(results.get(i).path("error").asText()).as("%s", results.get(i))
+          .isEqualTo("Cannot convert unsupported type to Spark: geometry");
+      assertThat(results.get(i).path("causes").toString()).contains("java.lang.UnsupportedOperationException");
+    }
+    assertThat(results.get(2).path("error").asText()).as("%s", results.get(2))
+        .isEqualTo("Cannot convert unsupported type to Spark: geography(OGC:CRS84, spherical)");
   }
 
   /**
