@@ -104,8 +104,8 @@ final class TableReconciler {
     return new TableReconciler(this, sliceId, dispatch);
   }
 
-  /** The slice of a slice pass over {@code table}: its layout and progress as loaded. */
-  private record SliceState(SliceMeta.Layout layout, TableSlices.Slice slice) {}
+  /** The slice of a slice pass over {@code table}, and the slices of the snapshot it starts from. */
+  private record SliceState(List<TableSlices.Slice> slices, TableSlices.Slice slice) {}
 
   private enum CommitState { COMMITTED, RESTART }
 
@@ -162,16 +162,35 @@ final class TableReconciler {
       SliceState slice = null;
       if (TableSettings.of(table).sliced()) {
         SliceMeta.Layout layout = SliceMeta.load(clusterStore, tableWal, table).orElseThrow();
+        List<TableSlices.Slice> slices = layout.asOf(TableSlices.marks(table, table.currentSnapshot()));
+        if (layout.pending().isPresent() || !slices.equals(layout.slices())) {
+          layout = settle(tableWal, table, layout);
+          slices = layout.asOf(TableSlices.marks(table, table.currentSnapshot()));
+        }
         if (sliceId < 0 && dispatch != null) {
-          List<Integer> ids = layout.slices().stream().map(TableSlices.Slice::id).toList();
+          List<Integer> ids = slices.stream().map(TableSlices.Slice::id).toList();
           dispatch.dispatch(tableWal, ids);
           return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
               WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "dispatched " + ids.size() + " slice passes");
         }
         if (sliceId < 0) {
-          return new SlicedPasses(this, layout).run(tableWal, table.name());
+          return new SlicedPasses(this, slices).run(tableWal, table.name());
         }
-        slice = new SliceState(layout, layout.slice(sliceId));
+        Optional<TableSlices.Slice> own = slices.stream().filter(s -> s.id() == sliceId).findFirst();
+        if (own.isEmpty()) {
+          if (layout.known(sliceId).isEmpty()) {
+            throw SeException.notFound("table %s has no slice %d", table.name(), sliceId);
+          }
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
+                  + " no longer exists: a split or merge replaced it");
+        }
+        if (layout.holdsBack(sliceId, options.clock().millis())) {
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              markOf(table, new SliceState(slices, own.get())), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
+                  + " waits for its pending " + layout.pending().get().op());
+        }
+        slice = new SliceState(slices, own.get());
       }
       long highWaterMark = markOf(table, slice);
       List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
@@ -224,6 +243,30 @@ final class TableReconciler {
     } catch (RuntimeException e) {
       LOG.warn("could not advance the producer windows of {} to WAL {}: {}", tableWal, toSeq,
           e.getMessage());
+    }
+  }
+
+  /**
+   * Brings the slices-meta read as {@code layout} to the slices of {@code table}'s current
+   * snapshot, refreshed after the read ({@link SliceMeta#settle}), and rolls back a pending
+   * change older than {@link SliceMeta#LEASE_MILLIS} that the snapshot has not applied. Best
+   * effort: the pass works from the snapshot's slices either way.
+   */
+  private SliceMeta.Layout settle(TableWal tableWal, Table table, SliceMeta.Layout layout) {
+    try {
+      table.refresh();
+      SliceMeta.Layout settled = SliceMeta.settle(clusterStore, tableWal, layout,
+          TableSlices.marks(table, table.currentSnapshot()));
+      if (settled.pending().isPresent()
+          && options.clock().millis() - settled.pending().get().startedAtMillis() >= SliceMeta.LEASE_MILLIS) {
+        LOG.warn("table {}: pending slice change {} is older than its lease; rolled back", table.name(),
+            settled.pending().get());
+        settled = SliceMeta.rollBack(clusterStore, tableWal, settled).orElse(settled);
+      }
+      return settled;
+    } catch (RuntimeException e) {
+      LOG.debug("slices-meta of {} not settled: {}", table.name(), e.getMessage());
+      return layout;
     }
   }
 
@@ -322,7 +365,7 @@ final class TableReconciler {
     RuntimeException failure;
     try (ReconcileTrace.Step step = trace.committing()) {
       if (slice != null) {
-        SliceCommit.commit(table, base, slice.layout().slices(), slice.slice().id(), highWaterMark, toSeq, changes);
+        SliceCommit.commit(table, base, slice.slices(), slice.slice().id(), highWaterMark, toSeq, changes);
       } else if (entity) {
         commitRowDelta(table, base, highWaterMark, toSeq, changes);
       } else {
