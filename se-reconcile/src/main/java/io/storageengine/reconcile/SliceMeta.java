@@ -268,6 +268,11 @@ public final class SliceMeta {
     return ids;
   }
 
+  /** A slices-meta as its JSON reads ({@code se table describe} gets it from the server); no etag. */
+  public static Layout parse(byte[] json) {
+    return decode(FILE, json, null);
+  }
+
   static byte[] encode(Layout layout) {
     ObjectNode root = Json.object();
     root.put("format", 1);
