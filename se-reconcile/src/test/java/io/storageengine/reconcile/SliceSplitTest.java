@@ -348,6 +348,92 @@ class SliceSplitTest {
   }
 
   @Test
+  void pendingChangeOlderThanItsLeaseIsRolledBackByAnyPass() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Load load = new Load(env, 2, 30);
+      load.ingest(0, 150, 0, 0);
+      load.drainAndCheck("before");
+      MaintenanceHooks crash = new MaintenanceHooks() {
+        @Override
+        public void afterSliceProposal(Table table, SliceMeta.Change change) {
+          throw new IllegalStateException("crash after the proposal");
+        }
+      };
+      load.maintainer(crash).maintain(load.tw);
+      int parent = load.layout().pending().orElseThrow().from().get(0);
+      load.ingest(0, 160, 0, 0);
+      ReconcileResult held = env.reconciler(TestEnvironment.options()).reconcileSlice(load.tw, parent);
+      assertThat(held.outcome()).isEqualTo(ReconcileResult.Outcome.UP_TO_DATE);
+      assertThat(held.message()).contains("waits for its pending split");
+
+      java.time.Clock later = java.time.Clock.offset(java.time.Clock.systemUTC(),
+          java.time.Duration.ofMillis(SliceMeta.LEASE_MILLIS + 60_000));
+      ReconcileResult pass = env.reconciler(TestEnvironment.options().withClock(later))
+          .reconcileSlice(load.tw, parent);
+      assertThat(pass.outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(load.layout().pending()).isEmpty();
+      assertThat(load.layout().retired()).extracting(TableSlices.Slice::id).containsExactly(2, 3);
+      load.drainAndCheck("after the roll-back by a pass");
+    }
+  }
+
+  @Test
+  void walTailAfterASplitFoldsEachKeyAboveItsOwnSlicesProgress() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Load load = new Load(env, 2, 30);
+      load.ingest(0, 150, 0, 0);
+      load.drainAndCheck("before");
+      String change = load.maintainer(MaintenanceHooks.NONE).splitSlice(TestEnvironment.CATALOG,
+          TableIdentifier.of("db", "sliced"), 0).orElseThrow();
+      assertThat(change).isEqualTo("split [0] -> [2, 3]");
+      long reconciled = load.segments;
+      Map<Long, Map<String, Object>> before = new HashMap<>();
+      load.model.rows.forEach((k, v) -> before.put(k, new HashMap<>(v)));
+      List<EntityModel.Op> tail = new ArrayList<>(SlicedTableTest.append(env, load.tw,
+          SlicedTableTest.upserts(100, 200, 7)));
+      tail.addAll(SlicedTableTest.append(env, load.tw, SlicedTableTest.deletes(0, 20, 7)));
+      load.model.applyBatch(tail);
+      load.segments += 2;
+      // Slice 2 reconciles the tail; slices 3 and 1 stay where the split left them.
+      assertThat(env.reconciler(TestEnvironment.options()).reconcileSlice(load.tw, 2).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      load.table.refresh();
+      org.apache.iceberg.Snapshot snapshot = load.table.currentSnapshot();
+      assertThat(WalHighWaterMark.of(load.table)).isEqualTo(reconciled);
+      List<TableSlices.Slice> slices = load.layout().asOf(TableSlices.marks(load.table, snapshot));
+      assertThat(slices).extracting(TableSlices.Slice::id).containsExactly(2, 3, 1);
+
+      List<io.storageengine.wal.WalSegment> segments = new ArrayList<>();
+      for (long seq = reconciled + 1; seq <= load.segments; seq++) {
+        segments.add(env.wal.read(load.tw, seq).orElseThrow());
+      }
+      WalTailRows rows = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options());
+      Path target = dir.resolve("tail.parquet");
+      WalTailRows.EntityLayer folded = rows.foldEntityLayer(TestEnvironment.CATALOG, load.table, snapshot,
+          reconciled, List.of(), 0, segments, target, dir.resolve("tail.state.parquet")).orElseThrow();
+      // The tail holds the final rows of the touched keys of slices 3 and 1 only.
+      java.util.Set<Long> expected = new java.util.TreeSet<>();
+      long replaced = 0;
+      for (EntityModel.Op op : tail) {
+        if (TableSlices.owner(slices, TableSlices.hash(Long.toString(op.key()))).id() != 2
+            && load.model.rows.containsKey(op.key())) {
+          expected.add(op.key());
+        }
+      }
+      for (Long key : before.keySet()) {
+        if (tail.stream().anyMatch(op -> op.key() == key)
+            && TableSlices.owner(slices, TableSlices.hash(Long.toString(key))).id() != 2) {
+          replaced++;
+        }
+      }
+      assertThat(folded.rows()).isEqualTo(expected.size());
+      assertThat(folded.replacedPositions().values().stream().mapToLong(p -> p.length).sum()).isEqualTo(replaced);
+      load.drainAndCheck("after slices 3 and 1 reconciled the tail");
+    }
+  }
+
+  @Test
   void splitSliceRefusesAMissingSlice() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Load load = new Load(env, 2, 30);
