@@ -265,8 +265,9 @@ final class TableReconciler {
       }
       return settled;
     } catch (RuntimeException e) {
+      // E.g. a change proposed and committed since the read: read again, it knows every id.
       LOG.debug("slices-meta of {} not settled: {}", table.name(), e.getMessage());
-      return layout;
+      return SliceMeta.load(clusterStore, tableWal, table).orElse(layout);
     }
   }
 
