@@ -173,16 +173,6 @@ public final class SliceMeta {
   }
 
   /**
-   * Replaces the active slices read as {@code current} by {@code slices} if no one changed the
-   * file since; empty when someone did (read again and decide again).
-   */
-  public static Optional<Layout> replace(ObjectStore store, TableWal tableWal, Layout current,
-      List<TableSlices.Slice> slices) {
-    return write(store, tableWal, current, new Layout(slices, current.version() + 1, null, current.nextId(),
-        current.retired(), current.pending()));
-  }
-
-  /**
    * Step 1 of a change: records {@code op} of the active slices {@code from} into new slices
    * with the given ranges ({@code lo}, {@code hi} pairs) and fresh ids, started at
    * {@code nowMillis}; empty when the file changed since {@code current} was read. The current
