@@ -34,7 +34,8 @@ import org.apache.iceberg.Table;
  * <ol>
  *   <li>{@link #propose}: version v+1 records the change as {@code pending} (the slices it
  *       replaces, the new slices with new ids, when it started); the active slices stay. Passes
- *       of the replaced slices hold back while it is fresh ({@link Layout#holdsBack}).</li>
+ *       of the replaced slices hold back while it is fresh, but those of a merge behind the
+ *       others catch up with them ({@link Layout#passLimit}).</li>
  *   <li>The Iceberg commit: the point of no return.</li>
  *   <li>{@link #settle}: version v+2 makes the active slices those of the current snapshot,
  *       retires the replaced ones and clears {@code pending}. Every pass settles first, so a
@@ -119,13 +120,27 @@ public final class SliceMeta {
     }
 
     /**
-     * True when passes of slice {@code id} should hold back at {@code nowMillis}: a fresh
-     * pending change replaces it (its files are being rewritten; a pass would only make the
-     * change's commit fail).
+     * How far a pass of slice {@code id}, at the progress {@code marks} give, may go at
+     * {@code nowMillis}: {@code Long.MAX_VALUE} unless a fresh pending change replaces the slice.
+     * Then a split's slice, and a merge's slice that is as far as the furthest of the merged
+     * ones, hold back (the value is their progress: their files are being rewritten and a pass
+     * would only make the change's commit fail); a merge's slice behind goes up to the furthest
+     * one, so that they meet at the same progress, which the merged slice inherits.
      */
-    public boolean holdsBack(int id, long nowMillis) {
-      return pending.isPresent() && pending.get().from().contains(id)
-          && nowMillis - pending.get().startedAtMillis() < LEASE_MILLIS;
+    public long passLimit(int id, Map<Integer, Long> marks, long nowMillis) {
+      if (pending.isEmpty() || !pending.get().from().contains(id)
+          || nowMillis - pending.get().startedAtMillis() >= LEASE_MILLIS) {
+        return Long.MAX_VALUE;
+      }
+      long own = marks.getOrDefault(id, 0L);
+      if (!pending.get().op().equals(Change.MERGE)) {
+        return own;
+      }
+      long furthest = own;
+      for (int other : pending.get().from()) {
+        furthest = Math.max(furthest, marks.getOrDefault(other, 0L));
+      }
+      return furthest;
     }
   }
 

@@ -104,8 +104,11 @@ final class TableReconciler {
     return new TableReconciler(this, sliceId, dispatch);
   }
 
-  /** The slice of a slice pass over {@code table}, and the slices of the snapshot it starts from. */
-  private record SliceState(List<TableSlices.Slice> slices, TableSlices.Slice slice) {}
+  /**
+   * The slice of a slice pass over {@code table}, the slices of the snapshot it starts from, and
+   * the last WAL seq it may reconcile ({@link SliceMeta.Layout#passLimit}).
+   */
+  private record SliceState(List<TableSlices.Slice> slices, TableSlices.Slice slice, long limit) {}
 
   private enum CommitState { COMMITTED, RESTART }
 
@@ -185,15 +188,18 @@ final class TableReconciler {
               WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
                   + " no longer exists: a split or merge replaced it");
         }
-        if (layout.holdsBack(sliceId, options.clock().millis())) {
+        long limit = layout.passLimit(sliceId, TableSlices.marks(table, table.currentSnapshot()),
+            options.clock().millis());
+        slice = new SliceState(slices, own.get(), limit);
+        if (markOf(table, slice) >= limit) {
           return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
-              markOf(table, new SliceState(slices, own.get())), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
+              markOf(table, slice), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
                   + " waits for its pending " + layout.pending().get().op());
         }
-        slice = new SliceState(slices, own.get());
       }
       long highWaterMark = markOf(table, slice);
-      List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
+      List<WalSegment> segments = readContiguous(tableWal, highWaterMark,
+          slice == null ? Long.MAX_VALUE : slice.limit());
       times.lap("read WAL");
       if (segments.isEmpty()) {
         publish(tableWal, WalHighWaterMark.of(table));
@@ -298,15 +304,15 @@ final class TableReconciler {
   }
 
   /**
-   * The segments after {@code afterSeq} without a gap, bounded by bytes per commit. Segments are
-   * read by seq until the first missing one instead of listing the WAL first: a listing grows
-   * with every segment not yet garbage-collected and would be paid by every pass, while the
-   * one read that misses is a cheap not-found.
+   * The segments after {@code afterSeq} up to {@code lastSeq} without a gap, bounded by bytes
+   * per commit. Segments are read by seq until the first missing one instead of listing the WAL
+   * first: a listing grows with every segment not yet garbage-collected and would be paid by
+   * every pass, while the one read that misses is a cheap not-found.
    */
-  private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq) {
+  private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq, long lastSeq) {
     List<WalSegment> segments = new ArrayList<>();
     long bytes = 0;
-    for (long seq = afterSeq + 1; bytes < options.maxBytesPerCommit(); seq++) {
+    for (long seq = afterSeq + 1; bytes < options.maxBytesPerCommit() && seq <= lastSeq; seq++) {
       Optional<WalSegment> segment = wal.read(tableWal, seq);
       if (segment.isEmpty()) {
         break;

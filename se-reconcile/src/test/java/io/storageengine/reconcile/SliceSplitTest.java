@@ -321,6 +321,38 @@ class SliceSplitTest {
   }
 
   @Test
+  void mergeOfNeighboursAtDifferentProgressFirstBringsTheOneBehindLevel() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Load load = new Load(env, 1, 20);
+      load.ingest(0, 60, 0, 0);
+      load.drainAndCheck("before");
+      load.maintainer(MaintenanceHooks.NONE).maintain(load.tw);
+      List<TableSlices.Slice> halves = load.layout().slices();
+      assertThat(halves).hasSize(2);
+      // The first half reconciles three more segments; the second stays behind.
+      load.ingest(0, 30, 0, 0);
+      load.ingest(30, 60, 50, 55);
+      assertThat(env.reconciler(TestEnvironment.options()).reconcileSlice(load.tw, halves.get(0).id()).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      Map<Integer, Long> marks = load.marks();
+      assertThat(marks.get(halves.get(0).id())).isEqualTo(load.segments);
+      assertThat(marks.get(halves.get(1).id())).isLessThan(load.segments);
+      load.table.updateProperties().set(TableProperties.SLICE_TARGET_ROWS, "1000").commit();
+
+      MaintenanceResult merged = load.maintainer(MaintenanceHooks.NONE).maintain(load.tw);
+
+      assertThat(merged.errors()).isEmpty();
+      assertThat(merged.sliceChanges()).singleElement().asString().startsWith("merge");
+      assertThat(load.layout().slices()).hasSize(1);
+      assertThat(load.marks()).containsOnlyKeys(load.layout().slices().get(0).id())
+          .containsValue(load.segments);
+      EntityModelTest.assertMatches(load.table, load.model, "after the merge");
+      load.ingest(0, 70, 0, 10);
+      load.drainAndCheck("after a pass over the merged slice");
+    }
+  }
+
+  @Test
   void mergeCrashingBeforeItsCommitIsRolledBack() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Load load = new Load(env, 1, 20);

@@ -69,7 +69,8 @@ public final class Maintainer {
     this.wal = wal;
     this.defaults = defaults;
     this.locator = new TableLocator(wal);
-    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, duckdb, options, hooks, gate);
+    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, duckdb, options, hooks, gate,
+        new io.storageengine.reconcile.Reconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options));
   }
 
   /**

@@ -10,6 +10,8 @@ import io.storageengine.reconcile.Cleanup;
 import io.storageengine.reconcile.CommitOutcome;
 import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
+import io.storageengine.reconcile.ReconcileResult;
+import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.SliceMeta;
 import io.storageengine.reconcile.SliceSql;
@@ -49,9 +51,11 @@ import org.slf4j.LoggerFactory;
  * <ul>
  *   <li><b>When</b>: a slice with more than twice {@code se.slice.target-rows} live rows is
  *       split at the midpoint of its hash range; otherwise two neighbours together below half of
- *       it, at the same WAL progress, are merged, but never below the table's
- *       {@code se.slice.count} slices (the parallelism it was created with). One change per
- *       pass.</li>
+ *       it are merged, but never below the table's {@code se.slice.count} slices (the
+ *       parallelism it was created with). One change per pass.</li>
+ *   <li><b>Level</b> (merges): the merged slice inherits one progress, so the slice behind is
+ *       first reconciled up to the other's progress (while the merge is pending, the one ahead
+ *       holds back and the one behind goes no further).</li>
  *   <li><b>Rewrite</b>: the live rows of the replaced slices' data files (deletion vectors
  *       applied, v3 row lineage written explicitly, as compaction does) are written as files of
  *       the new slices, each row to the slice that owns its key.</li>
@@ -72,6 +76,8 @@ final class SliceResizer {
   private static final Logger LOG = LoggerFactory.getLogger(SliceResizer.class);
   /** Rewrites of one change before it is rolled back. */
   static final int MAX_ATTEMPTS = 3;
+  /** Rounds of passes that bring a merge's slices to the same progress. */
+  static final int MAX_LEVELING_ROUNDS = 50;
   private static final String SLICE_ROWS = "slice_rows";
 
   private final ObjectStore clusterStore;
@@ -79,9 +85,12 @@ final class SliceResizer {
   private final DuckRuntime duckdb;
   private final ReconcileOptions options;
   private final MaintenanceHooks hooks;
+  /** Runs the passes that bring a merge's slices to the same progress. */
+  private final Reconciler reconciler;
 
   SliceResizer(ObjectStore clusterStore, BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options,
-      MaintenanceHooks hooks) {
+      MaintenanceHooks hooks, Reconciler reconciler) {
+    this.reconciler = reconciler;
     this.clusterStore = clusterStore;
     this.allocator = allocator;
     this.duckdb = duckdb;
@@ -113,7 +122,7 @@ final class SliceResizer {
       for (int i = 0; i + 1 < stats.size(); i++) {
         TableSlices.SliceStats a = stats.get(i);
         TableSlices.SliceStats b = stats.get(i + 1);
-        if (a.rows() + b.rows() < target / 2 && a.walSeq() == b.walSeq()) {
+        if (a.rows() + b.rows() < target / 2) {
           return apply(catalogId, tableWal, table, layout.get(), SliceMeta.Change.MERGE,
               List.of(a.slice(), b.slice()));
         }
@@ -180,6 +189,9 @@ final class SliceResizer {
     hooks.afterSliceProposal(table, change);
     try {
       for (int attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+        if (op.equals(SliceMeta.Change.MERGE)) {
+          level(tableWal, table, change);
+        }
         table.refresh();
         if (rewrite(catalogId, table, proposed.get(), change)) {
           hooks.afterSliceCommit(table, change);
@@ -198,6 +210,33 @@ final class SliceResizer {
         SliceMeta.rollBack(clusterStore, tableWal, proposed.get());
       }
       throw e;
+    }
+  }
+
+  /**
+   * Brings the slices of a pending merge to the same progress: passes of those behind, which the
+   * pending merge bounds to the furthest one's progress ({@link SliceMeta.Layout#passLimit}),
+   * until they meet or a round commits nothing.
+   */
+  private void level(TableWal tableWal, Table table, SliceMeta.Change change) {
+    for (int round = 0; round < MAX_LEVELING_ROUNDS; round++) {
+      table.refresh();
+      Map<Integer, Long> marks = TableSlices.marks(table, table.currentSnapshot());
+      long furthest = 0;
+      for (int id : change.from()) {
+        furthest = Math.max(furthest, marks.getOrDefault(id, 0L));
+      }
+      boolean moved = false;
+      boolean behind = false;
+      for (int id : change.from()) {
+        if (marks.getOrDefault(id, 0L) < furthest) {
+          behind = true;
+          moved |= reconciler.reconcileSlice(tableWal, id).outcome() == ReconcileResult.Outcome.COMMITTED;
+        }
+      }
+      if (!behind || !moved) {
+        return;
+      }
     }
   }
 

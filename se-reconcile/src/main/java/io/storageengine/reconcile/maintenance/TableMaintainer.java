@@ -37,14 +37,15 @@ final class TableMaintainer {
   private final SliceResizer resizer;
   private final TableGate gate;
 
+  /** @param reconciler runs the passes that bring the slices of a merge to the same progress */
   TableMaintainer(WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones, BufferAllocator allocator, DuckRuntime duckdb,
-      ReconcileOptions options, MaintenanceHooks hooks, TableGate gate) {
+      ReconcileOptions options, MaintenanceHooks hooks, TableGate gate, io.storageengine.reconcile.Reconciler reconciler) {
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.tombstoneCache = tombstones;
     this.options = options;
     this.compactor = new Compactor(allocator, duckdb, options, hooks);
-    this.resizer = new SliceResizer(clusterStore, allocator, duckdb, options, hooks);
+    this.resizer = new SliceResizer(clusterStore, allocator, duckdb, options, hooks, reconciler);
     this.gate = gate;
   }
 
