@@ -25,6 +25,12 @@ public final class TableProperties {
    */
   public static final String SLICE_COUNT = "se.slice.count";
   /**
+   * Sliced entity tables: the rows a slice aims at; table maintenance splits a slice above twice
+   * this and merges two neighbours together below half of it (a positive whole number; default
+   * {@link TableSettings#DEFAULT_SLICE_TARGET_ROWS}).
+   */
+  public static final String SLICE_TARGET_ROWS = "se.slice.target-rows";
+  /**
    * Snapshot summary: the last WAL seq included in the table state as of this snapshot; on a
    * sliced table the least of its slices' progress.
    */

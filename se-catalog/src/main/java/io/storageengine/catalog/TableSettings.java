@@ -37,6 +37,9 @@ import org.apache.iceberg.types.Types;
  *       {@code P7D}, not negative.
  *   <li>{@code se.slice.count} (entity tables): absent or blank means the table is not sliced;
  *       otherwise a whole number from 1 to {@value TableSlices#MAX_SLICES}.
+ *   <li>{@code se.slice.target-rows} (sliced entity tables): absent or blank means
+ *       {@value #DEFAULT_SLICE_TARGET_ROWS}; otherwise a positive whole number
+ *       ({@link #sliceTargetRows}).
  * </ul>
  *
  * <p>On an append table the entity-only keys have no meaning and are not read.
@@ -151,6 +154,35 @@ public record TableSettings(
    * The table's {@code se.producer-retention} (read as {@code se.tombstone-retention} is), or
    * {@link #DEFAULT_PRODUCER_RETENTION}; INVALID_ARGUMENT when it cannot be read.
    */
+  /** The rows a slice aims at when {@code se.slice.target-rows} is not set. */
+  public static final long DEFAULT_SLICE_TARGET_ROWS = 4_000_000L;
+
+  /**
+   * {@code se.slice.target-rows} of {@code table} as the rule above reads it; INVALID_ARGUMENT
+   * when it is not a positive whole number.
+   */
+  public static long sliceTargetRows(Table table) {
+    return parseSliceTargetRows(table.name(), table.properties().get(TableProperties.SLICE_TARGET_ROWS));
+  }
+
+  /** {@code se.slice.target-rows} given as {@code value} (null: absent). */
+  public static long parseSliceTargetRows(String table, String value) {
+    if (value == null || value.isBlank()) {
+      return DEFAULT_SLICE_TARGET_ROWS;
+    }
+    long rows;
+    try {
+      rows = Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      rows = -1;
+    }
+    if (rows < 1) {
+      throw SeException.invalid("table %s: %s '%s' is not a positive whole number", table,
+          TableProperties.SLICE_TARGET_ROWS, value);
+    }
+    return rows;
+  }
+
   public static Duration producerRetention(Table table) {
     return parseRetention(table.name(), TableProperties.PRODUCER_RETENTION,
         table.properties().get(TableProperties.PRODUCER_RETENTION))

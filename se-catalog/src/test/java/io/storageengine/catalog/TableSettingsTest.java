@@ -151,6 +151,17 @@ class TableSettingsTest {
   }
 
   @Test
+  void sliceTargetRowsIsAPositiveWholeNumberWithADefault() {
+    assertThat(TableSettings.parseSliceTargetRows("t", null)).isEqualTo(TableSettings.DEFAULT_SLICE_TARGET_ROWS);
+    assertThat(TableSettings.parseSliceTargetRows("t", " ")).isEqualTo(4_000_000L);
+    assertThat(TableSettings.parseSliceTargetRows("t", " 20 ")).isEqualTo(20);
+    for (String bad : List.of("0", "-1", "many", "1.5")) {
+      assertThatThrownBy(() -> TableSettings.parseSliceTargetRows("c.a.t", bad))
+          .hasMessage("table c.a.t: se.slice.target-rows '" + bad + "' is not a positive whole number");
+    }
+  }
+
+  @Test
   void slicesAreEqualHashRangesAndFilesNameTheirSlice() {
     List<TableSlices.Slice> slices = TableSlices.uniform(3);
     assertThat(slices).extracting(TableSlices.Slice::lo).containsExactly(0L, 1431655765L, 2863311530L);

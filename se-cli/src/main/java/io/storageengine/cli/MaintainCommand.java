@@ -22,13 +22,24 @@ final class MaintainCommand implements Callable<Integer> {
   @Option(names = "--table", paramLabel = "NS.TABLE", description = "Only this table (needs --catalog-id)")
   String table;
 
+  @Option(names = "--split-slice", paramLabel = "ID",
+      description = "Instead of a pass: split this slice of the sliced entity table --table at the midpoint "
+          + "of its hash range now, online (maintenance splits slices above 2x se.slice.target-rows by itself)")
+  Integer splitSlice;
+
   @Override
   public Integer call() {
     try (ReconcileRunner runner = new ReconcileRunner(options.resolve())) {
+      if (splitSlice != null) {
+        java.util.Optional<String> change = runner.splitSlice(catalogId, table, splitSlice);
+        System.out.println(table + ": " + change.orElse("slices changed meanwhile; nothing split, try again"));
+        return change.isPresent() ? 0 : 1;
+      }
       List<MaintenanceResult> results = runner.maintain(catalogId, table);
       int failed = 0;
       for (MaintenanceResult r : results) {
         System.out.println(r.tableName() + ": " + r.outcome().name().toLowerCase(java.util.Locale.ROOT)
+            + (r.sliceChanges().isEmpty() ? "" : " " + r.sliceChanges())
             + (r.errors().isEmpty() ? "" : " " + r.errors()));
         if (r.outcome() == MaintenanceResult.Outcome.FAILED || r.outcome() == MaintenanceResult.Outcome.PARTIAL) {
           failed++;

@@ -5,6 +5,7 @@ import io.storageengine.catalog.TableDescription;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
+import io.storageengine.reconcile.SliceMeta;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
@@ -75,6 +76,18 @@ final class TableCommand {
 
     String reconcileStatus(String uuid) {
       return TableCommand.reconcileStatus(new HttpApi(serverAddress, token.value(), tls.trust()), catalogId, uuid);
+    }
+
+    /** The table's slices-meta from the server; empty when it has none or cannot be read. */
+    java.util.Optional<SliceMeta.Layout> sliceLayout(String uuid) {
+      try {
+        java.net.http.HttpResponse<String> response = new HttpApi(serverAddress, token.value(), tls.trust())
+            .send("GET", "/catalogs/" + catalogId + "/tables/" + uuid + "/slices", null);
+        return response.statusCode() != 200 ? java.util.Optional.empty() : java.util.Optional.of(
+            SliceMeta.parse(response.body().getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+      } catch (RuntimeException e) {
+        return java.util.Optional.empty();
+      }
     }
   }
 
@@ -155,7 +168,7 @@ final class TableCommand {
       System.out.println("snapshot:       " + d.currentSnapshotId().map(String::valueOf).orElse("-"));
       System.out.println("wal seq:        " + d.walSeq().map(String::valueOf).orElse("-"));
       System.out.println("reconcile:      " + reconcileStatus(d.uuid()));
-      printSlices(loaded);
+      printSlices(loaded, sliceLayout(d.uuid()));
       System.out.println("columns:");
       for (Types.NestedField f : d.schema().columns()) {
         System.out.printf("  %-3d %-24s %s%s%n", f.fieldId(), f.name(), f.type(), f.isRequired() ? " not null" : "");
@@ -165,15 +178,25 @@ final class TableCommand {
   }
 
   /**
-   * A sliced entity table's slices: id, hash range, WAL progress, data files and live rows (files
-   * and rows shown as - when the table's manifests cannot be read from here).
+   * A sliced entity table's slices as of its current snapshot: id, hash range, WAL progress, data
+   * files and live rows (files and rows shown as - when the table's manifests cannot be read from
+   * here). The ranges come from the table's slices-meta {@code layout} (splits and merges change
+   * them); without it, the {@code se.slice.count} equal ranges the table was created with. A
+   * pending split or merge is shown.
    */
-  static void printSlices(Table table) {
+  static void printSlices(Table table, java.util.Optional<SliceMeta.Layout> layout) {
     TableSettings settings = TableSettings.of(table);
     if (!settings.entity() || !settings.sliced()) {
       return;
     }
     List<TableSlices.Slice> slices = TableSlices.uniform(settings.sliceCount());
+    if (layout.isPresent()) {
+      try {
+        slices = layout.get().asOf(TableSlices.marks(table, table.currentSnapshot()));
+      } catch (RuntimeException e) {
+        slices = layout.get().slices();
+      }
+    }
     List<TableSlices.SliceStats> stats;
     try {
       stats = TableSlices.stats(table, table.currentSnapshot(), slices);
@@ -190,6 +213,7 @@ final class TableCommand {
       System.out.printf("  %-4d %-19s %-10d %-8s %s%n", s.id(), s.range(), marks.getOrDefault(s.id(), 0L), files,
           rows);
     }
+    layout.flatMap(SliceMeta.Layout::pending).ifPresent(c -> System.out.println("  pending:      " + c));
   }
 
   /** {@code KEY=VALUE} split at the first '='; a clear error naming {@code option} otherwise. */

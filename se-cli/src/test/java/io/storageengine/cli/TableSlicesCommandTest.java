@@ -10,7 +10,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code se table create --slices} makes a sliced entity table that {@code se dev} reconciles
- * per slice; {@code se table describe} and {@code "t$slices"} list the slices.
+ * per slice; {@code se table describe} and {@code "t$slices"} list the slices, also after
+ * {@code se maintain --split-slice} split one.
  */
 class TableSlicesCommandTest {
   @TempDir Path dir;
@@ -47,6 +48,19 @@ class TableSlicesCommandTest {
       String sql = Cli.ok("sql", "--server-address", address, "--catalog-id", "warehouse",
           "--format", "csv", "SELECT count(*) AS n, sum(rows) AS r, min(wal_seq) AS s FROM crm.\"users$slices\"");
       assertThat(sql).contains("2,100,1");
+
+      // Split slice 0 online: describe and "t$slices" read the new layout from the slices-meta.
+      String split = Cli.ok("maintain", "--data-dir", dir.resolve("data").toString(), "--catalog-id", "warehouse",
+          "--table", "crm.users", "--split-slice", "0");
+      assertThat(split).contains("split [0] -> [2, 3]");
+      String after = Cli.await(out -> out.contains("slices:         3 "),
+          "table", "describe", "--server-address", address, "--catalog-id", "warehouse", "--table", "crm.users");
+      assertThat(after).containsPattern("\n  2 +00000000-3fffffff +1 ").containsPattern("\n  3 +40000000-7fffffff +1 ")
+          .containsPattern("\n  1 +80000000-ffffffff +1 ");
+      assertThat(Cli.ok("sql", "--server-address", address, "--catalog-id", "warehouse", "--format", "csv",
+          "SELECT count(*) AS n, sum(rows) AS r, min(wal_seq) AS s FROM crm.\"users$slices\"")).contains("3,100,1");
+      assertThat(Cli.ok("sql", "--server-address", address, "--catalog-id", "warehouse", "--format", "csv",
+          "SELECT count(*) AS n FROM crm.users")).contains("100");
     }
   }
 }

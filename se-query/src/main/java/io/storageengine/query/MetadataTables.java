@@ -141,7 +141,7 @@ final class MetadataTables {
       TableSettings settings = TableSettings.of(table);
       if (settings.entity() && settings.sliced()) {
         for (TableSlices.SliceStats s : TableSlices.stats(table, table.currentSnapshot(),
-            TableSlices.uniform(settings.sliceCount()))) {
+            wal.slices(catalogId, table))) {
           insert.row(s.slice().id() + ", " + SqlQuoting.literal(s.slice().range()) + ", " + s.slice().lo() + ", "
               + s.slice().hi() + ", " + s.walSeq() + ", " + s.dataFiles() + ", " + s.rows());
         }

@@ -1,13 +1,17 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSettings;
+import io.storageengine.catalog.TableSlices;
 import java.util.List;
 import java.util.UUID;
+import org.apache.iceberg.Table;
 
 /**
  * What the write-ahead log holds for a table that its Iceberg snapshot does not have yet: the
  * segments after its published sequence number, as the {@code "t$wal"} metadata table shows
- * them (see {@link MetadataTables}). The host that has the WAL implements it; without one a
- * table shows no pending segments.
+ * them (see {@link MetadataTables}), and next to it the slices-meta of a sliced entity table,
+ * for {@code "t$slices"}. The host that has the WAL implements it; without one a table shows no
+ * pending segments, and its slices are those {@code se.slice.count} creates.
  */
 public interface PendingWal {
   /**
@@ -25,4 +29,13 @@ public interface PendingWal {
    * ascending sequence number; segments reconciled while they are listed are left out.
    */
   List<Segment> pending(String catalogId, UUID tableUuid);
+
+  /**
+   * The slices of sliced entity table {@code table} of tenant {@code catalogId} as of its current
+   * snapshot: by default the {@code se.slice.count} equal ranges the table started with; the host
+   * with the WAL reads them from the table's slices-meta, which splits and merges change.
+   */
+  default List<TableSlices.Slice> slices(String catalogId, Table table) {
+    return TableSlices.uniform(TableSettings.of(table).sliceCount());
+  }
 }

@@ -142,8 +142,10 @@ public final class Reconciler {
     if (found.isEmpty()) {
       return List.of();
     }
-    return SliceMeta.load(clusterStore, table, found.get())
-        .map(layout -> layout.slices().stream().map(io.storageengine.catalog.TableSlices.Slice::id).toList())
+    Table t = found.get();
+    return SliceMeta.load(clusterStore, table, t)
+        .map(layout -> layout.asOf(io.storageengine.catalog.TableSlices.marks(t, t.currentSnapshot())).stream()
+            .map(io.storageengine.catalog.TableSlices.Slice::id).toList())
         .orElse(List.of());
   }
 

@@ -69,7 +69,7 @@ final class SliceCommit {
   }
 
   /** True when {@code s} (not a rewrite) added a data file of the slice or a vector on one. */
-  private static boolean touchesSlice(Table table, Snapshot s, int sliceId) {
+  static boolean touchesSlice(Table table, Snapshot s, int sliceId) {
     if (DataOperations.REPLACE.equals(s.operation())) {
       return false;
     }

@@ -7,10 +7,19 @@ import java.util.Map;
 /**
  * The slice hash in DuckDB ({@link TableSlices#hash}, computed on the canonical key text) and
  * the statements that keep a staged WAL batch to the rows a slice pass (or a WAL-tail read of a
- * sliced table) must see.
+ * sliced table) must see. Internal to se-reconcile but {@link #owns(org.apache.iceberg.Table, String,
+ * TableSlices.Slice)}.
  */
-final class SliceSql {
+public final class SliceSql {
   private SliceSql() {}
+
+  /**
+   * A condition true for the rows (columns of {@code alias}, e.g. {@code ""}) of {@code table}
+   * whose key {@code slice} owns. Public for the {@code maintenance} package's splits and merges.
+   */
+  public static String owns(org.apache.iceberg.Table table, String alias, TableSlices.Slice slice) {
+    return owns(new EntityColumns(table), alias, slice);
+  }
 
   /** The slice hash (UBIGINT in {@code [0, 2^32)}) of the key columns of {@code alias}. */
   static String hash(EntityColumns columns, String alias) {

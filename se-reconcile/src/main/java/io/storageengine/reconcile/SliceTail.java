@@ -32,7 +32,8 @@ final class SliceTail {
     if (layout.isEmpty()) {
       return null;
     }
-    return new SliceTail(new EntityColumns(table), layout.get().slices(), TableSlices.marks(table, snapshot));
+    Map<Integer, Long> marks = TableSlices.marks(table, snapshot);
+    return new SliceTail(new EntityColumns(table), layout.get().asOf(marks), marks);
   }
 
   /** Drops the staged WAL rows that their key's slice has reconciled as of the snapshot. */

@@ -21,15 +21,15 @@ final class SlicedPasses {
   private static final AtomicInteger THREADS = new AtomicInteger();
 
   private final TableReconciler whole;
-  private final SliceMeta.Layout layout;
+  private final List<TableSlices.Slice> slices;
 
-  SlicedPasses(TableReconciler whole, SliceMeta.Layout layout) {
+  /** @param slices the slices of the table's current snapshot */
+  SlicedPasses(TableReconciler whole, List<TableSlices.Slice> slices) {
     this.whole = whole;
-    this.layout = layout;
+    this.slices = List.copyOf(slices);
   }
 
   ReconcileResult run(TableWal tableWal, String tableName) {
-    List<TableSlices.Slice> slices = layout.slices();
     int threads = Math.min(slices.size(), Math.max(1, Runtime.getRuntime().availableProcessors()));
     List<ReconcileResult> results = new ArrayList<>();
     RuntimeException failure = null;

@@ -104,8 +104,11 @@ final class TableReconciler {
     return new TableReconciler(this, sliceId, dispatch);
   }
 
-  /** The slice of a slice pass over {@code table}: its layout and progress as loaded. */
-  private record SliceState(SliceMeta.Layout layout, TableSlices.Slice slice) {}
+  /**
+   * The slice of a slice pass over {@code table}, the slices of the snapshot it starts from, and
+   * the last WAL seq it may reconcile ({@link SliceMeta.Layout#passLimit}).
+   */
+  private record SliceState(List<TableSlices.Slice> slices, TableSlices.Slice slice, long limit) {}
 
   private enum CommitState { COMMITTED, RESTART }
 
@@ -162,19 +165,41 @@ final class TableReconciler {
       SliceState slice = null;
       if (TableSettings.of(table).sliced()) {
         SliceMeta.Layout layout = SliceMeta.load(clusterStore, tableWal, table).orElseThrow();
+        List<TableSlices.Slice> slices = layout.asOf(TableSlices.marks(table, table.currentSnapshot()));
+        if (layout.pending().isPresent() || !slices.equals(layout.slices())) {
+          layout = settle(tableWal, table, layout);
+          slices = layout.asOf(TableSlices.marks(table, table.currentSnapshot()));
+        }
         if (sliceId < 0 && dispatch != null) {
-          List<Integer> ids = layout.slices().stream().map(TableSlices.Slice::id).toList();
+          List<Integer> ids = slices.stream().map(TableSlices.Slice::id).toList();
           dispatch.dispatch(tableWal, ids);
           return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
               WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "dispatched " + ids.size() + " slice passes");
         }
         if (sliceId < 0) {
-          return new SlicedPasses(this, layout).run(tableWal, table.name());
+          return new SlicedPasses(this, slices).run(tableWal, table.name());
         }
-        slice = new SliceState(layout, layout.slice(sliceId));
+        Optional<TableSlices.Slice> own = slices.stream().filter(s -> s.id() == sliceId).findFirst();
+        if (own.isEmpty()) {
+          if (layout.known(sliceId).isEmpty()) {
+            throw SeException.notFound("table %s has no slice %d", table.name(), sliceId);
+          }
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              WalHighWaterMark.of(table), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
+                  + " no longer exists: a split or merge replaced it");
+        }
+        long limit = layout.passLimit(sliceId, TableSlices.marks(table, table.currentSnapshot()),
+            options.clock().millis());
+        slice = new SliceState(slices, own.get(), limit);
+        if (markOf(table, slice) >= limit) {
+          return new ReconcileResult(tableWal, table.name(), ReconcileResult.Outcome.UP_TO_DATE, 0,
+              markOf(table, slice), 0, 0, 0, 0, 0, attempt, "slice " + sliceId
+                  + " waits for its pending " + layout.pending().get().op());
+        }
       }
       long highWaterMark = markOf(table, slice);
-      List<WalSegment> segments = readContiguous(tableWal, highWaterMark);
+      List<WalSegment> segments = readContiguous(tableWal, highWaterMark,
+          slice == null ? Long.MAX_VALUE : slice.limit());
       times.lap("read WAL");
       if (segments.isEmpty()) {
         publish(tableWal, WalHighWaterMark.of(table));
@@ -227,6 +252,31 @@ final class TableReconciler {
     }
   }
 
+  /**
+   * Brings the slices-meta read as {@code layout} to the slices of {@code table}'s current
+   * snapshot, refreshed after the read ({@link SliceMeta#settle}), and rolls back a pending
+   * change older than {@link SliceMeta#LEASE_MILLIS} that the snapshot has not applied. Best
+   * effort: the pass works from the snapshot's slices either way.
+   */
+  private SliceMeta.Layout settle(TableWal tableWal, Table table, SliceMeta.Layout layout) {
+    try {
+      table.refresh();
+      SliceMeta.Layout settled = SliceMeta.settle(clusterStore, tableWal, layout,
+          TableSlices.marks(table, table.currentSnapshot()));
+      if (settled.pending().isPresent()
+          && options.clock().millis() - settled.pending().get().startedAtMillis() >= SliceMeta.LEASE_MILLIS) {
+        LOG.warn("table {}: pending slice change {} is older than its lease; rolled back", table.name(),
+            settled.pending().get());
+        settled = SliceMeta.rollBack(clusterStore, tableWal, settled).orElse(settled);
+      }
+      return settled;
+    } catch (RuntimeException e) {
+      // E.g. a change proposed and committed since the read: read again, it knows every id.
+      LOG.debug("slices-meta of {} not settled: {}", table.name(), e.getMessage());
+      return SliceMeta.load(clusterStore, tableWal, table).orElse(layout);
+    }
+  }
+
   /** The progress of {@code slice} (null: the table's high-water mark) as of {@code table}. */
   private static long markOf(Table table, SliceState slice) {
     return slice == null ? WalHighWaterMark.of(table)
@@ -254,15 +304,15 @@ final class TableReconciler {
   }
 
   /**
-   * The segments after {@code afterSeq} without a gap, bounded by bytes per commit. Segments are
-   * read by seq until the first missing one instead of listing the WAL first: a listing grows
-   * with every segment not yet garbage-collected and would be paid by every pass, while the
-   * one read that misses is a cheap not-found.
+   * The segments after {@code afterSeq} up to {@code lastSeq} without a gap, bounded by bytes
+   * per commit. Segments are read by seq until the first missing one instead of listing the WAL
+   * first: a listing grows with every segment not yet garbage-collected and would be paid by
+   * every pass, while the one read that misses is a cheap not-found.
    */
-  private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq) {
+  private List<WalSegment> readContiguous(TableWal tableWal, long afterSeq, long lastSeq) {
     List<WalSegment> segments = new ArrayList<>();
     long bytes = 0;
-    for (long seq = afterSeq + 1; bytes < options.maxBytesPerCommit(); seq++) {
+    for (long seq = afterSeq + 1; bytes < options.maxBytesPerCommit() && seq <= lastSeq; seq++) {
       Optional<WalSegment> segment = wal.read(tableWal, seq);
       if (segment.isEmpty()) {
         break;
@@ -322,7 +372,7 @@ final class TableReconciler {
     RuntimeException failure;
     try (ReconcileTrace.Step step = trace.committing()) {
       if (slice != null) {
-        SliceCommit.commit(table, base, slice.layout().slices(), slice.slice().id(), highWaterMark, toSeq, changes);
+        SliceCommit.commit(table, base, slice.slices(), slice.slice().id(), highWaterMark, toSeq, changes);
       } else if (entity) {
         commitRowDelta(table, base, highWaterMark, toSeq, changes);
       } else {

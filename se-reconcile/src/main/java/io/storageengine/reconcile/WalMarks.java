@@ -90,40 +90,113 @@ public final class WalMarks {
   /**
    * The commit of a pass of slice {@code sliceId} over WAL {@code ..toSeq}: fails it unless the
    * lineage it would extend still has the slice's progress at {@code expected} (another pass of
-   * the same slice committed otherwise), and sets on {@code update}'s summary the progress
-   * entries of that lineage with the slice's moved to {@code toSeq}, for every slice of
-   * {@code slices}, and {@code se.wal.seq} = their least. Passes of other slices that land in
+   * the same slice committed otherwise) and still has the slice (a split or merge replaced it
+   * otherwise), and sets on {@code update}'s summary the progress entries of that lineage with
+   * the slice's moved to {@code toSeq}, for every slice of that lineage ({@code slices} when it
+   * has none yet), and {@code se.wal.seq} = their least. Passes of other slices that land in
    * between are thereby kept, not overwritten: Iceberg runs the validator, on every internal
    * retry, against the lineage the snapshot is then built on, before it computes the summary.
    */
   static SnapshotAncestryValidator committingSlice(SnapshotUpdate<?> update, List<TableSlices.Slice> slices,
       int sliceId, long expected, long toSeq) {
     return new SnapshotAncestryValidator() {
-      private long found;
+      private String problem = "";
 
       @Override
       public boolean validate(Iterable<Snapshot> ancestors) {
-        Map<String, String> now = of(ancestors);
-        String own = now.get(TableSlices.markKey(sliceId));
-        found = own == null ? 0 : Long.parseLong(own);
-        if (found != expected) {
+        Map<Integer, Long> now = sliceMarks(of(ancestors), slices);
+        Long own = now.get(sliceId);
+        if (own == null) {
+          problem = "slice " + sliceId + " no longer exists: a split or merge replaced it";
           return false;
         }
-        long least = Long.MAX_VALUE;
-        for (TableSlices.Slice s : slices) {
-          String value = now.get(TableSlices.markKey(s.id()));
-          long mark = s.id() == sliceId ? toSeq : value == null ? 0 : Long.parseLong(value);
-          update.set(TableSlices.markKey(s.id()), Long.toString(mark));
-          least = Math.min(least, mark);
+        if (own != expected) {
+          problem = "slice " + sliceId + "'s WAL progress moved from " + expected + " to " + own;
+          return false;
         }
-        update.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(least));
+        now.put(sliceId, toSeq);
+        set(update, now);
         return true;
       }
 
       @Override
       public String errorMessage() {
-        return "slice " + sliceId + "'s WAL progress moved from " + expected + " to " + found;
+        return problem;
       }
     };
+  }
+
+  /**
+   * The commit of a split or merge ({@code maintenance.SliceResizer}) planned on snapshot
+   * {@code baseId}: fails it unless the lineage it would extend still has each slice of
+   * {@code from} at progress {@code expected} and no snapshot since {@code baseId} other than a
+   * rewrite added a data file of them or a deletion vector on one (a pass of a replaced slice
+   * committed, or a writer outside the passes touched their rows). Sets on {@code update}'s
+   * summary that lineage's progress entries without {@code from}'s, each slice of {@code to} at
+   * {@code expected}, and {@code se.wal.seq} = their least. {@code slices}: the slices when the
+   * lineage has no progress entries yet.
+   */
+  public static SnapshotAncestryValidator replacingSlices(Table table, SnapshotUpdate<?> update, Long baseId,
+      List<TableSlices.Slice> slices, List<Integer> from, List<TableSlices.Slice> to, long expected) {
+    return new SnapshotAncestryValidator() {
+      private String problem = "";
+
+      @Override
+      public boolean validate(Iterable<Snapshot> ancestors) {
+        for (Snapshot s : ancestors) {
+          if (baseId != null && s.snapshotId() == baseId) {
+            break;
+          }
+          for (int id : from) {
+            if (SliceCommit.touchesSlice(table, s, id)) {
+              problem = "snapshot " + s.snapshotId() + " changed files of slice " + id;
+              return false;
+            }
+          }
+        }
+        Map<Integer, Long> now = sliceMarks(of(ancestors), slices);
+        for (int id : from) {
+          Long mark = now.remove(id);
+          if (mark == null || mark != expected) {
+            problem = "slice " + id + "'s WAL progress is " + mark + ", not " + expected;
+            return false;
+          }
+        }
+        for (TableSlices.Slice s : to) {
+          now.put(s.id(), expected);
+        }
+        set(update, now);
+        return true;
+      }
+
+      @Override
+      public String errorMessage() {
+        return problem;
+      }
+    };
+  }
+
+  /** The per-slice entries of {@code marks}; every slice of {@code slices} at 0 when there are none. */
+  private static Map<Integer, Long> sliceMarks(Map<String, String> marks, List<TableSlices.Slice> slices) {
+    Map<Integer, Long> result = new TreeMap<>();
+    String prefix = TableProperties.SUMMARY_WAL_SEQ_SLICE_PREFIX;
+    for (Map.Entry<String, String> e : marks.entrySet()) {
+      if (e.getKey().startsWith(prefix)) {
+        result.put(Integer.parseInt(e.getKey().substring(prefix.length())), Long.parseLong(e.getValue()));
+      }
+    }
+    if (result.isEmpty()) {
+      slices.forEach(s -> result.put(s.id(), 0L));
+    }
+    return result;
+  }
+
+  private static void set(SnapshotUpdate<?> update, Map<Integer, Long> marks) {
+    long least = Long.MAX_VALUE;
+    for (Map.Entry<Integer, Long> e : marks.entrySet()) {
+      update.set(TableSlices.markKey(e.getKey()), Long.toString(e.getValue()));
+      least = Math.min(least, e.getValue());
+    }
+    update.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(least));
   }
 }

@@ -72,12 +72,31 @@ class EntityModelTest {
     run(seed, 300, PartitionSpec.builderFor(SCHEMA).bucket("id", 3).build(), 40, 3);
   }
 
+  @Test
+  void fixedSeedSlicedWithSplitsAndMerges() throws Exception {
+    // Maintenance between passes with a tiny se.slice.target-rows, for six passes 3 (split above
+    // 6 rows), for the next six 60 (merge neighbours below 30): the slices change under the load.
+    List<String> changes = run(20240603L, 600, PartitionSpec.unpartitioned(), 60, 2, true);
+    assertThat(changes).anySatisfy(c -> assertThat(c).startsWith("split"))
+        .anySatisfy(c -> assertThat(c).startsWith("merge"));
+  }
+
   private void run(long seed, int operations, PartitionSpec spec, int keySpace) throws Exception {
     run(seed, operations, spec, keySpace, 0);
   }
 
-  /** @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced */
   private void run(long seed, int operations, PartitionSpec spec, int keySpace, int slices) throws Exception {
+    run(seed, operations, spec, keySpace, slices, false);
+  }
+
+  /**
+   * @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced
+   * @param resize run table maintenance between passes, with a tiny target of rows per slice
+   * @return the slice splits and merges maintenance committed
+   */
+  private List<String> run(long seed, int operations, PartitionSpec spec, int keySpace, int slices, boolean resize)
+      throws Exception {
+    List<String> changes = new ArrayList<>();
     Path sub = dir.resolve("seed-" + seed);
     try (TestEnvironment env = new TestEnvironment(sub)) {
       Random rnd = new Random(seed);
@@ -136,7 +155,23 @@ class EntityModelTest {
             model.applyBatch(batch);
           }
           assertMatches(table, model, "seed " + seed + ", reconcile " + reconciles);
-          if (slices > 0) {
+          if (resize && rnd.nextInt(3) > 0) {
+            String target = (reconciles / 6) % 2 == 0 ? "3" : "60";
+            table.refresh();
+            if (!target.equals(table.properties().get(TableProperties.SLICE_TARGET_ROWS))) {
+              table.updateProperties().set(TableProperties.SLICE_TARGET_ROWS, target).commit();
+            }
+            io.storageengine.reconcile.maintenance.MaintenanceResult maintained =
+                new io.storageengine.reconcile.maintenance.Maintainer(env.catalogs, env.wal, env.store,
+                    env.tombstones, env.allocator, env.duckdb, options,
+                    io.storageengine.reconcile.maintenance.MaintenancePolicy.defaults()).maintain(tw);
+            assertThat(maintained.errors()).as("seed " + seed + ", maintenance").isEmpty();
+            changes.addAll(maintained.sliceChanges());
+            assertMatches(table, model, "seed " + seed + ", maintenance after reconcile " + reconciles);
+          }
+          if (resize) {
+            SlicedTableTest.assertSlicesConsistent(env, tw, table);
+          } else if (slices > 0) {
             SlicedTableTest.assertSlicesConsistent(table, slices);
           }
         }
@@ -155,7 +190,11 @@ class EntityModelTest {
       } while (last.outcome() == ReconcileResult.Outcome.COMMITTED);
       assertMatches(table, model, "seed " + seed + ", final");
       assertThat(env.wal.state(tw).publishedSeq()).isEqualTo(opsBySeq.size());
+      if (resize) {
+        System.out.println("EntityModelTest seed " + seed + ": slice changes " + changes);
+      }
     }
+    return changes;
   }
 
   static Object randomValue(Random rnd, String column) {

@@ -283,8 +283,23 @@ class SlicedTableTest {
    * progress and {@code se.wal.seq} = their least.
    */
   static void assertSlicesConsistent(Table table, int count) {
+    assertSlicesConsistent(table, TableSlices.uniform(count));
+  }
+
+  /**
+   * As {@link #assertSlicesConsistent(Table, int)} for the slices of the table's current
+   * snapshot as its slices-meta gives them, which must also list them as active once settled.
+   */
+  static void assertSlicesConsistent(TestEnvironment env, TableWal tw, Table table) {
     table.refresh();
-    List<TableSlices.Slice> slices = TableSlices.uniform(count);
+    SliceMeta.Layout layout = SliceMeta.read(env.store, tw).orElseThrow();
+    List<TableSlices.Slice> slices = layout.asOf(TableSlices.marks(table, table.currentSnapshot()));
+    assertSlicesConsistent(table, slices);
+  }
+
+  /** As {@link #assertSlicesConsistent(Table, int)} for the slices {@code slices}. */
+  static void assertSlicesConsistent(Table table, List<TableSlices.Slice> slices) {
+    table.refresh();
     Snapshot current = table.currentSnapshot();
     if (current == null) {
       return;
@@ -295,8 +310,8 @@ class SlicedTableTest {
         assertThat(slice).as("slice of %s", task.file().location()).isPresent();
         for (Record r : readParquet(table, task.file().location())) {
           long hash = TableSlices.hash(Long.toString((Long) r.getField("id")));
-          assertThat(slices.get(slice.getAsInt()).contains(hash))
-              .as("key %s in a file of slice %s", r.getField("id"), slice.getAsInt()).isTrue();
+          assertThat(TableSlices.owner(slices, hash).id())
+              .as("key %s in a file of slice %s", r.getField("id"), slice.getAsInt()).isEqualTo(slice.getAsInt());
         }
       }
     } catch (IOException e) {
@@ -314,7 +329,7 @@ class SlicedTableTest {
             TableProperties.SLICE_COUNT, Integer.toString(slices)));
   }
 
-  private static List<EntityModel.Op> upserts(int from, int to, long version) {
+  static List<EntityModel.Op> upserts(int from, int to, long version) {
     List<EntityModel.Op> ops = new ArrayList<>();
     for (long k = from; k < to; k++) {
       Map<String, Object> values = new LinkedHashMap<>();
@@ -326,7 +341,7 @@ class SlicedTableTest {
     return ops;
   }
 
-  private static List<EntityModel.Op> deletes(int from, int to, long version) {
+  static List<EntityModel.Op> deletes(int from, int to, long version) {
     List<EntityModel.Op> ops = new ArrayList<>();
     for (long k = from; k < to; k++) {
       ops.add(new EntityModel.Op(true, k, version, Map.of()));
@@ -335,7 +350,7 @@ class SlicedTableTest {
   }
 
   /** Appends one segment of one frame; returns the operations. */
-  private static List<EntityModel.Op> append(TestEnvironment env, TableWal tw, List<EntityModel.Op> ops) {
+  static List<EntityModel.Op> append(TestEnvironment env, TableWal tw, List<EntityModel.Op> ops) {
     boolean delete = ops.get(0).delete();
     env.append(tw, EntityModelTest.frame(env, delete, NON_KEY, ops));
     return ops;
@@ -370,7 +385,7 @@ class SlicedTableTest {
     return n;
   }
 
-  private static void await(CyclicBarrier barrier) {
+  static void await(CyclicBarrier barrier) {
     try {
       barrier.await(60, TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -379,7 +394,7 @@ class SlicedTableTest {
   }
 
   @SafeVarargs
-  private static List<ReconcileResult> concurrently(java.util.concurrent.Callable<ReconcileResult>... passes)
+  static List<ReconcileResult> concurrently(java.util.concurrent.Callable<ReconcileResult>... passes)
       throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(passes.length);
     try {

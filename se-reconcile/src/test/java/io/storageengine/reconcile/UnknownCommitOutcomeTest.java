@@ -299,6 +299,38 @@ class UnknownCommitOutcomeTest {
     }
   }
 
+  @ParameterizedTest
+  @EnumSource(value = ResponseLosingProxy.Loss.class, names = {"AFTER_COMMIT_500", "AFTER_COMMIT_RESET"})
+  void sliceSplitThatLandedBehindALostRestResponseCountsAsDone(ResponseLosingProxy.Loss loss) throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir); LossyRest rest = new LossyRest(dir)) {
+      Table table = env.createTable(TABLE, EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
+          Map.of(io.storageengine.catalog.TableProperties.MODE, io.storageengine.catalog.TableProperties.MODE_ENTITY,
+              io.storageengine.catalog.TableProperties.VERSION_COLUMN, "ver",
+              io.storageengine.catalog.TableProperties.SLICE_COUNT, "2"));
+      TableWal tw = env.walOf(table, TABLE);
+      env.servedCatalog = rest.client;
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      model.applyBatch(SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 100, 1)));
+      model.applyBatch(SlicedTableTest.append(env, tw, SlicedTableTest.deletes(90, 100, 2)));
+      env.reconciler(TestEnvironment.options()).reconcile(tw);
+      rest.proxy.loseNext(1, loss);
+
+      Optional<String> split = maintainer(env).splitSlice(TestEnvironment.CATALOG, TableIdentifier.of("db", TABLE), 1);
+
+      assertThat(rest.proxy.outcomesLost).hasValue(1);
+      assertThat(split).contains("split [1] -> [2, 3]");
+      assertThat(truth(env).currentSnapshot().operation()).isEqualTo("replace");
+      assertThat(SliceMeta.read(env.store, tw).orElseThrow().slices()).extracting(
+          io.storageengine.catalog.TableSlices.Slice::id).containsExactly(0, 2, 3);
+      EntityModelTest.assertMatches(truth(env), model, "after the lost split response");
+      assertReferencedFilesExist(env, "after the lost split response");
+      model.applyBatch(SlicedTableTest.append(env, tw, SlicedTableTest.upserts(50, 150, 3)));
+      env.reconciler(TestEnvironment.options()).reconcile(tw);
+      EntityModelTest.assertMatches(truth(env), model, "after a pass over the split slices");
+      SlicedTableTest.assertSlicesConsistent(env, tw, truth(env));
+    }
+  }
+
   /**
    * SQLState 08S01 (communication link failure, as MySQL reports it) reaches Iceberg's client as
    * a connection error; 08006 (connection failure, as PostgreSQL reports it) makes Iceberg's

@@ -19,6 +19,7 @@ import io.storageengine.catalog.rest.IcebergRestFacade;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.HttpErrors;
 import io.storageengine.common.Ids;
+import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.reconcile.ReconcileStatus;
 import io.storageengine.reconcile.ReconcileStatusStore;
 import io.storageengine.wal.TableWal;
@@ -39,7 +40,7 @@ import java.util.Map;
  *
  * <p>Every route asks {@link Access#require} before it touches the registry (so a refusal reads
  * the same whether or not the catalog exists): creating and deleting catalogs needs a cluster
- * admin, describing a catalog, a table's reconcile status and Iceberg REST reads ({@code GET},
+ * admin, describing a catalog, a table's reconcile status and slices-meta and Iceberg REST reads ({@code GET},
  * {@code HEAD}, scan planning: {@link IcebergRestFacade#isRead}) a reader, Iceberg REST writes an
  * owner; {@code /catalogs/{id}/grants} is the
  * admin API of {@link AccessHttpService}.
@@ -52,13 +53,16 @@ final class CatalogHttpService implements HttpService {
   private final TenantCatalogRegistry registry;
   private final IcebergRestFacade facade;
   private final ReconcileStatusStore reconcileStatuses;
+  /** Cluster storage, where the tables' slices-meta lives. */
+  private final ObjectStore clusterStore;
   private final Access access;
 
-  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses, Access access,
-      int planPageSize) {
+  CatalogHttpService(TenantCatalogRegistry registry, ReconcileStatusStore reconcileStatuses, ObjectStore clusterStore,
+      Access access, int planPageSize) {
     this.registry = registry;
     this.facade = new IcebergRestFacade(registry, registry::config, registry.telemetry(), planPageSize);
     this.reconcileStatuses = reconcileStatuses;
+    this.clusterStore = clusterStore;
     this.access = access;
   }
 
@@ -121,6 +125,9 @@ final class CatalogHttpService implements HttpService {
       return reconcileStatus(method, id,
           decode(below.substring("tables/".length(), below.length() - "/reconcile".length())));
     }
+    if (below.startsWith("tables/") && below.endsWith("/slices")) {
+      return slices(method, id, decode(below.substring("tables/".length(), below.length() - "/slices".length())));
+    }
     throw SeException.notFound("no such resource: %s", ctx.path());
   }
 
@@ -133,6 +140,30 @@ final class CatalogHttpService implements HttpService {
     if (method != HttpMethod.GET) {
       return methodNotAllowed("GET", "method " + method + " is not allowed on a table's reconcile status");
     }
+    ReconcileStatus status = reconcileStatuses.read(new TableWal(id, tableUuid(uuid)));
+    return json(HttpStatus.OK, status.toJson());
+  }
+
+  /**
+   * {@code GET /catalogs/{id}/tables/{table_uuid}/slices}: a sliced entity table's slices-meta
+   * ({@link io.storageengine.reconcile.SliceMeta}) as stored on cluster storage; 404 while it has
+   * none (the table is not sliced, or no pass has read it yet).
+   */
+  private HttpResponse slices(HttpMethod method, String id, String uuid) {
+    Ids.requireCatalogId(id);
+    if (method != HttpMethod.GET) {
+      return methodNotAllowed("GET", "method " + method + " is not allowed on a table's slices");
+    }
+    TableWal table = new TableWal(id, tableUuid(uuid));
+    java.util.Optional<ObjectStore.Blob> blob = clusterStore.get(io.storageengine.reconcile.SliceMeta.key(table));
+    if (blob.isEmpty()) {
+      throw SeException.notFound("table %s of catalog '%s' has no slices-meta", uuid, id);
+    }
+    return HttpResponse.of(HttpStatus.OK, MediaType.JSON_UTF_8, com.linecorp.armeria.common.HttpData.wrap(
+        blob.get().data()));
+  }
+
+  private static UUID tableUuid(String uuid) {
     UUID tableUuid;
     try {
       tableUuid = UUID.fromString(uuid);
@@ -142,8 +173,7 @@ final class CatalogHttpService implements HttpService {
     if (!tableUuid.toString().equals(uuid.toLowerCase(java.util.Locale.ROOT))) {
       throw SeException.invalid("invalid table uuid '%s': expected the Iceberg table UUID", uuid);
     }
-    ReconcileStatus status = reconcileStatuses.read(new TableWal(id, tableUuid));
-    return json(HttpStatus.OK, status.toJson());
+    return tableUuid;
   }
 
   private HttpResponse create(AggregatedHttpRequest req) {

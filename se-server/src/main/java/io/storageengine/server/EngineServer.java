@@ -97,7 +97,7 @@ public final class EngineServer implements AutoCloseable {
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
-          context.threads("se-query"), access, new WalPendingSegments(wal), wal,
+          context.threads("se-query"), access, new WalPendingSegments(wal, store), wal,
           new WalTailRows(context.duckdb(), context.allocator(EngineContext.Subsystem.QUERY), store,
               context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
       Map<String, HttpService> routes = new LinkedHashMap<>();
@@ -105,7 +105,7 @@ public final class EngineServer implements AutoCloseable {
       routes.put("/health", new HealthHttpService(reconcileStatuses, context.cachedPool("se-health")));
       // Metrics name catalogs and tables: cluster admins only.
       routes.put("/metrics", access.adminOnly(observability.metricsService()));
-      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, access,
+      CatalogHttpService catalogs = new CatalogHttpService(registry, reconcileStatuses, store, access,
           config.integer(ConfigKey.REST_PLAN_PAGE_SIZE));
       routes.put("/catalogs", catalogs);
       routes.put("prefix:/catalogs/", catalogs);

@@ -50,6 +50,18 @@ public final class ReconcileRunner implements AutoCloseable {
   }
 
   /**
+   * {@code se maintain --split-slice}: splits slice {@code sliceId} of the sliced entity table
+   * {@code table} of {@code catalogId} now, online; the change made, empty when the table's
+   * slices-meta changed meanwhile.
+   */
+  public java.util.Optional<String> splitSlice(String catalogId, String table, int sliceId) {
+    if (catalogId == null || table == null) {
+      throw SeException.invalid("--split-slice needs --catalog-id and --table");
+    }
+    return maintainer.splitSlice(catalogId, Tables.parseIdentifier(table), sliceId);
+  }
+
+  /**
    * One pass: every table with pending WAL (of {@code catalogId} when not null), or the one
    * {@code table} ({@code ns.name}, needs {@code catalogId}).
    */

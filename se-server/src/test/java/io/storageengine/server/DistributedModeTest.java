@@ -191,6 +191,63 @@ class DistributedModeTest {
     }
   }
 
+  @Test
+  void workersSplitSlicesDuringTheLoadWithoutLosingOrDuplicatingARow() throws Exception {
+    ServerConfig everyCommit = config("127.0.0.1:0").with(ConfigKey.MAINTENANCE_INTERVAL, "0s");
+    try (BrokerProcess broker = BrokerProcess.start(config("127.0.0.1:0"));
+        EngineServer server = EngineServer.start(config("127.0.0.1:0"), Role.SERVER);
+        WorkerProcess first = WorkerProcess.start(everyCommit, 1);
+        WorkerProcess second = WorkerProcess.start(everyCommit, 1);
+        BufferAllocator allocator = new RootAllocator()) {
+      server.registry().create("warehouse", io.storageengine.catalog.CatalogConfig.embedded());
+      Catalog catalog = server.registry().catalog("warehouse");
+      // Split a slice above 80 rows: a few rounds of the load split both slices, maybe more.
+      Table table = Tables.create(catalog, TableIdentifier.parse("events.people"),
+          TableDefinition.builder("id bigint not null, page string").mode(TableDefinition.Mode.ENTITY)
+              .primaryKey(List.of("id")).property(TableProperties.SLICE_COUNT, "2")
+              .property(TableProperties.SLICE_TARGET_ROWS, "40").build());
+      long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
+      int rounds = 0;
+      boolean split = false;
+      while ((!split || rounds < 6) && System.nanoTime() < deadline) {
+        ingest(server, allocator, table, rounds * 50L, 100); // 50 new keys, 50 updates
+        rounds++;
+        Thread.sleep(300);
+        table.refresh();
+        split = io.storageengine.catalog.TableSlices.marks(table, table.currentSnapshot()).keySet().stream()
+            .anyMatch(id -> id >= 2);
+      }
+      assertThat(split).as("a worker's maintenance split a slice during the load").isTrue();
+      long keys = (rounds - 1) * 50L + 100;
+      long segments = rounds;
+      long least = 0;
+      long rows = -1;
+      java.util.Set<Long> ids = new java.util.HashSet<>();
+      while (System.nanoTime() < deadline) {
+        table.refresh();
+        least = io.storageengine.catalog.TableSlices.marks(table, table.currentSnapshot()).values().stream()
+            .mapToLong(Long::longValue).min().orElse(0);
+        if (least >= segments) {
+          ids.clear();
+          rows = 0;
+          try (CloseableIterable<Record> it = IcebergGenerics.read(table).build()) {
+            for (Record r : it) {
+              ids.add((Long) r.getField("id"));
+              rows++;
+            }
+          }
+          if (rows == keys) {
+            break;
+          }
+        }
+        Thread.sleep(200);
+      }
+      assertThat(least).as("every slice reconciled every segment").isEqualTo(segments);
+      assertThat(rows).as("no key lost or twice").isEqualTo(keys);
+      assertThat(ids).hasSize((int) keys);
+    }
+  }
+
   private static void ingest(EngineServer server, BufferAllocator allocator, Table table, long firstId, int rows)
       throws Exception {
     String[] name = table.name().split("\\.");

@@ -64,7 +64,7 @@ final class Compactor {
   static final int MAX_MARK_RETRIES = 10;
   /** A group holds at most this many target sizes of input. */
   private static final long GROUP_TARGETS = 4;
-  private static final String STAGED = "compact_rows";
+  static final String STAGED = "compact_rows";
   /** Separates partition and slice in a group's key (no partition path holds it). */
   private static final String SLICE_SEPARATOR = "#slice=";
 
@@ -292,7 +292,7 @@ final class Compactor {
     }
   }
 
-  private static String defaultOrder(Table table, boolean lineage) {
+  static String defaultOrder(Table table, boolean lineage) {
     boolean entity = TableSettings.of(table).entity();
     Schema schema = table.schema();
     if (entity && !schema.identifierFieldIds().isEmpty()) {
@@ -310,7 +310,7 @@ final class Compactor {
    * field id), the lineage columns (explicit values, else inherited from the file) and the
    * rows' file and position. Returns the number of rows read before deletes are applied.
    */
-  private long stage(DuckSession duck, Table table, List<FileScanTask> tasks, boolean lineage) {
+  static long stage(DuckSession duck, Table table, List<FileScanTask> tasks, boolean lineage) {
     Schema schema = table.schema();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {

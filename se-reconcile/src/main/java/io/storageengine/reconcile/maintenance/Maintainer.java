@@ -69,7 +69,8 @@ public final class Maintainer {
     this.wal = wal;
     this.defaults = defaults;
     this.locator = new TableLocator(wal);
-    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, duckdb, options, hooks, gate);
+    this.tables = new TableMaintainer(wal, clusterStore, tombstones, allocator, duckdb, options, hooks, gate,
+        new io.storageengine.reconcile.Reconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options));
   }
 
   /**
@@ -107,6 +108,24 @@ public final class Maintainer {
       throw SeException.notFound("table '%s' not found in catalog '%s'", identifier, catalogId);
     }
     return tables.run(new TableWal(catalogId, table.uuid()), table, defaults);
+  }
+
+  /**
+   * Splits slice {@code sliceId} of the sliced entity table {@code identifier} of
+   * {@code catalogId} at the midpoint of its hash range now ({@code se table split-slice}),
+   * online, by the protocol of {@link io.storageengine.reconcile.SliceMeta}; returns the change
+   * ({@code "split [0] -> [2, 3]"}), empty when the slices-meta changed meanwhile. NOT_FOUND
+   * for a missing table or slice, INVALID_ARGUMENT for a table that is not sliced.
+   */
+  public Optional<String> splitSlice(String catalogId, TableIdentifier identifier, int sliceId) {
+    Catalog catalog = catalogs.catalog(catalogId);
+    Table table;
+    try {
+      table = catalog.loadTable(identifier);
+    } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      throw SeException.notFound("table '%s' not found in catalog '%s'", identifier, catalogId);
+    }
+    return tables.splitSlice(new TableWal(catalogId, table.uuid()), table, sliceId);
   }
 
   /**

@@ -1,12 +1,14 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.reconcile.SliceMeta;
 import java.util.List;
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.Table;
 
 /**
  * Points in a maintenance pass where tests interleave other work (a reconcile commit racing a
- * compaction). The default does nothing.
+ * compaction) or inject failures (each hook may throw to simulate a crash at that point). The
+ * default does nothing.
  */
 public interface MaintenanceHooks {
   MaintenanceHooks NONE = new MaintenanceHooks() {};
@@ -17,4 +19,13 @@ public interface MaintenanceHooks {
    * @param replaced the data files the rewrite replaces
    */
   default void beforeRewriteCommit(Table table, List<DataFile> replaced) {}
+
+  /** A split or merge is recorded as pending in the slices-meta; nothing is written yet. */
+  default void afterSliceProposal(Table table, SliceMeta.Change change) {}
+
+  /** The new slices' files are written; the Iceberg commit has not started. */
+  default void beforeSliceCommit(Table table, SliceMeta.Change change) {}
+
+  /** The Iceberg commit of the change landed; the slices-meta has not been settled yet. */
+  default void afterSliceCommit(Table table, SliceMeta.Change change) {}
 }

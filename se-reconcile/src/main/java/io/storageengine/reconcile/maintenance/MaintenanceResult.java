@@ -17,6 +17,8 @@ import java.util.List;
  * @param tombstones expired tombstones removed from storage
  * @param errors one message per step that failed ({@code "step: message"}); other steps ran
  * @param millis duration of the pass
+ * @param sliceChanges the splits and merges of a sliced table's slices committed
+ *     ({@code "split [0] -> [2, 3]"})
  */
 public record MaintenanceResult(
     TableWal table,
@@ -31,7 +33,8 @@ public record MaintenanceResult(
     long walGcSeq,
     Tombstones tombstones,
     List<String> errors,
-    long millis) {
+    long millis,
+    List<String> sliceChanges) {
 
   public enum Outcome {
     /** Every step ran (each may have found nothing to do). */
@@ -76,12 +79,13 @@ public record MaintenanceResult(
 
   static MaintenanceResult skipped(TableWal table, String tableName, Outcome outcome, String error, long millis) {
     return new MaintenanceResult(table, tableName, outcome, Compaction.NONE, 0, 0, 0, 0, 0, 0, Tombstones.NONE,
-        error == null ? List.of() : List.of(error), millis);
+        error == null ? List.of() : List.of(error), millis, List.of());
   }
 
   /** True when the pass changed anything. */
   public boolean didWork() {
     return compaction.groups() > 0 || manifestsAfter != manifestsBefore || snapshotsExpired > 0
-        || orphanFilesDeleted > 0 || walSegmentsDeleted > 0 || tombstones.entriesExpired() > 0;
+        || orphanFilesDeleted > 0 || walSegmentsDeleted > 0 || tombstones.entriesExpired() > 0
+        || !sliceChanges.isEmpty();
   }
 }

@@ -12,6 +12,7 @@ import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Table;
@@ -19,8 +20,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One maintenance pass over one table: compaction, manifest rewrite, snapshot expiry, orphan
- * cleanup, WAL garbage collection and tombstone expiry, in that order (expiry first drops the
+ * One maintenance pass over one table: on a sliced entity table a split or merge of its slices
+ * ({@link SliceResizer}), then compaction, manifest rewrite, snapshot expiry, orphan cleanup,
+ * WAL garbage collection and tombstone expiry, in that order (expiry first drops the
  * files compaction replaced, so orphan cleanup lists fewer). A failing step is reported and the
  * others still run: each is safe on its own.
  */
@@ -32,15 +34,18 @@ final class TableMaintainer {
   private final TombstoneCache tombstoneCache;
   private final ReconcileOptions options;
   private final Compactor compactor;
+  private final SliceResizer resizer;
   private final TableGate gate;
 
+  /** @param reconciler runs the passes that bring the slices of a merge to the same progress */
   TableMaintainer(WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones, BufferAllocator allocator, DuckRuntime duckdb,
-      ReconcileOptions options, MaintenanceHooks hooks, TableGate gate) {
+      ReconcileOptions options, MaintenanceHooks hooks, TableGate gate, io.storageengine.reconcile.Reconciler reconciler) {
     this.wal = wal;
     this.clusterStore = clusterStore;
     this.tombstoneCache = tombstones;
     this.options = options;
     this.compactor = new Compactor(allocator, duckdb, options, hooks);
+    this.resizer = new SliceResizer(clusterStore, allocator, duckdb, options, hooks, reconciler);
     this.gate = gate;
   }
 
@@ -58,6 +63,10 @@ final class TableMaintainer {
           elapsed(started));
     }
     List<String> errors = new ArrayList<>();
+    List<String> sliceChanges = step(errors, "slices", List.<String>of(), () -> gate.exclusive(tableWal, () -> {
+      table.refresh();
+      return resizer.resize(tableWal.catalogId(), tableWal, table).map(List::of).orElse(List.of());
+    }));
     MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
         () -> gate.exclusive(tableWal, () -> {
           table.refresh(); // plan on the commit of the pass that just ended
@@ -79,15 +88,23 @@ final class TableMaintainer {
     MaintenanceResult result = new MaintenanceResult(tableWal, table.name(),
         errors.isEmpty() ? MaintenanceResult.Outcome.MAINTAINED : MaintenanceResult.Outcome.PARTIAL,
         compaction, manifests[0], manifests[1], expired, orphans, segments, gcSeq, tombstones,
-        List.copyOf(errors), elapsed(started));
+        List.copyOf(errors), elapsed(started), sliceChanges);
     if (result.didWork() || !errors.isEmpty()) {
-      LOG.info("maintained {}: compacted {} files into {} ({} deletion vectors folded, {} conflicts), "
+      LOG.info("maintained {}: slices {}, compacted {} files into {} ({} deletion vectors folded, {} conflicts), "
           + "manifests {} -> {}, {} snapshots expired, {} orphans, {} WAL segments, {} tombstones; errors {}",
-          table.name(), compaction.dataFilesRemoved(), compaction.dataFilesAdded(), compaction.deleteVectorsFolded(),
+          table.name(), sliceChanges, compaction.dataFilesRemoved(), compaction.dataFilesAdded(), compaction.deleteVectorsFolded(),
           compaction.conflicts(), manifests[0], manifests[1], expired, orphans, segments,
           tombstones.entriesExpired(), errors);
     }
     return result;
+  }
+
+  /** Splits slice {@code sliceId} of the sliced table now ({@code se table split-slice}). */
+  Optional<String> splitSlice(TableWal tableWal, Table table, int sliceId) {
+    return gate.exclusive(tableWal, () -> {
+      table.refresh();
+      return resizer.split(tableWal.catalogId(), tableWal, table, sliceId);
+    });
   }
 
   private static <T> T step(List<String> errors, String name, T fallback, Supplier<T> step) {
