@@ -121,7 +121,7 @@ final class QueryAdmission {
     Waiter me = null;
     try {
       while (true) {
-        String blocker;
+        Blocker blocker;
         synchronized (this) {
           boolean next = me == null ? queue.isEmpty() : first(me);
           if (next && mayRun(tenant)) {
@@ -135,7 +135,7 @@ final class QueryAdmission {
           }
         }
         // Outside the lock: a released query closes its permit, which takes the lock.
-        if (!releaseIdle(blocker.isEmpty() ? null : blocker)) {
+        if (!releaseIdle(blocker.tenant())) {
           synchronized (this) {
             me = me != null ? me : enqueue(tenant);
             if (!(first(me) && mayRun(tenant))) {
@@ -189,12 +189,20 @@ final class QueryAdmission {
     wait(Math.max(1, Math.min(WAIT_SLICE_MS, left / 1_000_000)));
   }
 
-  /** What keeps {@code tenant} from running: the tenant itself (its slots), "" (memory), or null. */
-  private String blocker(String tenant) {
+  /**
+   * What keeps a query from running, and so whose idle admission to release: {@code tenant}'s own
+   * (its slots are full), or any tenant's (null: memory is short).
+   */
+  private record Blocker(String tenant) {
+    static final Blocker MEMORY = new Blocker(null);
+  }
+
+  /** What keeps {@code tenant} from running, or null when nothing does. */
+  private Blocker blocker(String tenant) {
     if (running.getOrDefault(tenant, 0) >= limits.tenantConcurrency()) {
-      return tenant;
+      return new Blocker(tenant);
     }
-    return reserved + memoryPerQuery > limits.totalMemoryBytes() ? "" : null;
+    return reserved + memoryPerQuery > limits.totalMemoryBytes() ? Blocker.MEMORY : null;
   }
 
   /** Asks the idle holders, in turn, to release one admission of {@code tenant} (any when null). */
