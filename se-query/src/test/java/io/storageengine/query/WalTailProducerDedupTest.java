@@ -3,6 +3,7 @@ package io.storageengine.query;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.storageengine.catalog.IcebergArrowSchemas;
+import io.storageengine.catalog.TableProperties;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.reconcile.ReconcileOptions;
@@ -23,6 +24,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -41,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The WAL tail of an append table whose segments carry an idempotent producer's resent batches:
  * each batch counted once, and {@code producers.json} read once per query whatever the tail's
- * length (one de-duplication pass, not one per segment).
+ * length (one de-duplication pass, not one per segment); an entity table's next fold layer
+ * resumes the pass where the layer before left it.
  */
 class WalTailProducerDedupTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
@@ -51,9 +54,23 @@ class WalTailProducerDedupTest {
 
   @Test
   void resentBatchesAreCountedOnceWithOneReadOfProducersJsonPerQuery() throws Exception {
+    tail(false);
+  }
+
+  /** An entity table's next fold layer resumes the dedup pass of the layer before it. */
+  @Test
+  void anEntityTailsNextLayerReadsNoProducersJson() throws Exception {
+    tail(true);
+  }
+
+  private void tail(boolean entity) throws Exception {
     TestWarehouse warehouse = new TestWarehouse();
-    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
+    Schema schema = entity ? new Schema(SCHEMA.columns(), Set.of(1)) : SCHEMA;
+    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", schema,
         PartitionSpec.unpartitioned());
+    if (entity) {
+      table.updateProperties().set(TableProperties.MODE, "entity").commit();
+    }
     try (BufferAllocator allocator = new RootAllocator();
         DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
             DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
@@ -89,7 +106,11 @@ class WalTailProducerDedupTest {
               frame(allocator, 10L * s, new ProducerStamp("p", s, now))));
         }
         assertThat(count(producer, allocator)).isEqualTo(2L * (batches + 3));
-        assertThat(producerReads).as("the 3 new segments: one pass").hasValue(1);
+        if (entity) {
+          assertThat(producerReads).as("the 3 new segments: a new layer, resuming the pass").hasValue(0);
+        } else {
+          assertThat(producerReads).as("the 3 new segments: one pass").hasValue(1);
+        }
       }
     }
   }
