@@ -34,8 +34,10 @@ import org.duckdb.DuckDBConnection;
  * directory, so no setting names a server directory beyond it), no persistent secrets, and
  * every setting frozen. DuckDB cannot
  * widen that list later, so a query that needs a directory the idle databases of its tenant do
- * not allow gets a new database allowing the union. A database serves one query at a time and
- * only queries of the tenant it was created for.
+ * not allow gets a new database allowing the union. DuckDB's {@code threads} is frozen with the
+ * rest, so a query asks for its thread count ({@link #acquire(String, Set, int)}) and gets a
+ * database made with that many. A database serves one query at a time and only queries of the
+ * tenant it was created for.
  *
  * <p>Between queries the query's connection (with its temporary objects) is closed and the
  * in-memory catalog {@code default} holding the query's views and tables is detached. Before a
@@ -87,7 +89,7 @@ public final class QueryDatabasePool implements AutoCloseable {
 
   /**
    * @param memoryLimit DuckDB {@code memory_limit} of one database, e.g. {@code 1GB}
-   * @param threads DuckDB worker threads of one database
+   * @param threads DuckDB worker threads of a database unless its query asks for another count
    * @param spillRoot below it each database gets its own spill directory
    * @param spillLimit DuckDB {@code max_temp_directory_size} of one database, e.g. {@code 10GB}
    *     (null: DuckDB's default)
@@ -105,21 +107,23 @@ public final class QueryDatabasePool implements AutoCloseable {
     final DuckDBConnection admin;
     final Set<String> allowed;
     final Path spill;
+    final int threads;
     /** Materializes results (see the class comment); made before the settings were frozen. */
     DuckDBConnection materializing;
     long idleSince;
     /** The connection the next query gets, set up while the database was idle (or null). */
     DuckDBConnection ready;
 
-    Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill) {
+    Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill, int threads) {
       this.tenant = tenant;
       this.admin = admin;
       this.allowed = allowed;
       this.spill = spill;
+      this.threads = threads;
     }
 
-    boolean allows(Set<String> directories) {
-      return allowed.containsAll(directories);
+    boolean serves(Set<String> directories, int threadCount) {
+      return threads == threadCount && allowed.containsAll(directories);
     }
 
     void close() {
@@ -200,9 +204,21 @@ public final class QueryDatabasePool implements AutoCloseable {
 
   /**
    * A database of {@code tenant} whose reads are allowed below every directory of
-   * {@code directories} (absolute paths ending in {@code /}), with a fresh connection on it.
+   * {@code directories} (absolute paths ending in {@code /}), with a fresh connection on it and
+   * the pool's DuckDB threads.
    */
   public Lease acquire(String tenant, Set<String> directories) {
+    return acquire(tenant, directories, threads);
+  }
+
+  /**
+   * As {@link #acquire(String, Set)}, on a database with {@code threadCount} DuckDB threads
+   * (at least 1): its queries run on the calling thread and {@code threadCount - 1} of DuckDB's.
+   */
+  public Lease acquire(String tenant, Set<String> directories, int threadCount) {
+    if (threadCount < 1) {
+      throw new IllegalArgumentException("a query database needs at least 1 thread, not " + threadCount);
+    }
     Database reused = null;
     List<Database> stale = new ArrayList<>();
     Set<String> allowed;
@@ -215,7 +231,7 @@ public final class QueryDatabasePool implements AutoCloseable {
       if (queue != null) {
         for (Iterator<Database> it = queue.iterator(); it.hasNext(); ) {
           Database candidate = it.next();
-          if (candidate.allows(directories)) {
+          if (candidate.serves(directories, threadCount)) {
             it.remove();
             idleCount--;
             reused = candidate;
@@ -240,7 +256,7 @@ public final class QueryDatabasePool implements AutoCloseable {
       allowed = Set.copyOf(known);
     }
     stale.forEach(Database::close);
-    Database database = reused != null ? reused : open(tenant, allowed);
+    Database database = reused != null ? reused : open(tenant, allowed, threadCount);
     try {
       DuckDBConnection connection = database.ready != null ? database.ready : queryConnection(database.admin);
       database.ready = null;
@@ -303,7 +319,7 @@ public final class QueryDatabasePool implements AutoCloseable {
     }
   }
 
-  private Database open(String tenant, Set<String> allowed) {
+  private Database open(String tenant, Set<String> allowed, int threadCount) {
     Properties properties = new Properties();
     properties.setProperty("autoload_known_extensions", "false");
     properties.setProperty("autoinstall_known_extensions", "false");
@@ -323,7 +339,7 @@ public final class QueryDatabasePool implements AutoCloseable {
     } catch (SQLException e) {
       throw SeException.internal("cannot start the query engine", e);
     }
-    Database database = new Database(tenant, admin, allowed, spill);
+    Database database = new Database(tenant, admin, allowed, spill, threadCount);
     try {
       StringJoiner directories = new StringJoiner(", ", "[", "]");
       allowed.forEach(directory -> directories.add(SqlQuoting.literal(directory)));
@@ -339,7 +355,7 @@ public final class QueryDatabasePool implements AutoCloseable {
       if (spillLimit != null) {
         execute(admin, "SET max_temp_directory_size = " + SqlQuoting.literal(spillLimit));
       }
-      execute(admin, "SET threads = " + threads);
+      execute(admin, "SET threads = " + threadCount);
       execute(admin, "SET TimeZone = 'UTC'");
       // Iceberg data files never change once written: their Parquet footers are read once per
       // database, not once per bind and scan of every query.

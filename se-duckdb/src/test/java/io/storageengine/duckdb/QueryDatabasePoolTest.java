@@ -41,6 +41,24 @@ class QueryDatabasePoolTest {
   }
 
   @Test
+  void aQueryGetsADatabaseWithTheThreadsItAsksFor() throws Exception {
+    try (QueryDatabasePool.Lease one = pool.acquire("t", Set.of(mine), 1)) {
+      assertThat(query(one.connection(), "SELECT current_setting('threads')")).isEqualTo("1");
+    }
+    long before = pool.created();
+    try (QueryDatabasePool.Lease two = pool.acquire("t", Set.of(mine), 2)) {
+      // The idle database has 1 thread, frozen: another one is made.
+      assertThat(query(two.connection(), "SELECT current_setting('threads')")).isEqualTo("2");
+      assertThat(pool.created()).isEqualTo(before + 1);
+    }
+    try (QueryDatabasePool.Lease one = pool.acquire("t", Set.of(mine), 1)) {
+      assertThat(query(one.connection(), "SELECT current_setting('threads')")).isEqualTo("1");
+      assertThat(pool.created()).as("the idle 1-thread database is reused").isEqualTo(before + 1);
+    }
+    assertThatThrownBy(() -> pool.acquire("t", Set.of(mine), 0)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void aDatabaseIsReusedWithNothingLeftOfTheQueryBefore() throws Exception {
     long before = pool.created();
     try (QueryDatabasePool.Lease first = pool.acquire("t", Set.of(mine))) {

@@ -5,6 +5,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalSegment;
 import java.io.IOException;
@@ -44,8 +45,12 @@ final class EntityTailFolds {
   /** What a fold is of: the tail of {@code afterSeq} on a snapshot (null: none) and schema. */
   private record Base(Long snapshotId, int schemaId, long afterSeq) {}
 
-  /** One layer: the segments through {@code throughSeq}, its files' cache names and what it replaces. */
-  private record Layer(long throughSeq, String rowsName, String stateName, WalTailRows.EntityLayer made) {}
+  /**
+   * One layer: the segments through {@code throughSeq}, its files' cache names, what it replaces,
+   * and where the tail's producer dedup stands after it (the next layer's pass resumes there).
+   */
+  private record Layer(long throughSeq, String rowsName, String stateName, WalTailRows.EntityLayer made,
+      ProducerDedup.State dedup) {}
 
   private record Fold(Base base, List<Layer> layers) {}
 
@@ -55,10 +60,16 @@ final class EntityTailFolds {
   /** What a read adds: the layers' rows files (less replaced rows) and the snapshot rows replaced. */
   record Read(List<PlannedFile> files, Map<String, long[]> replacedPositions, int layersFolded) {}
 
-  /** Supplies segment {@code seq} of the tail being read. */
-  @FunctionalInterface
+  /** The segments of the tail being read. */
   interface Segments {
+    /** Segment {@code seq}, as stored. */
     WalSegment segment(long seq);
+
+    /**
+     * A producer dedup pass over the tail's segments, resuming from {@code from} (where a layer
+     * left it, or {@link ProducerDedup.State#START}); the layers fold what it keeps.
+     */
+    ProducerDedup.Pass dedup(ProducerDedup.State from);
   }
 
   /** A layer's file was evicted from the cache; the tail is folded again. */
@@ -146,9 +157,13 @@ final class EntityTailFolds {
     if (!grows) {
       return new Leased(new Fold(base, out), rowsPaths);
     }
+    // One dedup pass from where the layer before left it: a new segment costs no re-read of
+    // producers.json and the segments before it.
+    ProducerDedup.Pass dedup = segments.dedup(layers.isEmpty() ? ProducerDedup.State.START
+        : layers.get(layers.size() - 1).dedup());
     List<WalSegment> added = new ArrayList<>();
     for (long seq = through + 1; seq <= last; seq++) {
-      added.add(segments.segment(seq));
+      added.add(dedup.withoutDuplicates(segments.segment(seq)));
     }
     String name = "wal-fold:" + table.uuid() + ":" + (base.snapshotId() == null ? "none" : base.snapshotId())
         + ":schema-" + base.schemaId() + ":" + base.afterSeq() + ":" + (through + 1) + ".." + last + ":"
@@ -178,7 +193,7 @@ final class EntityTailFolds {
     } finally {
       deleteQuietly(stateScratch[0]);
     }
-    out.add(new Layer(last, name + ":rows", name + ":state", made[0]));
+    out.add(new Layer(last, name + ":rows", name + ":state", made[0], dedup.state()));
     return new Leased(new Fold(base, out), rowsPaths);
   }
 

@@ -18,6 +18,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * of at most {@link QueryLimits#tenantQueue}, first come first served among those whose tenant
  * has a free slot, for at most {@link QueryLimits#timeout}. A full queue or a wait that runs out
  * is RESOURCE_EXHAUSTED naming the limit; a wait whose gRPC call is cancelled ends CANCELLED.
+ *
+ * <p>An admitted query is also given its DuckDB threads ({@link Permit#threads}) from the
+ * process's {@link QueryLimits#cpuThreads}: the configured threads per query when that many are
+ * free, else those free, and always at least one (so a query never waits for CPU, but runs on
+ * one thread while the budget is taken). DuckDB cannot take a thread back from a running query,
+ * so this is how a runaway query started first is kept from taking every core.
  * Thread-safe.
  */
 final class QueryAdmission {
@@ -25,11 +31,14 @@ final class QueryAdmission {
 
   private final QueryLimits limits;
   private final long memoryPerQuery;
+  private final int threadsPerQuery;
   private final Map<String, Integer> running = new HashMap<>();
   private final Map<String, Integer> waiting = new HashMap<>();
   /** Waiters in arrival order. */
   private final Deque<Waiter> queue = new ArrayDeque<>();
   private long reserved;
+  /** DuckDB threads of the running queries. */
+  private int threadsInUse;
 
   /** One waiting query (compared by identity: two of a tenant are two waiters). */
   private static final class Waiter {
@@ -40,18 +49,30 @@ final class QueryAdmission {
     }
   }
 
-  QueryAdmission(QueryLimits limits, long memoryPerQuery) {
+  /** {@code threadsPerQuery}: the DuckDB threads a query gets when the budget has them free. */
+  QueryAdmission(QueryLimits limits, long memoryPerQuery, int threadsPerQuery) {
+    if (threadsPerQuery < 1) {
+      throw new IllegalArgumentException("a query needs at least 1 thread, not " + threadsPerQuery);
+    }
     this.limits = limits;
     this.memoryPerQuery = memoryPerQuery;
+    this.threadsPerQuery = threadsPerQuery;
   }
 
   /** A query of {@code tenant} admitted to run; closing it (once) lets the next one in. */
   final class Permit implements AutoCloseable {
     private final String tenant;
+    private final int threads;
     private boolean released;
 
-    private Permit(String tenant) {
+    private Permit(String tenant, int threads) {
       this.tenant = tenant;
+      this.threads = threads;
+    }
+
+    /** The DuckDB threads the query runs with (at least 1), given back when it is closed. */
+    int threads() {
+      return threads;
     }
 
     @Override
@@ -63,6 +84,7 @@ final class QueryAdmission {
         released = true;
         running.merge(tenant, -1, (a, b) -> a + b == 0 ? null : a + b);
         reserved -= memoryPerQuery;
+        threadsInUse -= threads;
         QueryAdmission.this.notifyAll();
       }
     }
@@ -99,7 +121,7 @@ final class QueryAdmission {
     Waiter me = null;
     try {
       while (true) {
-        String blocker;
+        Blocker blocker;
         synchronized (this) {
           boolean next = me == null ? queue.isEmpty() : first(me);
           if (next && mayRun(tenant)) {
@@ -113,7 +135,7 @@ final class QueryAdmission {
           }
         }
         // Outside the lock: a released query closes its permit, which takes the lock.
-        if (!releaseIdle(blocker.isEmpty() ? null : blocker)) {
+        if (!releaseIdle(blocker.tenant())) {
           synchronized (this) {
             me = me != null ? me : enqueue(tenant);
             if (!(first(me) && mayRun(tenant))) {
@@ -167,12 +189,20 @@ final class QueryAdmission {
     wait(Math.max(1, Math.min(WAIT_SLICE_MS, left / 1_000_000)));
   }
 
-  /** What keeps {@code tenant} from running: the tenant itself (its slots), "" (memory), or null. */
-  private String blocker(String tenant) {
+  /**
+   * What keeps a query from running, and so whose idle admission to release: {@code tenant}'s own
+   * (its slots are full), or any tenant's (null: memory is short).
+   */
+  private record Blocker(String tenant) {
+    static final Blocker MEMORY = new Blocker(null);
+  }
+
+  /** What keeps {@code tenant} from running, or null when nothing does. */
+  private Blocker blocker(String tenant) {
     if (running.getOrDefault(tenant, 0) >= limits.tenantConcurrency()) {
-      return tenant;
+      return new Blocker(tenant);
     }
-    return reserved + memoryPerQuery > limits.totalMemoryBytes() ? "" : null;
+    return reserved + memoryPerQuery > limits.totalMemoryBytes() ? Blocker.MEMORY : null;
   }
 
   /** Asks the idle holders, in turn, to release one admission of {@code tenant} (any when null). */
@@ -183,6 +213,11 @@ final class QueryAdmission {
       }
     }
     return false;
+  }
+
+  /** DuckDB threads of the running queries (for tests). */
+  synchronized int threadsInUse() {
+    return threadsInUse;
   }
 
   /** Queries running now (for tests). */
@@ -211,7 +246,9 @@ final class QueryAdmission {
   private Permit start(String tenant) {
     running.merge(tenant, 1, Integer::sum);
     reserved += memoryPerQuery;
-    return new Permit(tenant);
+    int threads = Math.max(1, Math.min(threadsPerQuery, limits.cpuThreads() - threadsInUse));
+    threadsInUse += threads;
+    return new Permit(tenant, threads);
   }
 
   static String format(Duration duration) {

@@ -52,7 +52,8 @@ import org.apache.iceberg.expressions.Expressions;
  * before anything parses it ({@link StatementLimits}); a query is planned only once
  * {@link QueryAdmission} admits it, holds its admission until it is closed, and is stopped
  * ({@link PreparedQuery#stop}, TIMED_OUT naming {@code query.timeout}) when it runs longer than
- * the timeout after its admission.
+ * the timeout after its admission. Its DuckDB database has the threads its admission gave it
+ * ({@link QueryAdmission.Permit#threads}).
  */
 final class QueryEngine implements AutoCloseable {
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
@@ -103,7 +104,7 @@ final class QueryEngine implements AutoCloseable {
     this.limits = config.limits();
     this.statementLimits = StatementLimits.of(limits);
     this.parser = new StatementParser(statementLimits);
-    this.admission = new QueryAdmission(limits, config.memoryLimitBytes());
+    this.admission = new QueryAdmission(limits, config.memoryLimitBytes(), config.duckdbThreads());
     this.timeouts = Threads.scheduledPool(1, Threads.daemonNamed("se-query-timeouts"));
     this.timeouts.setRemoveOnCancelPolicy(true);
   }
@@ -134,7 +135,7 @@ final class QueryEngine implements AutoCloseable {
     long deadline = System.nanoTime() + limits.timeout().toNanos();
     PreparedQuery query;
     try {
-      query = plan(catalogId, sql, pins, parameters, read);
+      query = plan(catalogId, sql, pins, parameters, read, permit.threads());
     } catch (RuntimeException e) {
       permit.close();
       throw e;
@@ -153,10 +154,10 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
-      ReadMode read) {
+      ReadMode read, int threads) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters, read);
+        return prepareOnce(catalogId, sql, pins, parameters, read, threads);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -166,7 +167,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters, ReadMode readMode) {
+      QueryParameters parameters, ReadMode readMode, int threads) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -273,7 +274,7 @@ final class QueryEngine implements AutoCloseable {
               table.files().stream().map(PlannedFile::localPath).toList()));
         }
       }
-      database = pool.acquire(catalogId, TableViews.directories(planned.values()));
+      database = pool.acquire(catalogId, TableViews.directories(planned.values()), threads);
       Connection connection = database.connection();
       if (describe != null) {
         statement = MetadataStatements.describe(connection, describe);
@@ -429,6 +430,11 @@ final class QueryEngine implements AutoCloseable {
       }
       throw SeException.notFound("table %s does not exist", TenantMetadata.displayName(id));
     }
+  }
+
+  /** The limits queries run under (for tests). */
+  QueryLimits limits() {
+    return limits;
   }
 
   /** The admission of queries (the producer lets its idle planned queries give theirs back; tests). */

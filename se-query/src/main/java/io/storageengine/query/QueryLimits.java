@@ -23,6 +23,9 @@ import java.util.List;
  *     and (scaled, see {@link StatementLimits}) of its parse tree
  * @param maxResultRows rows one result may have
  * @param maxResultBytes Arrow bytes one result may have
+ * @param cpuThreads DuckDB threads of all running queries of the process together: a query
+ *     starts with {@code query.duckdb-threads} when that many are free, else with those free,
+ *     and always with at least one (see {@link QueryAdmission})
  */
 public record QueryLimits(
     Duration timeout,
@@ -33,7 +36,8 @@ public record QueryLimits(
     long maxStatementBytes,
     int maxStatementDepth,
     long maxResultRows,
-    long maxResultBytes) {
+    long maxResultBytes,
+    int cpuThreads) {
 
   public static final Setting<Duration> TIMEOUT = Setting.duration("query.timeout", "5m",
       "longest a query may run (its DuckDB work is then stopped) and longest it may wait for admission");
@@ -54,9 +58,13 @@ public record QueryLimits(
       "most rows one result may have");
   public static final Setting<Long> MAX_RESULT_BYTES = Setting.size("query.max-result-bytes", "8GiB",
       "most Arrow bytes one result may have");
+  /** Empty: {@link #defaultCpuThreads()}. */
+  public static final Setting<Integer> CPU_THREADS = Setting.integer("query.cpu-threads", "", 1,
+      "DuckDB threads of all running queries together; a query gets query.duckdb-threads only when that many "
+          + "are free, and at least 1 (default: one per processor less one)");
   /** Every setting of the limits. */
   public static final List<Setting<?>> SETTINGS = List.of(TIMEOUT, TENANT_CONCURRENCY, TENANT_QUEUE, TOTAL_MEMORY,
-      SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES);
+      SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES, CPU_THREADS);
 
   public QueryLimits {
     if (timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -71,9 +79,18 @@ public record QueryLimits(
     }
     DuckDbSizes.bytes(spillLimit);
     if (totalMemoryBytes < 1 || maxStatementBytes < 1 || maxStatementDepth < 1 || maxResultRows < 1
-        || maxResultBytes < 1) {
+        || maxResultBytes < 1 || cpuThreads < 1) {
       throw SeException.invalid("query limits must be positive");
     }
+  }
+
+  /**
+   * One thread per processor less one, at least one: a thread DuckDB gives a running query is
+   * not taken back until it ends, so a core is kept for the queries that come next (a point
+   * query next to a runaway join then runs at about its normal latency).
+   */
+  public static int defaultCpuThreads() {
+    return Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
   }
 
   /** The defaults. */
@@ -85,31 +102,37 @@ public record QueryLimits(
   public static QueryLimits from(ConfigSource source) {
     return new QueryLimits(source.get(TIMEOUT), source.get(TENANT_CONCURRENCY), source.get(TENANT_QUEUE),
         source.get(TOTAL_MEMORY), source.get(SPILL_LIMIT), source.get(MAX_STATEMENT_SIZE),
-        source.get(MAX_STATEMENT_DEPTH), (long) source.get(MAX_RESULT_ROWS), source.get(MAX_RESULT_BYTES));
+        source.get(MAX_STATEMENT_DEPTH), (long) source.get(MAX_RESULT_ROWS), source.get(MAX_RESULT_BYTES),
+        source.find(CPU_THREADS).orElseGet(QueryLimits::defaultCpuThreads));
   }
 
   public QueryLimits withTimeout(Duration limit) {
     return new QueryLimits(limit, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
   }
 
   public QueryLimits withTenantConcurrency(int running, int queued) {
     return new QueryLimits(timeout, running, queued, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
   }
 
   public QueryLimits withTotalMemory(long bytes) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, bytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
   }
 
   public QueryLimits withStatementLimits(long bytes, int depth) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, bytes, depth,
-        maxResultRows, maxResultBytes);
+        maxResultRows, maxResultBytes, cpuThreads);
+  }
+
+  public QueryLimits withCpuThreads(int threads) {
+    return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, maxResultRows, maxResultBytes, threads);
   }
 
   public QueryLimits withResultLimits(long rows, long bytes) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, rows, bytes);
+        maxStatementDepth, rows, bytes, cpuThreads);
   }
 }

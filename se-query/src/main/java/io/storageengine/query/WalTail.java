@@ -18,6 +18,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.LongFunction;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -33,7 +34,10 @@ import org.slf4j.LoggerFactory;
  * segment atomically and acknowledges it only afterwards, so a present segment is complete; a
  * slot a writer has not created yet ends the tail, exactly where a reconcile pass stops).
  * Segments seen once are remembered, so a query pays one store read per table for the tail's end
- * (a not-found when nothing new arrived), plus one read per new segment.
+ * (a not-found when nothing new arrived), plus one read per new segment; when a frame carries a
+ * producer, one de-duplication pass over the new segments ({@link ProducerDedup.Pass}) adds one
+ * read of {@code producers.json} (an entity table's next layer resumes the pass of the layer
+ * before, reading none).
  *
  * <p>What the tail adds is computed by reconciliation's own code ({@link WalTailRows}) and kept
  * as Parquet files in the DuckDB runtime's file cache under the tenant:
@@ -104,9 +108,13 @@ final class WalTail {
       return new Read(afterSeq, List.of(), Map.of());
     }
     // Frames of idempotent writes that an earlier frame already carries are skipped, as
-    // reconciliation skips them; a segment's rows depend only on the segments before it.
+    // reconciliation skips them; a segment's rows depend only on the segments before it. One
+    // pass over the tail's new segments (ProducerDedup.Pass): producers.json is read once.
     Duration producerRetention = TableSettings.producerRetention(table);
+    LongFunction<WalSegment> segments = seq -> segment(displayName, tableWal, seq, fresh);
     if (!entity) {
+      ProducerDedup.Pass dedup = new ProducerDedup.Pass(wal, tableWal, producerRetention, ProducerDedup.State.START,
+          segments);
       List<PlannedFile> files = new ArrayList<>();
       long staged = afterSeq;
       for (long seq = afterSeq + 1; seq <= last; seq++) {
@@ -115,9 +123,7 @@ final class WalTail {
         DataFileCache.Lease lease;
         try {
           lease = duckdb.files().acquire(catalogId, name, target -> rows.writeAppendRows(catalogId,
-              schema, ProducerDedup.withoutDuplicates(wal, tableWal,
-                  List.of(segment(displayName, tableWal, segmentSeq, fresh)), producerRetention),
-              target));
+              schema, List.of(dedup.withoutDuplicates(segments.apply(segmentSeq))), target));
         } catch (SeException e) {
           if (throughSeq != null || !refusedByReconcile(e)) {
             throw e;
@@ -136,8 +142,17 @@ final class WalTail {
       throw SnapshotExpiredException.schemaChanged(displayName);
     }
     EntityTailFolds.Read fold = entityFolds.read(catalogId, table, snapshot, afterSeq, last,
-        seq -> ProducerDedup.withoutDuplicates(wal, tableWal, List.of(segment(displayName, tableWal, seq, fresh)),
-            producerRetention).get(0), leases);
+        new EntityTailFolds.Segments() {
+          @Override
+          public WalSegment segment(long seq) {
+            return segments.apply(seq);
+          }
+
+          @Override
+          public ProducerDedup.Pass dedup(ProducerDedup.State from) {
+            return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
+          }
+        }, leases);
     return new Read(last, fold.files(), fold.replacedPositions());
   }
 

@@ -8,7 +8,10 @@ import io.storageengine.common.SeException;
 import io.storageengine.objectstore.MemoryObjectStore;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import io.storageengine.testing.FaultInjectingObjectStore;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
@@ -114,6 +117,66 @@ class ProducerFramesTest {
           .get(0).frames()).as("a resend after GC").isEmpty();
     } catch (Exception e) {
       throw new AssertionError(e);
+    }
+  }
+
+  @Test
+  void aDedupPassOverTheTailReadsProducersJsonOnceAndResumesFromItsState() throws Exception {
+    try (FaultInjectingObjectStore store = new FaultInjectingObjectStore(new MemoryObjectStore())) {
+      ObjectStoreWal wal = new ObjectStoreWal(store, "writer");
+      TableWal table = new TableWal("c", TABLE);
+      wal.catchUpProducerWindows(table, null, DAY);
+      long now = System.currentTimeMillis();
+      long plain = wal.append(table, List.of(frame(null)));
+      List<Long> seqs = new ArrayList<>();
+      seqs.add(plain);
+      for (int i = 0; i < 40; i++) {
+        // Each batch is sent once and resent once in the next segment: segment k (k >= 2 in
+        // the list) carries sequences k-2 (a resend) and k-1.
+        seqs.add(wal.append(table, i == 0 ? List.of(frame(new ProducerStamp("p", 0, now)))
+            : List.of(frame(new ProducerStamp("p", i - 1, now)), frame(new ProducerStamp("p", i, now)))));
+      }
+      List<WalSegment> segments = new ArrayList<>();
+      for (long seq : seqs) {
+        segments.add(wal.read(table, seq).orElseThrow());
+      }
+      AtomicLong producerReads = new AtomicLong();
+      AtomicLong segmentReads = new AtomicLong();
+      try (FaultInjectingObjectStore.Registration ignored = store.before(FaultInjectingObjectStore.Operation.GET,
+          key -> true, (op, key) -> (key.equals(table.producersKey()) ? producerReads : segmentReads).incrementAndGet())) {
+        List<WalSegment> expected = ProducerDedup.withoutDuplicates(wal, table, segments, DAY);
+        producerReads.set(0);
+        segmentReads.set(0);
+        ProducerDedup.Pass pass = new ProducerDedup.Pass(wal, table, DAY, ProducerDedup.State.START,
+            seq -> wal.read(table, seq).orElseThrow());
+        List<WalSegment> unique = new ArrayList<>();
+        for (WalSegment segment : segments.subList(0, 20)) {
+          unique.add(pass.withoutDuplicates(segment));
+        }
+        ProducerDedup.Pass resumed = new ProducerDedup.Pass(wal, table, DAY, pass.state(),
+            seq -> wal.read(table, seq).orElseThrow());
+        for (WalSegment segment : segments.subList(20, segments.size())) {
+          unique.add(resumed.withoutDuplicates(segment));
+        }
+        assertThat(unique).usingRecursiveFieldByFieldElementComparator().isEqualTo(expected);
+        assertThat(unique.stream().mapToLong(s -> s.frames().size()).sum()).as("each batch once").isEqualTo(41);
+        assertThat(producerReads).as("producers.json, for 41 segments").hasValue(1);
+        assertThat(segmentReads).as("segments the caller gave").hasValue(0);
+
+        // Segments a caller skips (staged before) are read only once windows are kept.
+        producerReads.set(0);
+        ProducerDedup.Pass skipping = new ProducerDedup.Pass(wal, table, DAY, ProducerDedup.State.START,
+            seq -> wal.read(table, seq).orElseThrow());
+        assertThat(skipping.withoutDuplicates(segments.get(0)).frames()).hasSize(1);
+        assertThat(skipping.withoutDuplicates(segments.get(5)).frames()).extracting(f -> f.producer().sequence())
+            .containsExactly(4L);
+        segmentReads.set(0);
+        assertThat(skipping.withoutDuplicates(segments.get(9)).frames()).extracting(f -> f.producer().sequence())
+            .containsExactly(8L);
+        assertThat(segmentReads).as("segments 6-8, skipped").hasValue(3);
+        assertThat(producerReads).hasValue(1);
+        assertThatThrownBy(() -> skipping.withoutDuplicates(segments.get(9))).isInstanceOf(IllegalArgumentException.class);
+      }
     }
   }
 
