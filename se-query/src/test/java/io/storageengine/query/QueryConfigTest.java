@@ -33,7 +33,7 @@ class QueryConfigTest {
     QueryConfig config = QueryConfig.defaults();
     assertThat(config).isEqualTo(new QueryConfig("1GB", 2, 8192, 10_000));
     assertThat(config.limits()).isEqualTo(new QueryLimits(java.time.Duration.ofMinutes(5), 2, 16, 4L << 30, "10GB",
-        1L << 20, 200, 100_000_000L, 8L << 30, Math.max(1, Runtime.getRuntime().availableProcessors() - 1)));
+        1L << 20, 200, 100_000_000L, 8L << 30, Math.max(1, Runtime.getRuntime().availableProcessors())));
     assertThat(config.memoryLimitBytes()).isEqualTo(1_000_000_000L);
     assertThat(QueryConfig.from(ConfigSource.defaults())).isEqualTo(config);
   }
