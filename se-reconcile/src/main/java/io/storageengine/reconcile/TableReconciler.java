@@ -136,9 +136,15 @@ final class TableReconciler {
   ReconcileResult run(TableWal tableWal) {
     try (ReconcileTrace trace = ReconcileTrace.start(telemetry, tableWal.catalogId(),
         tableWal.tableUuid().toString())) {
+      if (sliceId >= 0) {
+        trace.slice(sliceId);
+      }
       try {
         ReconcileResult r = run(tableWal, trace);
         trace.result(r.outcome().name().toLowerCase(Locale.ROOT), r.walRows(), r.dataFiles(), r.deleteVectors());
+        if (sliceId >= 0 && r.outcome() == ReconcileResult.Outcome.COMMITTED) {
+          trace.slicePosition(r.toSeq());
+        }
         return r;
       } catch (RuntimeException | Error e) {
         trace.failed(e);

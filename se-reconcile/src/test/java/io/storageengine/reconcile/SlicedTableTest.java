@@ -94,6 +94,30 @@ class SlicedTableTest {
   }
 
   @Test
+  void slicePassesReportRowsAndProgressPerSlice() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("metered", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver", TableProperties.SLICE_COUNT, "2"));
+      TableWal tw = env.walOf(table, "metered");
+      List<EntityModel.Op> ops = append(env, tw, upserts(0, 300, 1));
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      ReconcileResult first = reconciler.reconcileSlice(tw, 0);
+      ReconcileResult second = reconciler.reconcileSlice(tw, 1);
+      String metrics = reconciler.telemetry().metrics().scrape();
+      String labels = "catalog=\"" + TestEnvironment.CATALOG + "\",slice=\"%d\",table=\"db.metered\"";
+      assertThat(metrics)
+          .contains("se_reconcile_slice_rows_total{" + String.format(labels, 0) + "} " + (double) first.walRows())
+          .contains("se_reconcile_slice_rows_total{" + String.format(labels, 1) + "} " + (double) second.walRows())
+          .contains("se_reconcile_slice_wal_seq{" + String.format(labels, 0) + "} 1.0")
+          .contains("se_reconcile_slice_wal_seq{" + String.format(labels, 1) + "} 1.0");
+      assertThat(first.walRows() + second.walRows()).isEqualTo(ops.size());
+      assertThat(first.walRows()).isPositive();
+      assertThat(second.walRows()).isPositive();
+    }
+  }
+
+  @Test
   void passesOfOneSliceRacingApplyTheRangeOnce() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Table table = sliced(env, 2);

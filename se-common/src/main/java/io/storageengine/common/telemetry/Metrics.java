@@ -42,6 +42,7 @@ public final class Metrics implements AutoCloseable {
   private final ConcurrentMap<Tags, IngestMeters> ingest = new ConcurrentHashMap<>();
   private final ConcurrentMap<Tags, AtomicLong[]> backlog = new ConcurrentHashMap<>();
   private final ConcurrentMap<Tags, AtomicLong[]> reconcileHealth = new ConcurrentHashMap<>();
+  private final ConcurrentMap<Tags, AtomicLong> slicePositions = new ConcurrentHashMap<>();
   private final Timer ackLatency;
   private final Timer walFlushLatency;
   private final DistributionSummary walFlushSize;
@@ -138,6 +139,30 @@ public final class Metrics implements AutoCloseable {
     if (rows > 0) {
       Counter.builder("se.reconcile.rows").description("WAL rows committed to Iceberg")
           .tags(tableTags(catalog, table)).register(registry).increment(rows);
+    }
+  }
+
+  /**
+   * One pass of slice {@code slice} of a sliced table: the WAL rows it committed
+   * ({@code se_reconcile_slice_rows_total}) and, when it committed, the WAL seq the slice has
+   * reached ({@code se_reconcile_slice_wal_seq}; -1 leaves it as it was). A slice's lag is the
+   * table's newest WAL seq less this.
+   */
+  public void reconcileSlice(String catalog, String table, int slice, long rows, long walSeq) {
+    Tags tags = tableTags(catalog, table).and("slice", Integer.toString(slice));
+    if (rows > 0) {
+      Counter.builder("se.reconcile.slice.rows").description("WAL rows a slice's passes committed to Iceberg")
+          .tags(tags).register(registry).increment(rows);
+    }
+    AtomicLong position = slicePositions.computeIfAbsent(tags, t -> {
+      AtomicLong v = new AtomicLong(-1);
+      Gauge.builder("se.reconcile.slice.wal.seq", v, AtomicLong::get)
+          .description("the WAL seq a slice's committed passes have reached (-1: none seen yet)")
+          .tags(t).register(registry);
+      return v;
+    });
+    if (walSeq >= 0) {
+      position.accumulateAndGet(walSeq, Math::max);
     }
   }
 

@@ -20,6 +20,8 @@ public final class ReconcileTrace implements AutoCloseable {
   private final long startNanos = System.nanoTime();
   private String outcome = "failed";
   private long rows;
+  private int slice = -1;
+  private long slicePosition = -1;
 
   private ReconcileTrace(Telemetry telemetry, String catalogId, String table, String tableUuid) {
     this.telemetry = telemetry;
@@ -41,6 +43,17 @@ public final class ReconcileTrace implements AutoCloseable {
   public void table(String name) {
     this.table = name;
     run.setAttribute(SpanFields.TABLE, name);
+  }
+
+  /** The pass is one slice's: its metrics are reported per slice too. */
+  public void slice(int id) {
+    this.slice = id;
+    run.setAttribute(SpanFields.SLICE, (long) id);
+  }
+
+  /** The WAL seq the slice's progress reached with this pass's commit. */
+  public void slicePosition(long walSeq) {
+    this.slicePosition = walSeq;
   }
 
   /**
@@ -124,6 +137,9 @@ public final class ReconcileTrace implements AutoCloseable {
     scope.close();
     run.end();
     telemetry.metrics().reconcilePass(catalogId, table, outcome, rows, System.nanoTime() - startNanos);
+    if (slice >= 0) {
+      telemetry.metrics().reconcileSlice(catalogId, table, slice, rows, slicePosition);
+    }
   }
 
   private <T> T child(String name, Supplier<T> body) {

@@ -60,6 +60,8 @@ public final class SpanFields {
   public static final AttributeKey<Long> FRAMES = AttributeKey.longKey("wal.frames");
   public static final AttributeKey<Long> WAL_FROM = AttributeKey.longKey("wal.from_seq");
   public static final AttributeKey<Long> WAL_TO = AttributeKey.longKey("wal.to_seq");
+  /** The slice a reconcile pass is for, on a sliced table. */
+  public static final AttributeKey<Long> SLICE = AttributeKey.longKey("slice");
   public static final AttributeKey<Long> FILES = AttributeKey.longKey("files");
   public static final AttributeKey<Long> DELETION_VECTORS = AttributeKey.longKey("deletion_vectors");
   public static final AttributeKey<String> OUTCOME = AttributeKey.stringKey("outcome");
