@@ -100,32 +100,30 @@ public final class Maintainer {
    * catalog or the table does not exist.
    */
   public MaintenanceResult maintain(String catalogId, TableIdentifier identifier) {
-    Catalog catalog = catalogs.catalog(catalogId);
-    Table table;
-    try {
-      table = catalog.loadTable(identifier);
-    } catch (NoSuchTableException | NoSuchNamespaceException e) {
-      throw SeException.notFound("table '%s' not found in catalog '%s'", identifier, catalogId);
-    }
+    Table table = load(catalogId, identifier);
     return tables.run(new TableWal(catalogId, table.uuid()), table, defaults);
   }
 
   /**
    * Splits slice {@code sliceId} of the sliced entity table {@code identifier} of
-   * {@code catalogId} at the midpoint of its hash range now ({@code se table split-slice}),
+   * {@code catalogId} at the midpoint of its hash range now ({@code se maintain --split-slice}),
    * online, by the protocol of {@link io.storageengine.reconcile.SliceMeta}; returns the change
    * ({@code "split [0] -> [2, 3]"}), empty when the slices-meta changed meanwhile. NOT_FOUND
    * for a missing table or slice, INVALID_ARGUMENT for a table that is not sliced.
    */
   public Optional<String> splitSlice(String catalogId, TableIdentifier identifier, int sliceId) {
+    Table table = load(catalogId, identifier);
+    return tables.splitSlice(new TableWal(catalogId, table.uuid()), table, sliceId);
+  }
+
+  /** The table, or NOT_FOUND naming it when the catalog or the table does not exist. */
+  private Table load(String catalogId, TableIdentifier identifier) {
     Catalog catalog = catalogs.catalog(catalogId);
-    Table table;
     try {
-      table = catalog.loadTable(identifier);
+      return catalog.loadTable(identifier);
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
       throw SeException.notFound("table '%s' not found in catalog '%s'", identifier, catalogId);
     }
-    return tables.splitSlice(new TableWal(catalogId, table.uuid()), table, sliceId);
   }
 
   /**
