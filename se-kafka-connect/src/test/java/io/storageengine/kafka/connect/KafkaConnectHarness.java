@@ -11,12 +11,19 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.ConsumerGroupDescription;
+import org.apache.kafka.clients.admin.MemberDescription;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.GroupState;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
@@ -160,6 +167,52 @@ final class KafkaConnectHarness implements AutoCloseable {
     FutureCallback<Void> done = new FutureCallback<>();
     connect.herder().restartTask(new ConnectorTaskId(name, 0), done);
     done.get(30, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Replaces the connector's config (e.g. another {@code tasks.max}) and waits until
+   * {@code tasks} tasks run and the connector's consumer group is stable with {@code tasks}
+   * members that each hold some of the topics' {@code partitions}: the partitions moved
+   * between tasks. Needs {@code tasks <= partitions}.
+   */
+  void reconfigure(Map<String, String> config, int tasks, int partitions) throws Exception {
+    String name = config.get("name");
+    createConnector(config);
+    await(Duration.ofSeconds(60), () -> runningTasks(name) == tasks, tasks + " tasks of " + name + " running");
+    await(Duration.ofSeconds(60), Duration.ofMillis(200), () -> {
+      Map<String, Set<TopicPartition>> members = assignment(name);
+      return members.size() == tasks && members.values().stream().noneMatch(Set::isEmpty)
+          && members.values().stream().mapToInt(Set::size).sum() == partitions;
+    }, "the " + partitions + " partitions of " + name + " shared by " + tasks + " consumers of a stable group");
+  }
+
+  int runningTasks(String name) {
+    return (int) connect.herder().connectorStatus(name).tasks().stream()
+        .filter(t -> t.state().equals("RUNNING")).count();
+  }
+
+  /**
+   * The partitions each member of the connector's consumer group ({@code connect-<name>})
+   * holds; empty while the group rebalances.
+   */
+  Map<String, Set<TopicPartition>> assignment(String name) {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      ConsumerGroupDescription group = admin.describeConsumerGroups(List.of("connect-" + name))
+          .describedGroups().get("connect-" + name).get(30, TimeUnit.SECONDS);
+      Map<String, Set<TopicPartition>> members = new HashMap<>();
+      if (group.groupState() != GroupState.STABLE) {
+        return members; // a rebalance in progress: no assignment yet
+      }
+      for (MemberDescription member : group.members()) {
+        members.put(member.consumerId(), member.assignment().topicPartitions());
+      }
+      return members;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    } catch (ExecutionException | TimeoutException e) {
+      throw new IllegalStateException("describing consumer group connect-" + name, e);
+    }
   }
 
   String taskState(String name) {
