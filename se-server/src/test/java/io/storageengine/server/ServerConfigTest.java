@@ -25,6 +25,7 @@ class ServerConfigTest {
         .collect(Collectors.toMap(k -> k.flag() + " " + k.environmentVariable(), ConfigKey::defaultValue));
     assertThat(pinned).containsExactlyInAnyOrderEntriesOf(Map.ofEntries(
         Map.entry("server.address SE_SERVER_ADDRESS", "127.0.0.1:7777"),
+        Map.entry("server.warmup-streams SE_SERVER_WARMUP_STREAMS", "500"),
         Map.entry("data-dir SE_DATA_DIR", ".se"),
         Map.entry("object-store.type SE_OBJECT_STORE_TYPE", "fs"),
         Map.entry("object-store.root SE_OBJECT_STORE_ROOT", ""),
