@@ -40,8 +40,8 @@ import org.apache.iceberg.types.Types;
  * dropped, reordered columns; struct columns read per file layout, see
  * {@link FieldIdProjection}). Deleted positions are removed by a bitmap per file with deletes
  * ({@link DeletionMasks}, a table of {@link QueryDatabasePool#META_SCHEMA}); files without
- * deletes are read as they are. A snapshot
- * without files gives an empty view with the schema's columns.
+ * deletes are read as they are. A snapshot without files gives an empty view with the schema's
+ * columns.
  */
 final class TableViews {
   private static final String META_SCHEMA = QueryDatabasePool.META_SCHEMA;
