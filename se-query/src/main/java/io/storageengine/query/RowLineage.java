@@ -54,11 +54,11 @@ final class RowLineage {
 
   /**
    * The query of a view over {@code clean} and {@code withDeletes} files (read by field id with
-   * {@code projection}, deleted positions in table {@code deletes}) with the schema's columns and
+   * {@code projection}, deleted positions removed with {@code deletes}) with the schema's columns and
    * the lineage columns. Creates the table of the files' lineage, named after {@code number}.
    */
   static String viewSql(Connection connection, Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes,
-      String deletes, Function<PlannedFile, FieldIdProjection> projection, int number) throws SQLException {
+      DeletionMasks deletes, Function<PlannedFile, FieldIdProjection> projection, int number) throws SQLException {
     List<String> hidden = hiddenColumns(schema);
     String fileEntries = MetadataColumns.ROW_ID.fieldId() + ": {name: " + SqlQuoting.literal(FILE_ROW_ID)
         + ", type: 'BIGINT', default_value: NULL}, " + MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER.fieldId()
@@ -104,8 +104,7 @@ final class RowLineage {
           parts.add("SELECT " + read.selectList() + lineageColumns + " FROM read_parquet(" + files + read.readOptions()
               + ", filename = '__se_file', file_row_number = true) AS data JOIN " + lineage
               + " AS l ON l.__se_lineage_file = data.__se_file"
-              + (deleted ? " WHERE NOT EXISTS (SELECT 1 FROM " + deletes
-                  + " AS d WHERE d.file = data.__se_file AND d.pos = data.file_row_number)" : ""));
+              + (deleted ? deletes.keepLive(group.getValue()) : ""));
         }
       }
     }

@@ -25,8 +25,6 @@ import java.util.TreeSet;
 import java.util.function.Function;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
-import org.duckdb.DuckDBAppender;
-import org.duckdb.DuckDBConnection;
 
 /**
  * Builds the DuckDB view of one planned table snapshot on a query's connection: a view
@@ -40,9 +38,10 @@ import org.duckdb.DuckDBConnection;
  * the schema) and remembered in {@link SnapshotPlanCache.Plan#readsByName}. <b>By field id</b>
  * otherwise, or when that check failed: right for files of any schema version (renamed, added,
  * dropped, reordered columns; struct columns read per file layout, see
- * {@link FieldIdProjection}). Deleted positions are removed by an anti-join against a table of
- * {@link QueryDatabasePool#META_SCHEMA} that only files with deletes take part in. A snapshot
- * without files gives an empty view with the schema's columns.
+ * {@link FieldIdProjection}). Deleted positions are removed by a bitmap per file with deletes
+ * ({@link DeletionMasks}, a table of {@link QueryDatabasePool#META_SCHEMA}); files without
+ * deletes are read as they are. A snapshot without files gives an empty view with the schema's
+ * columns.
  */
 final class TableViews {
   private static final String META_SCHEMA = QueryDatabasePool.META_SCHEMA;
@@ -99,18 +98,7 @@ final class TableViews {
     for (PlannedFile file : table.files()) {
       (file.deletedPositions().length == 0 ? clean : withDeletes).add(file);
     }
-    String deletes = null;
-    if (!withDeletes.isEmpty()) {
-      deletes = META_SCHEMA + ".deletes_" + number;
-      execute(connection, "CREATE TABLE " + deletes + " (file VARCHAR, pos BIGINT)");
-      try (DuckDBAppender appender = ((DuckDBConnection) connection).createAppender(META_SCHEMA, "deletes_" + number)) {
-        for (PlannedFile file : withDeletes) {
-          for (long position : file.deletedPositions()) {
-            appender.beginRow().append(file.localPath()).append(position).endRow();
-          }
-        }
-      }
-    }
+    DeletionMasks deletes = withDeletes.isEmpty() ? null : DeletionMasks.create(connection, number);
     SnapshotPlanCache.Plan plan = table.plan();
     boolean byName = !lineage && plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
     if (byName && plan.readsByName == null) {
@@ -172,10 +160,10 @@ final class TableViews {
    * blindly; so files of a table that never changed its schema are read by name, which is the
    * same thing for them. Files are grouped by {@code projection} (one group unless a struct
    * column must be read per file layout, see {@link FieldIdProjection}). Deleted positions are
-   * removed by an anti-join only for files that have some.
+   * removed only from files that have some, by their bitmaps ({@link DeletionMasks}).
    */
-  private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes, String deletes,
-      Function<PlannedFile, FieldIdProjection> projection) {
+  private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes,
+      DeletionMasks deletes, Function<PlannedFile, FieldIdProjection> projection) throws SQLException {
     List<String> parts = new ArrayList<>();
     for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(clean, projection).entrySet()) {
       FieldIdProjection read = group.getKey();
@@ -184,8 +172,7 @@ final class TableViews {
     for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(withDeletes, projection).entrySet()) {
       FieldIdProjection read = group.getKey();
       parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions()
-          + ", filename = '__se_file', file_row_number = true) AS data WHERE NOT EXISTS (SELECT 1 FROM "
-          + deletes + " AS d WHERE d.file = data.__se_file AND d.pos = data.file_row_number)");
+          + ", file_row_number = true) AS data" + deletes.keepLive(group.getValue()));
     }
     if (parts.isEmpty()) {
       StringJoiner empty = new StringJoiner(", ");

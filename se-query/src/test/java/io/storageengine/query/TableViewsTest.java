@@ -162,6 +162,38 @@ class TableViewsTest {
   }
 
   @Test
+  void deletedPositionsAreRemovedPerFileOfOneRead() throws SQLException {
+    // Positions on both sides of a byte of the bitmap; the rows after the last deleted one are
+    // past the first file's bitmap (16 bits) and stay.
+    PlannedFile first = file("many-deletes-1.parquet", "SELECT i::INTEGER AS id, 'f' || i AS name FROM range(0, 20) t(i)",
+        "{id: 1, name: 2}", 0, 7, 8, 15);
+    PlannedFile second = file("many-deletes-2.parquet", "SELECT i::INTEGER AS id, 'g' || i AS name FROM range(100, 110) t(i)",
+        "{id: 1, name: 2}", 9);
+    PlannedFile clean = file("many-deletes-clean.parquet", "SELECT 50 AS id, 'c' AS name", "{id: 1, name: 2}");
+    List<String> rows = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      if (i != 0 && i != 7 && i != 8 && i != 15) {
+        rows.add(i + "|f" + i);
+      }
+    }
+    rows.add("50|c");
+    for (int i = 100; i < 109; i++) {
+      rows.add(i + "|g" + i);
+    }
+    for (boolean evolved : new boolean[] {false, true}) {
+      List<String> view = view(table(SCHEMA, evolved, new SnapshotPlanCache.Plan(List.of()), second, clean, first));
+      assertThat(view.subList(0, 2)).containsExactly("id INTEGER|name VARCHAR", evolved ? "by field id" : "by name");
+      assertThat(view.subList(2, view.size())).containsExactlyElementsOf(rows);
+    }
+  }
+
+  @Test
+  void aBitmapHasOneBitPerPositionUpToTheLastDeleted() {
+    assertThat(DeletionMasks.mask(new long[] {0, 7, 8, 15})).containsExactly((byte) 0x81, (byte) 0x81);
+    assertThat(DeletionMasks.mask(new long[] {9})).containsExactly((byte) 0x00, (byte) 0x40);
+  }
+
+  @Test
   void aSnapshotWithoutFilesHasTheSchemasColumns() throws SQLException {
     assertThat(view(table(SCHEMA, false, null))).containsExactly("id INTEGER|name VARCHAR", "by name");
     assertThat(view(table(SCHEMA, true, new SnapshotPlanCache.Plan(List.of())))).containsExactly("id INTEGER|name VARCHAR", "by name");

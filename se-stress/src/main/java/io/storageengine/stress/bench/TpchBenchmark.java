@@ -74,10 +74,11 @@ import org.apache.iceberg.rest.RESTCatalog;
  * <pre>java -cp ... io.storageengine.stress.bench.TpchBenchmark --server-address 127.0.0.1:7777 [--scale 1]</pre>
  *
  * <p>{@code --namespace ns} names the namespace (default {@code tpch_<time>}); with {@code
- * --reuse true} the tables of an earlier run in that namespace are queried without loading.
- * {@code --entity true} adds the entity variant ({@link #entityVariant}): lineitem as an entity
- * table after upserting every {@code --update-every}-th row (default 10), against its copy
- * without deletion vectors.
+ * --reuse true} the tables of an earlier run in that namespace are queried without loading
+ * (the entity variant's too, when that run made them). {@code --entity true} adds the entity
+ * variant ({@link #entityVariant}): lineitem as an entity table after upserting every {@code
+ * --update-every}-th row (default 10), against its copy without deletion vectors; {@code
+ * --append-queries false} then leaves out the 22 queries against DuckDB.
  */
 public final class TpchBenchmark {
   private static final int BATCH_ROWS = 100_000;
@@ -103,6 +104,7 @@ public final class TpchBenchmark {
     boolean reuse = Boolean.parseBoolean(opts.getOrDefault("reuse", "false"));
     boolean entity = Boolean.parseBoolean(opts.getOrDefault("entity", "false"));
     int updateEvery = Integer.parseInt(opts.getOrDefault("update-every", "10"));
+    boolean appendQueries = !entity || Boolean.parseBoolean(opts.getOrDefault("append-queries", "true"));
     String namespace = opts.getOrDefault("namespace", "tpch_" + Long.toString(System.currentTimeMillis(), 36));
 
     ObjectNode out = Json.object();
@@ -166,7 +168,7 @@ public final class TpchBenchmark {
             st.execute(view);
           }
         }
-        for (TpchQueries.Query q : TpchQueries.all()) {
+        for (TpchQueries.Query q : appendQueries ? TpchQueries.all() : List.<TpchQueries.Query>of()) {
           String viaEngine = TpchQueries.qualify(q.sql(), name -> "default." + namespace + "." + name);
           ObjectNode row = results.addObject();
           row.put("name", q.name());
@@ -230,7 +232,7 @@ public final class TpchBenchmark {
         // A failure here must not lose the numbers above: it is reported in the output.
         try {
           out.set("entity", entityVariant(catalog, flight, allocator, catalogId, namespace, scale, updateEvery,
-              repeats, tolerance));
+              repeats, tolerance, reuse));
         } catch (Exception e) {
           out.putObject("entity").put("error", String.valueOf(e));
         }
@@ -245,35 +247,41 @@ public final class TpchBenchmark {
    * version {@code l_version}) loaded at version 1, then every {@code every}-th row upserted at
    * version 2 with its quantity raised by 1 (so the snapshot carries deletion vectors), against
    * a copy loaded once with the same final rows (no deletion vectors: what compaction leaves).
-   * Every query reading lineitem runs on both; the results must be equal.
+   * Every query reading lineitem runs on both; the results must be equal. With {@code reuse} the
+   * two tables of an earlier run are queried as they are, if they exist.
    */
   private static ObjectNode entityVariant(RESTCatalog catalog, Location flight, BufferAllocator allocator,
-      String catalogId, String namespace, double scale, int every, int repeats, double tolerance) throws Exception {
+      String catalogId, String namespace, double scale, int every, int repeats, double tolerance, boolean reuse)
+      throws Exception {
     ObjectNode out = Json.object();
     TableDefinition definition = TableDefinition.builder(schemaText(TpchTable.LINE_ITEM) + ", l_version bigint not null")
         .mode(TableDefinition.Mode.ENTITY).primaryKey("l_orderkey", "l_linenumber").versionColumn("l_version")
         .property(NO_MAINTENANCE, "false").build();
     TableIdentifier upsertedId = TableIdentifier.of(namespace, "lineitem_upserted");
     TableIdentifier compactedId = TableIdentifier.of(namespace, "lineitem_compacted");
-    Table upserted = Tables.create(catalog, upsertedId, definition);
-    Table compacted = Tables.create(catalog, compactedId, definition);
+    boolean load = !(reuse && catalog.tableExists(upsertedId) && catalog.tableExists(compactedId));
+    Table upserted = load ? Tables.create(catalog, upsertedId, definition) : catalog.loadTable(upsertedId);
+    Table compacted = load ? Tables.create(catalog, compactedId, definition) : catalog.loadTable(compactedId);
     String upsertedSql = "default." + namespace + "." + upsertedId.name();
     String compactedSql = "default." + namespace + "." + compactedId.name();
     long t0 = System.nanoTime();
     try (FlightClient client = FlightClient.builder(allocator, flight).build();
         FlightSqlClient sql = new FlightSqlClient(client)) {
-      long rows = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale, e -> 1);
-      awaitSnapshotCount(sql, catalogId, upsertedSql, "true", rows);
-      long updates = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale,
-          e -> e.getRowNumber() % every == 0 ? 2 : 0);
-      awaitSnapshotCount(sql, catalogId, upsertedSql, "l_version = 2", updates);
-      load(flight, allocator, catalogId, compacted, TpchTable.LINE_ITEM, scale,
-          e -> e.getRowNumber() % every == 0 ? 2 : 1);
-      awaitSnapshotCount(sql, catalogId, compactedSql, "l_version = 2", updates);
-      awaitSnapshotCount(sql, catalogId, compactedSql, "true", rows);
-      out.put("rows", rows);
-      out.put("upserted_rows", updates);
-      out.put("load_seconds", round((System.nanoTime() - t0) / 1e9));
+      if (load) {
+        long rows = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale, e -> 1);
+        awaitSnapshotCount(sql, catalogId, upsertedSql, "true", rows);
+        long updates = load(flight, allocator, catalogId, upserted, TpchTable.LINE_ITEM, scale,
+            e -> e.getRowNumber() % every == 0 ? 2 : 0);
+        awaitSnapshotCount(sql, catalogId, upsertedSql, "l_version = 2", updates);
+        load(flight, allocator, catalogId, compacted, TpchTable.LINE_ITEM, scale,
+            e -> e.getRowNumber() % every == 0 ? 2 : 1);
+        awaitSnapshotCount(sql, catalogId, compactedSql, "l_version = 2", updates);
+        awaitSnapshotCount(sql, catalogId, compactedSql, "true", rows);
+        out.put("rows", rows);
+        out.put("upserted_rows", updates);
+        out.put("load_seconds", round((System.nanoTime() - t0) / 1e9));
+      }
+      out.put("reused", !load);
       for (TableIdentifier id : List.of(upsertedId, compactedId)) {
         int dataFiles = 0;
         int withDeletes = 0;
