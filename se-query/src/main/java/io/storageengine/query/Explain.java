@@ -144,7 +144,8 @@ final class Explain {
       line(value, "wal tail segments", (tail.throughSeq() - afterSeq) + " (seq " + (afterSeq + 1) + ".."
           + tail.throughSeq() + ")");
       line(value, "wal tail files", tail.files().size() + " (entity tables: fold layers)");
-      line(value, "wal tail rows", ROWS);
+      // Counted later from the files' footers (countTailRows); an empty tail has none.
+      line(value, "wal tail rows", tail.files().isEmpty() ? "0" : ROWS);
       if (!tail.files().isEmpty()) {
         pendingTails.put(rows.size(), tail.files().stream().map(TableSnapshotPlanner.PlannedFile::localPath).toList());
         // A later fold layer replaces rows of earlier ones, which the view does not read.
