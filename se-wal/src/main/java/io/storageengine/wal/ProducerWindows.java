@@ -57,6 +57,11 @@ public final class ProducerWindows {
   private static final class Window {
     final TreeMap<Long, Place> sequences = new TreeMap<>();
     long lastWriteMillis;
+
+    /** Whether the producer was idle for longer than {@code retention} at {@code nowMillis}: forgotten. */
+    boolean expired(long nowMillis, Duration retention) {
+      return nowMillis - lastWriteMillis > retention.toMillis();
+    }
   }
 
   private final Map<String, Window> producers = new HashMap<>();
@@ -82,8 +87,7 @@ public final class ProducerWindows {
    */
   public boolean admit(ProducerStamp stamp, long walSeq, int frame, Duration retention) {
     Window window = producers.get(stamp.producerId());
-    if (window != null
-        && stamp.writeMillis() - window.lastWriteMillis > retention.toMillis()) {
+    if (window != null && window.expired(stamp.writeMillis(), retention)) {
       producers.remove(stamp.producerId());
       window = null;
     }
@@ -126,7 +130,7 @@ public final class ProducerWindows {
    */
   public Lookup lookup(String producerId, long sequence, long nowMillis, Duration retention) {
     Window window = producers.get(producerId);
-    if (window == null || nowMillis - window.lastWriteMillis > retention.toMillis()) {
+    if (window == null || window.expired(nowMillis, retention)) {
       return Lookup.NEW;
     }
     if (window.sequences.containsKey(sequence)) {
@@ -145,8 +149,7 @@ public final class ProducerWindows {
    */
   public OptionalLong highestSequence(String producerId, long nowMillis, Duration retention) {
     Window window = producers.get(producerId);
-    if (window == null || window.sequences.isEmpty()
-        || nowMillis - window.lastWriteMillis > retention.toMillis()) {
+    if (window == null || window.sequences.isEmpty() || window.expired(nowMillis, retention)) {
       return OptionalLong.empty();
     }
     return OptionalLong.of(window.sequences.lastKey());
@@ -170,7 +173,7 @@ public final class ProducerWindows {
 
   /** Forgets the producers whose newest frame is older than {@code retention} at {@code nowMillis}. */
   public void expire(long nowMillis, Duration retention) {
-    producers.values().removeIf(w -> nowMillis - w.lastWriteMillis > retention.toMillis());
+    producers.values().removeIf(w -> w.expired(nowMillis, retention));
   }
 
   /** A deep copy. */
