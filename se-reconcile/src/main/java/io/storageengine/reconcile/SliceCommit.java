@@ -37,7 +37,9 @@ final class SliceCommit {
     if (!changes.referencedDataFiles().isEmpty()) {
       delta.validateDataFilesExist(changes.referencedDataFiles());
     }
-    SnapshotAncestryValidator marks = WalMarks.committingSlice(delta, slices, sliceId, expected, toSeq);
+    java.util.Set<Integer> stale = new java.util.HashSet<>(TableSlices.marks(table, base).keySet());
+    slices.forEach(s -> stale.remove(s.id()));
+    SnapshotAncestryValidator marks = WalMarks.committingSlice(delta, slices, stale, sliceId, expected, toSeq);
     Long baseId = base == null ? null : base.snapshotId();
     delta.validateWith(new SnapshotAncestryValidator() {
       private String problem = "";

@@ -103,16 +103,26 @@ public final class SliceMeta {
     /**
      * The slices of a snapshot whose progress entries are {@code marks} ({@link
      * TableSlices#marks}): the ranges of their ids; the active slices when there are none (no
-     * commit yet).
+     * commit yet). Where two ranges overlap the higher id wins: ids only grow, so the lower one is
+     * a slice a split or merge replaced whose entry a commit carried along by mistake (a slice's
+     * commit retried across a split did so before that was refused: {@link
+     * WalMarks#committingSlice}); the next commit of a slice leaves it out.
      */
     public List<TableSlices.Slice> asOf(Map<Integer, Long> marks) {
       if (marks.isEmpty()) {
         return slices;
       }
-      List<TableSlices.Slice> result = new ArrayList<>();
+      List<TableSlices.Slice> named = new ArrayList<>();
       for (int id : marks.keySet()) {
-        result.add(known(id).orElseThrow(() -> SeException.internal("the table's snapshot has progress of slice "
+        named.add(known(id).orElseThrow(() -> SeException.internal("the table's snapshot has progress of slice "
             + id + ", which its slices-meta does not know", null)));
+      }
+      named.sort(Comparator.comparingInt(TableSlices.Slice::id).reversed());
+      List<TableSlices.Slice> result = new ArrayList<>();
+      for (TableSlices.Slice candidate : named) {
+        if (result.stream().noneMatch(kept -> kept.lo() < candidate.hi() && candidate.lo() < kept.hi())) {
+          result.add(candidate);
+        }
       }
       result.sort(Comparator.comparingLong(TableSlices.Slice::lo));
       check("snapshot slices", result);

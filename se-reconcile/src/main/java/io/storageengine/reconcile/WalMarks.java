@@ -96,15 +96,25 @@ public final class WalMarks {
    * has none yet), and {@code se.wal.seq} = their least. Passes of other slices that land in
    * between are thereby kept, not overwritten: Iceberg runs the validator, on every internal
    * retry, against the lineage the snapshot is then built on, before it computes the summary.
+   * Entries of {@code stale} (ids the planned snapshot still names though a split or merge
+   * replaced them, see {@code SliceMeta.Layout#asOf}) are left out, so such a commit repairs the
+   * lineage. An update's summary keeps every entry an earlier attempt set (Iceberg has no way to
+   * unset one), so a retry whose lineage has other slices than the attempt before (a split or
+   * merge landed in between) fails instead of carrying the replaced slice's entry.
    */
   static SnapshotAncestryValidator committingSlice(SnapshotUpdate<?> update, List<TableSlices.Slice> slices,
-      int sliceId, long expected, long toSeq) {
+      java.util.Set<Integer> stale, int sliceId, long expected, long toSeq) {
     return new SnapshotAncestryValidator() {
       private String problem = "";
+      private java.util.Set<Integer> written;
 
       @Override
       public boolean validate(Iterable<Snapshot> ancestors) {
         Map<Integer, Long> now = sliceMarks(of(ancestors), slices);
+        now.keySet().removeAll(stale);
+        if (!sameSlicesAsBefore(now.keySet())) {
+          return false;
+        }
         Long own = now.get(sliceId);
         if (own == null) {
           problem = "slice " + sliceId + " no longer exists: a split or merge replaced it";
@@ -116,6 +126,15 @@ public final class WalMarks {
         }
         now.put(sliceId, toSeq);
         set(update, now);
+        return true;
+      }
+
+      private boolean sameSlicesAsBefore(java.util.Set<Integer> ids) {
+        if (written != null && !written.equals(ids)) {
+          problem = "the table's slices changed from " + written + " to " + ids + " while the commit was retried";
+          return false;
+        }
+        written = new java.util.TreeSet<>(ids);
         return true;
       }
 
@@ -134,12 +153,14 @@ public final class WalMarks {
    * committed, or a writer outside the passes touched their rows). Sets on {@code update}'s
    * summary that lineage's progress entries without {@code from}'s, each slice of {@code to} at
    * {@code expected}, and {@code se.wal.seq} = their least. {@code slices}: the slices when the
-   * lineage has no progress entries yet.
+   * lineage has no progress entries yet. Like {@link #committingSlice}, a retry whose lineage
+   * has other slices than the attempt before fails.
    */
   public static SnapshotAncestryValidator replacingSlices(Table table, SnapshotUpdate<?> update, Long baseId,
       List<TableSlices.Slice> slices, List<Integer> from, List<TableSlices.Slice> to, long expected) {
     return new SnapshotAncestryValidator() {
       private String problem = "";
+      private java.util.Set<Integer> written;
 
       @Override
       public boolean validate(Iterable<Snapshot> ancestors) {
@@ -165,6 +186,12 @@ public final class WalMarks {
         for (TableSlices.Slice s : to) {
           now.put(s.id(), expected);
         }
+        if (written != null && !written.equals(now.keySet())) {
+          // An earlier attempt's entries stay in the update's summary (see committingSlice).
+          problem = "the table's slices changed from " + written + " to " + now.keySet() + " while the commit was retried";
+          return false;
+        }
+        written = new java.util.TreeSet<>(now.keySet());
         set(update, now);
         return true;
       }

@@ -240,6 +240,43 @@ class SliceSplitTest {
     }
   }
 
+  /**
+   * Another slice's commit whose first attempt ran on the snapshot before a split and whose
+   * Iceberg retry runs on the split's: an update's summary keeps what the first attempt set, so
+   * the retry must fail (and the pass plan again) rather than carry the replaced slice's entry
+   * next to its children's (seen in distributed mode: every later pass then failed on slices that
+   * overlap). A snapshot that already carries such an entry is read with the children winning.
+   */
+  @Test
+  void otherSlicesCommitRetriedAcrossASplitFailsInsteadOfKeepingTheReplacedSlice() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Load load = new Load(env, 2, 30);
+      load.ingest(0, 150, 0, 0);
+      load.drainAndCheck("before");
+      long seq = load.segments;
+      List<TableSlices.Slice> planned = load.layout().asOf(load.marks());
+      org.apache.iceberg.RowDelta delta = load.table.newRowDelta();
+      org.apache.iceberg.SnapshotAncestryValidator marks =
+          WalMarks.committingSlice(delta, planned, java.util.Set.of(), 1, seq, seq);
+      delta.validateWith(marks);
+      // The first attempt, on the snapshot before the split; its compare-and-swap loses to the split.
+      assertThat(marks.validate(org.apache.iceberg.util.SnapshotUtil.ancestorsOf(
+          load.table.currentSnapshot().snapshotId(), load.table::snapshot))).isTrue();
+      assertThat(load.maintainer(MaintenanceHooks.NONE).splitSlice(TestEnvironment.CATALOG,
+          TableIdentifier.of("db", "sliced"), 0)).contains("split [0] -> [2, 3]");
+
+      assertThatThrownBy(delta::commit).isInstanceOf(org.apache.iceberg.exceptions.ValidationException.class)
+          .hasMessageContaining("slices changed from [0, 1] to [1, 2, 3]");
+      assertThat(load.marks()).containsOnlyKeys(1, 2, 3);
+
+      // A lineage that names the replaced slice 0 next to its children 2 and 3: the children win.
+      assertThat(load.layout().asOf(Map.of(0, seq - 1, 1, seq, 2, seq, 3, seq)))
+          .extracting(TableSlices.Slice::id).containsExactly(2, 3, 1);
+      load.ingest(100, 200, 0, 0);
+      load.drainAndCheck("after the split and a pass of every slice");
+    }
+  }
+
   @Test
   void parentPassCommittingWhileTheSplitRewritesFailsTheSplitWhichPlansAgain() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
