@@ -232,8 +232,8 @@ public final class ClusterSuite implements Callable<Integer> {
         "--server.address", "127.0.0.1:" + brokerPort)));
     for (int i = 0; i < servers; i++) {
       int port = DevProcess.freePort();
-      roles.add(role("server-" + i, "server", work, port, storage, List.of("start", "server",
-          "--server.address", "127.0.0.1:" + port, "--ingest.flush-interval", options.flushInterval)));
+      roles.add(role("server-" + i, "server", work, port, storage, options.withWarmup(List.of("start", "server",
+          "--server.address", "127.0.0.1:" + port, "--ingest.flush-interval", options.flushInterval))));
     }
     for (int i = 0; i < workers; i++) {
       roles.add(role("worker-" + i, "worker", work, 0, storage, List.of("start", "worker", "--concurrency", "2")));

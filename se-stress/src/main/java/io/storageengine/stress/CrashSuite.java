@@ -92,8 +92,8 @@ public final class CrashSuite implements Callable<Integer> {
     String adminToken = java.util.HexFormat.of().formatHex(randomBytes());
     ServerEndpoint endpoint = new ServerEndpoint("127.0.0.1", port).withToken(adminToken);
     java.util.Map<String, String> serverEnvironment = java.util.Map.of("SE_AUTH_BOOTSTRAP_TOKEN", adminToken);
-    List<String> serverArgs = List.of("--ingest.flush-interval", options.flushInterval,
-        "--reconcile.interval", "1s", "--auth.mode", "tokens");
+    List<String> serverArgs = options.withWarmup(List.of("--ingest.flush-interval", options.flushInterval,
+        "--reconcile.interval", "1s", "--auth.mode", "tokens"));
     err.printf("crash-suite: seed %d, se dev on 127.0.0.1:%d, data in %s, log %s%n",
         actualSeed, port, dataDir, log);
 

@@ -38,6 +38,9 @@ final class SuiteOptions {
   @Option(names = "--flush-interval", defaultValue = "200ms", description = "The servers' --ingest.flush-interval (default ${DEFAULT-VALUE}).")
   String flushInterval;
 
+  @Option(names = "--warmup-streams", description = "The servers' --server.warmup-streams (default: the server's own; 0 starts them faster, without the ingest warm-up).")
+  Integer warmupStreams;
+
   @Option(names = "--seed", description = "Seed of the kills and the producers (default: random, printed in the report).")
   Long seed;
 
@@ -67,6 +70,16 @@ final class SuiteOptions {
   }
 
   /** The seed given, else a random one (printed in the report so a run can be repeated). */
+  /** {@code args} with {@code --server.warmup-streams} added when {@code --warmup-streams} was given. */
+  List<String> withWarmup(List<String> args) {
+    if (warmupStreams == null) {
+      return args;
+    }
+    List<String> all = new java.util.ArrayList<>(args);
+    all.addAll(List.of("--server.warmup-streams", Integer.toString(warmupStreams)));
+    return all;
+  }
+
   long resolveSeed() {
     return seed != null ? seed : new Random().nextLong();
   }

@@ -33,7 +33,10 @@ class ClusterSuiteTest {
         new PrintStream(err, true, StandardCharsets.UTF_8))).execute(
         "--se", root.resolve("se").toString(), "--work-dir", work.toString(),
         "--duration", "20s", "--min-kills", "3", "--min-gap", "3s", "--max-gap", "5s",
-        "--rate", "1500", "--tables", "1", "--seed", "42", "--java-opts", "-Xmx512m");
+        "--rate", "1500", "--tables", "1", "--seed", "42", "--java-opts", "-Xmx512m",
+        // The ingest warm-up is tested on its own (IngestWarmupTest, the quickstart test); here it
+        // would only add its 7-14 s to every server start and restart.
+        "--warmup-streams", "0");
     String log = err.toString(StandardCharsets.UTF_8);
     assertThat(exit).as("cluster suite exit code; its log:\n%s\nreport:\n%s", log, out).isZero();
 
