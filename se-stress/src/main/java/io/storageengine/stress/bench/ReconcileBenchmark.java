@@ -20,7 +20,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,10 +29,6 @@ import java.util.Set;
 import java.util.function.LongUnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.TimeStampMicroVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.iceberg.PartitionSpec;
@@ -263,22 +258,7 @@ public final class ReconcileBenchmark {
 
   private WalFrame frame(Schema schema, long from, int n, LongUnaryOperator key, long version) {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(schema), allocator)) {
-      BigIntVector id = (BigIntVector) root.getVector("id");
-      TimeStampMicroVector ts = (TimeStampMicroVector) root.getVector("ts");
-      IntVector v = (IntVector) root.getVector("v");
-      VarCharVector s = (VarCharVector) root.getVector("s");
-      id.allocateNew(n);
-      ts.allocateNew(n);
-      v.allocateNew(n);
-      s.allocateNew(n * 8L, n);
-      for (int i = 0; i < n; i++) {
-        long k = key.applyAsLong(from + i);
-        id.set(i, k);
-        ts.set(i, 1_700_000_000_000_000L + version * 1_000_000L + (k % 1000));
-        v.set(i, (int) (k * 31 % 100_000));
-        s.setSafe(i, ("s" + (k % 10_000)).getBytes(StandardCharsets.UTF_8));
-      }
-      root.setRowCount(n);
+      EntityRows.fill(root, from, n, key, version);
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(bytes))) {
         writer.start();
