@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * child's pid is the JVM's own: {@link #kill} sends it SIGKILL ({@code kill -9}), with no chance
  * to flush or close anything.
  */
-final class DevProcess implements AutoCloseable {
+public final class DevProcess implements AutoCloseable {
   private static final HttpClient HTTP =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
 
@@ -63,7 +63,7 @@ final class DevProcess implements AutoCloseable {
   }
 
   /** As {@link #startRole(Path, String, List, int, Path, String)}, with {@code environment} added. */
-  static DevProcess startRole(Path launcher, String name, List<String> args, int port, Path log,
+  public static DevProcess startRole(Path launcher, String name, List<String> args, int port, Path log,
       String javaOpts, java.util.Map<String, String> environment) throws IOException {
     List<String> command = new ArrayList<>();
     command.add(launcher.toString());
@@ -82,7 +82,7 @@ final class DevProcess implements AutoCloseable {
   }
 
   /** A port that was free a moment ago on 127.0.0.1. */
-  static int freePort() throws IOException {
+  public static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       socket.setReuseAddress(true);
       return socket.getLocalPort();
@@ -93,11 +93,11 @@ final class DevProcess implements AutoCloseable {
     return name;
   }
 
-  boolean isAlive() {
+  public boolean isAlive() {
     return process.isAlive();
   }
 
-  long pid() {
+  public long pid() {
     return process.pid();
   }
 
@@ -106,7 +106,7 @@ final class DevProcess implements AutoCloseable {
   }
 
   /** Waits until {@code GET /health} answers 200; fails if the process exits first. */
-  void awaitHealthy(Duration timeout) throws InterruptedException {
+  public void awaitHealthy(Duration timeout) throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
         .timeout(Duration.ofSeconds(2)).GET().build();

@@ -20,7 +20,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -30,10 +29,6 @@ import java.util.Set;
 import java.util.function.LongUnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.TimeStampMicroVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.iceberg.PartitionSpec;
@@ -54,7 +49,18 @@ import org.apache.iceberg.types.Types;
  * in-memory object store. Only the reconcile pass is timed (WAL read, DuckDB, Parquet, metrics,
  * deletion vectors, commit). Arguments: {@code --append-rows N}, {@code --entity-keys a,b,c},
  * {@code --entity-batch N}, {@code --threads N}, {@code --entity-slices a,b} (the entity runs
- * are repeated for each {@code se.slice.count}, 0 meaning a table that is not sliced; default 0).
+ * are repeated for each {@code se.slice.count}, 0 meaning a table that is not sliced; default 0),
+ * {@code --entity-batches K} (upsert batches per entity table, one pass each, default 1; the
+ * report has each batch's seconds and rows/s over all of them).
+ *
+ * <p>{@code --spark-anchor true} runs, after the engine's entity runs of each table size, the
+ * same work through Spark's {@code MERGE INTO} ({@link MergeAnchorRun}: Spark {@code local[N]},
+ * an Iceberg v3 merge-on-read table with deletion vectors, the same rows, {@code K} timed
+ * batches after {@code --spark-warmup-batches}, default 1) and reports it under
+ * {@code spark_anchor}, and each engine run's {@code ratio_to_spark} (engine rows/s over Spark
+ * rows/s). {@code --spark-module} (default {@code se-spark}, relative to the working directory),
+ * {@code --spark-heap} (default 4g), {@code --spark-cores} (default the processors).
+ * {@code --append-rows 0} leaves out the append run.
  */
 public final class ReconcileBenchmark {
   private static final Schema NARROW = new Schema(
@@ -94,6 +100,14 @@ public final class ReconcileBenchmark {
     for (long slices : opts.longs("entity-slices", "0")) {
       sliceCounts.add(Math.toIntExact(slices));
     }
+    int batches = opts.intValue("entity-batches", 1);
+    boolean sparkAnchor = Boolean.parseBoolean(opts.string("spark-anchor", "false"));
+    MergeAnchorRun spark = new MergeAnchorRun(Path.of(opts.string("spark-module", "se-spark")),
+        opts.string("spark-heap", "4g"), opts.intValue("spark-cores", Runtime.getRuntime().availableProcessors()));
+    int sparkWarmup = opts.intValue("spark-warmup-batches", 1);
+    if (batches < 1 || batch < 2) {
+      throw new IllegalArgumentException("--entity-batches must be at least 1 and --entity-batch at least 2");
+    }
     int threads = opts.threads();
 
     Path dir = Files.createTempDirectory("se-reconcile-bench-");
@@ -103,12 +117,28 @@ public final class ReconcileBenchmark {
     ReconcileBenchmark bench = new ReconcileBenchmark(dir, threads);
     try {
       bench.append("warmup", 50_000); // loads DuckDB and warms the JIT; not reported
-      out.set("append", bench.append("append", appendRows));
+      if (appendRows > 0) {
+        out.set("append", bench.append("append", appendRows));
+      }
       ArrayNode entity = out.putArray("entity");
+      ArrayNode anchors = sparkAnchor ? out.putArray("spark_anchor") : null;
       for (long keys : keySizes) {
+        List<ObjectNode> runs = new ArrayList<>();
         for (int slices : sliceCounts) {
-          entity.add(bench.entity(keys, batch, slices));
+          runs.add(bench.entity(keys, batch, batches, slices));
         }
+        if (sparkAnchor) {
+          // The same shape through Spark's MERGE INTO, in a child JVM, right after the engine's
+          // runs (this JVM idles meanwhile); each engine run gets its ratio to it.
+          ObjectNode anchor = spark.run(keys, batch, batches, sparkWarmup);
+          anchors.add(anchor);
+          double sparkRate = anchor.get("rows_per_second").asDouble();
+          for (ObjectNode run : runs) {
+            run.put("spark_rows_per_second", Math.round(sparkRate));
+            run.put("ratio_to_spark", Math.round(run.get("rows_per_second").asDouble() / sparkRate * 100) / 100.0);
+          }
+        }
+        runs.forEach(entity::add);
       }
     } finally {
       bench.catalog.close();
@@ -136,8 +166,11 @@ public final class ReconcileBenchmark {
     return n;
   }
 
-  /** @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced */
-  private ObjectNode entity(long keys, int batch, int slices) {
+  /**
+   * @param batches upsert batches of {@code batch} rows, one pass each, after the load
+   * @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced
+   */
+  private ObjectNode entity(long keys, int batch, int batches, int slices) {
     String name = "entity_" + keys + (slices > 0 ? "_slices_" + slices : "") + "_" + ++entityRuns;
     var builder = catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
         .withPartitionSpec(PartitionSpec.unpartitioned())
@@ -158,30 +191,51 @@ public final class ReconcileBenchmark {
     }
     double loadSeconds = (System.nanoTime() - loadStart) / 1e9;
 
-    // One batch: half updates of random existing keys, half inserts of new keys.
+    // Each batch: half updates of random existing keys, half inserts of new keys, at the next
+    // version; one reconcile pass per batch.
     Random rnd = new Random(keys);
     long half = batch / 2;
-    long[] updated = new long[(int) half];
-    for (int i = 0; i < half; i++) {
-      updated[i] = (long) (rnd.nextDouble() * keys);
+    long nextNew = keys;
+    ArrayNode batchSeconds = Json.MAPPER.createArrayNode();
+    double seconds = 0;
+    long walRows = 0;
+    long replaced = 0;
+    long written = 0;
+    long dataFiles = 0;
+    long vectors = 0;
+    for (int b = 0; b < batches; b++) {
+      long[] updated = new long[(int) half];
+      for (int i = 0; i < half; i++) {
+        updated[i] = (long) (rnd.nextDouble() * keys);
+      }
+      writeSegments(tw, table.schema(), 0, half, i -> updated[(int) i], 2 + b);
+      writeSegments(tw, table.schema(), nextNew, half, id -> id, 2 + b);
+      nextNew += half;
+      long start = System.nanoTime();
+      ReconcileResult r = reconciler.reconcile(tw);
+      double s = (System.nanoTime() - start) / 1e9;
+      batchSeconds.add(round(s));
+      seconds += s;
+      walRows += r.walRows();
+      replaced += r.rowsRemoved();
+      written += r.rowsWritten();
+      dataFiles += r.dataFiles();
+      vectors += r.deleteVectors();
     }
-    writeSegments(tw, table.schema(), 0, half, i -> updated[(int) i], 2);
-    writeSegments(tw, table.schema(), keys, half, id -> id, 2);
-    long start = System.nanoTime();
-    ReconcileResult r = reconciler.reconcile(tw);
-    double seconds = (System.nanoTime() - start) / 1e9;
 
     ObjectNode n = Json.object();
     n.put("table_keys", keys);
     n.put("slices", slices);
     n.put("load_seconds", round(loadSeconds));
-    n.put("batch_rows", r.walRows());
+    n.put("batch_rows", walRows / batches);
+    n.put("batches", batches);
+    n.set("batch_seconds", batchSeconds);
     n.put("seconds", round(seconds));
-    n.put("rows_per_second", Math.round(r.walRows() / seconds));
-    n.put("rows_replaced", r.rowsRemoved());
-    n.put("rows_written", r.rowsWritten());
-    n.put("data_files", r.dataFiles());
-    n.put("deletion_vectors", r.deleteVectors());
+    n.put("rows_per_second", Math.round(walRows / seconds));
+    n.put("rows_replaced", replaced);
+    n.put("rows_written", written);
+    n.put("data_files", dataFiles);
+    n.put("deletion_vectors", vectors);
     return n;
   }
 
@@ -204,22 +258,7 @@ public final class ReconcileBenchmark {
 
   private WalFrame frame(Schema schema, long from, int n, LongUnaryOperator key, long version) {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(schema), allocator)) {
-      BigIntVector id = (BigIntVector) root.getVector("id");
-      TimeStampMicroVector ts = (TimeStampMicroVector) root.getVector("ts");
-      IntVector v = (IntVector) root.getVector("v");
-      VarCharVector s = (VarCharVector) root.getVector("s");
-      id.allocateNew(n);
-      ts.allocateNew(n);
-      v.allocateNew(n);
-      s.allocateNew(n * 8L, n);
-      for (int i = 0; i < n; i++) {
-        long k = key.applyAsLong(from + i);
-        id.set(i, k);
-        ts.set(i, 1_700_000_000_000_000L + version * 1_000_000L + (k % 1000));
-        v.set(i, (int) (k * 31 % 100_000));
-        s.setSafe(i, ("s" + (k % 10_000)).getBytes(StandardCharsets.UTF_8));
-      }
-      root.setRowCount(n);
+      EntityRows.fill(root, from, n, key, version);
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(bytes))) {
         writer.start();
