@@ -5,15 +5,22 @@ import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.StructField;
 
 /**
- * Runs SQL statements in Spark 4 ({@code local[1]}) against one tenant's Iceberg REST facade and
- * prints one JSON line per statement on standard output, in order:
- * {@code {"sql":"...","rows":[{...},...]}} with each row as Spark's {@code toJSON} renders it, or
- * {@code {"sql":"...","error":"...","causes":["...",...]}} when the statement fails: {@code error}
- * is the exception's message as Spark shows it, {@code causes} every exception of its cause chain
- * as {@code class: message}. A failing statement does not stop the ones after it.
+ * Runs SQL statements in Spark 4 ({@code local[1]} unless told otherwise) against one tenant's
+ * Iceberg REST facade and prints one JSON line per statement on standard output, in order:
+ * {@code {"sql":"...","rows":[{...},...],"columns":[{"name":"...","type":"..."},...],"ms":12.3}}
+ * with each row as Spark's {@code toJSON} renders it (a field whose value is NULL is left out),
+ * {@code columns} the result's columns in order with Spark's type names ({@code bigint},
+ * {@code decimal(38,6)}, {@code date}, ...) and {@code ms} the statement's time in Spark from
+ * parsing to the last row collected; or
+ * {@code {"sql":"...","error":"...","causes":["...",...],"ms":12.3}} when the statement fails:
+ * {@code error} is the exception's message as Spark shows it, {@code causes} every exception of
+ * its cause chain as {@code class: message}. A failing statement does not stop the ones after it.
  *
  * <p>Usage: {@code FacadeSqlDriver <facade base URI>}, e.g.
  * {@code http://127.0.0.1:7777/catalogs/warehouse}; the statements come from standard input, one
@@ -21,6 +28,10 @@ import org.apache.spark.sql.SparkSession;
  * engine wants one, comes from the environment variable {@code SE_TOKEN} (never from the command
  * line, where other users of the machine could read it). Spark's own logging goes to standard
  * error. Exit code 0 once every statement ran, 2 for bad usage.
+ *
+ * <p>System properties: {@code se.spark.master} (default {@code local[1]}) is Spark's master,
+ * e.g. {@code local[2]} for two cores; {@code se.spark.shuffle.partitions} (default 1) is {@code
+ * spark.sql.shuffle.partitions}.
  */
 public final class FacadeSqlDriver {
   private FacadeSqlDriver() {}
@@ -33,9 +44,9 @@ public final class FacadeSqlDriver {
     PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
     SparkSession.Builder builder = SparkSession.builder()
         .appName("se-facade-sql")
-        .master("local[1]")
+        .master(System.getProperty("se.spark.master", "local[1]"))
         .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "1")
+        .config("spark.sql.shuffle.partitions", System.getProperty("se.spark.shuffle.partitions", "1"))
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.extensions", "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions")
@@ -58,9 +69,19 @@ public final class FacadeSqlDriver {
 
   private static String run(SparkSession spark, String sql) {
     StringBuilder line = new StringBuilder("{\"sql\":").append(quote(sql));
+    long started = System.nanoTime();
     try {
-      List<String> rows = spark.sql(sql).toJSON().collectAsList();
-      line.append(",\"rows\":[").append(String.join(",", rows)).append(']');
+      Dataset<Row> result = spark.sql(sql);
+      List<String> rows = result.toJSON().collectAsList();
+      double ms = (System.nanoTime() - started) / 1e6;
+      line.append(",\"rows\":[").append(String.join(",", rows)).append("],\"columns\":[");
+      String sep = "";
+      for (StructField field : result.schema().fields()) {
+        line.append(sep).append("{\"name\":").append(quote(field.name()))
+            .append(",\"type\":").append(quote(field.dataType().simpleString())).append('}');
+        sep = ",";
+      }
+      line.append("],\"ms\":").append(Math.round(ms * 10) / 10.0);
     } catch (Exception e) {
       line.append(",\"error\":").append(quote(String.valueOf(e.getMessage()))).append(",\"causes\":[");
       String sep = "";
@@ -68,7 +89,7 @@ public final class FacadeSqlDriver {
         line.append(sep).append(quote(t.getClass().getName() + ": " + t.getMessage()));
         sep = ",";
       }
-      line.append(']');
+      line.append("],\"ms\":").append(Math.round((System.nanoTime() - started) / 1e5) / 10.0);
     }
     return line.append('}').toString();
   }

@@ -79,6 +79,15 @@ import org.apache.iceberg.rest.RESTCatalog;
  * variant ({@link #entityVariant}): lineitem as an entity table after upserting every {@code
  * --update-every}-th row (default 10), against its copy without deletion vectors; {@code
  * --append-queries false} then leaves out the 22 queries against DuckDB.
+ *
+ * <p>{@code --spark true} then runs the 22 queries once more through Spark local ({@link
+ * #sparkComparison}) over the tenant's Iceberg REST facade, in a child JVM on the {@code se-spark}
+ * module's classpath ({@code --spark-module}, default {@code se-spark/target}): one unmeasured run
+ * and {@code --spark-repeats} (default {@code --repeats}) timed runs of each query, the median
+ * counting, with {@code --spark-master} (default {@code local[2]}), {@code
+ * --spark-shuffle-partitions} (default 2) and {@code --spark-heap} (default {@code 4g}). Each
+ * result is diffed against the engine's ({@link ResultDiff} across types); the report gives
+ * Spark's time and Spark/engine per query and in total.
  */
 public final class TpchBenchmark {
   private static final int BATCH_ROWS = 100_000;
@@ -106,6 +115,14 @@ public final class TpchBenchmark {
     int updateEvery = Integer.parseInt(opts.getOrDefault("update-every", "10"));
     boolean appendQueries = !entity || Boolean.parseBoolean(opts.getOrDefault("append-queries", "true"));
     String namespace = opts.getOrDefault("namespace", "tpch_" + Long.toString(System.currentTimeMillis(), 36));
+    boolean spark = Boolean.parseBoolean(opts.getOrDefault("spark", "false"));
+    int sparkRepeats = Integer.parseInt(opts.getOrDefault("spark-repeats", String.valueOf(repeats)));
+    SparkDriverProcess.Settings sparkSettings = new SparkDriverProcess.Settings(
+        Path.of(opts.getOrDefault("spark-module", "se-spark/target")),
+        opts.getOrDefault("spark-master", "local[2]"),
+        Integer.parseInt(opts.getOrDefault("spark-shuffle-partitions", "2")),
+        opts.getOrDefault("spark-heap", "4g"),
+        java.time.Duration.ofMinutes(Long.parseLong(opts.getOrDefault("spark-timeout-minutes", "180"))));
 
     ObjectNode out = Json.object();
     out.put("scale", reuse ? null : scale); // with --reuse the loaded tables' row counts tell
@@ -160,6 +177,7 @@ public final class TpchBenchmark {
       double maxRatio = 0;
       int equal = 0;
       int vacuous = 0;
+      Map<String, EngineRun> engineRuns = new LinkedHashMap<>();
       try (FlightClient client = FlightClient.builder(allocator, flight).build();
           FlightSqlClient sql = new FlightSqlClient(client);
           Connection duck = DriverManager.getConnection("jdbc:duckdb:")) {
@@ -194,6 +212,7 @@ public final class TpchBenchmark {
             sumEngine += e;
             sumDuck += d;
             maxRatio = Math.max(maxRatio, e / d);
+            engineRuns.put(q.name(), new EngineRun(q, row, engineRows, e));
             row.put("engine_ms", round(e));
             row.put("duckdb_ms", round(d));
             row.put("ratio", Math.round(e / d * 100) / 100.0);
@@ -213,12 +232,22 @@ public final class TpchBenchmark {
           }
         }
       }
+      out.put("load_average_engine_end", loadAverage());
+      if (spark && !engineRuns.isEmpty()) {
+        // A failure here must not lose the numbers above: it is reported in the output.
+        try {
+          out.set("spark", sparkComparison(sparkSettings, URI.create(address + "/catalogs/" + catalogId), namespace,
+              engineRuns, sparkRepeats, tolerance));
+        } catch (Exception e) {
+          out.putObject("spark").put("error", String.valueOf(e));
+        }
+      }
       boolean unchanged = true;
       for (Map.Entry<String, Long> e : snapshots.entrySet()) {
         unchanged &= catalog.loadTable(TableIdentifier.of(namespace, e.getKey())).currentSnapshot().snapshotId()
             == e.getValue();
       }
-      // False would mean the engine may have read other files than DuckDB did.
+      // False would mean the engine (or Spark) may have read other files than DuckDB did.
       out.put("snapshots_unchanged_during_queries", unchanged);
       out.put("repeats", repeats);
       out.put("total_engine_ms", Math.round(sumEngine));
@@ -240,6 +269,100 @@ public final class TpchBenchmark {
       }
     }
     System.out.println(Json.toString(out));
+  }
+
+  /** One query's run through the engine: its report row, the last timed result, the median. */
+  private record EngineRun(TpchQueries.Query query, ObjectNode row, List<List<Object>> rows, double ms) {}
+
+  /**
+   * The 22 queries through Spark local over the tenant's REST facade ({@link SparkDriverProcess},
+   * one Spark session for all): per query one unmeasured run, then {@code repeats} timed ones
+   * (the driver's time per statement, from parsing to the last row collected); the median counts.
+   * Spark's last result is diffed against the engine's across types (decimals where DuckDB has
+   * doubles, see {@link ResultDiff}). Each query's report row gets {@code spark_ms}, {@code
+   * spark_vs_engine} (Spark/engine), {@code spark_rows}, {@code spark_equal} and {@code
+   * spark_difference} or {@code spark_error}; the returned object has the totals over the queries
+   * both ran.
+   */
+  private static ObjectNode sparkComparison(SparkDriverProcess.Settings settings, URI facade, String namespace,
+      Map<String, EngineRun> engineRuns, int repeats, double tolerance) throws Exception {
+    ObjectNode out = Json.object();
+    out.put("master", settings.master());
+    out.put("shuffle_partitions", settings.shufflePartitions());
+    out.put("heap", settings.heap());
+    out.put("repeats", repeats);
+    out.put("facade", facade.toString());
+    out.put("load_average_start", loadAverage());
+    List<String> statements = new ArrayList<>();
+    for (EngineRun run : engineRuns.values()) {
+      String sql = TpchQueries.forSpark(TpchQueries.qualify(run.query().sql(), name -> "se." + namespace + "." + name));
+      for (int r = 0; r <= repeats; r++) {
+        statements.add(sql);
+      }
+    }
+    Path work = Files.createTempDirectory("tpch-spark");
+    long t0 = System.nanoTime();
+    List<SparkDriverProcess.Result> results = SparkDriverProcess.run(settings, facade, statements, work);
+    out.put("child_seconds", round((System.nanoTime() - t0) / 1e9));
+    out.put("load_average_end", loadAverage());
+    double sumSpark = 0;
+    double sumEngine = 0;
+    double minRatio = Double.MAX_VALUE;
+    int equal = 0;
+    int compared = 0;
+    int i = 0;
+    ArrayNode perQuery = out.putArray("queries");
+    for (EngineRun run : engineRuns.values()) {
+      List<SparkDriverProcess.Result> mine = results.subList(i, i + repeats + 1);
+      i += repeats + 1;
+      ObjectNode row = run.row();
+      ObjectNode brief = perQuery.addObject();
+      brief.put("name", run.query().name());
+      SparkDriverProcess.Result failed = null;
+      for (SparkDriverProcess.Result r : mine) {
+        failed = failed == null && r.error() != null ? r : failed;
+      }
+      if (failed != null) {
+        row.put("spark_equal", false);
+        row.put("spark_error", failed.error());
+        brief.put("equal", false);
+        brief.put("error", failed.error());
+        continue;
+      }
+      double[] ms = new double[repeats];
+      for (int r = 0; r < repeats; r++) {
+        ms[r] = mine.get(r + 1).ms();
+      }
+      double s = median(ms);
+      List<List<Object>> sparkRows = mine.get(repeats).rows();
+      String diff = ResultDiff.compare(run.rows(), sparkRows, run.query().ordered(), tolerance, true);
+      compared++;
+      sumSpark += s;
+      sumEngine += run.ms();
+      minRatio = Math.min(minRatio, s / run.ms());
+      equal += diff.isEmpty() ? 1 : 0;
+      double ratio = Math.round(s / run.ms() * 100) / 100.0;
+      row.put("spark_ms", round(s));
+      row.put("spark_first_ms", round(mine.get(0).ms()));
+      row.put("spark_vs_engine", ratio);
+      row.put("spark_rows", sparkRows.size());
+      row.put("spark_equal", diff.isEmpty());
+      if (!diff.isEmpty()) {
+        row.put("spark_difference", diff);
+      }
+      brief.put("engine_ms", round(run.ms()));
+      brief.put("spark_ms", round(s));
+      brief.put("spark_vs_engine", ratio);
+      brief.put("equal", diff.isEmpty());
+    }
+    out.put("queries_run", compared);
+    out.put("queries_equal", equal);
+    out.put("total_spark_ms", Math.round(sumSpark));
+    out.put("total_engine_ms", Math.round(sumEngine));
+    out.put("spark_vs_engine_of_sums", compared == 0 ? 0 : Math.round(sumSpark / sumEngine * 100) / 100.0);
+    out.put("min_spark_vs_engine", compared == 0 ? 0 : Math.round(minRatio * 100) / 100.0);
+    out.put("work_dir", work.toString());
+    return out;
   }
 
   /**

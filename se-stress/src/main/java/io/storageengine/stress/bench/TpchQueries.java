@@ -16,10 +16,17 @@ import java.util.regex.Pattern;
  * as the {@code io.trino.tpch} generator ships them (resources {@code io/trino/tpch/queries/qN.sql}),
  * made one statement each for DuckDB: Q15's view becomes a {@code WITH} clause. Table names are
  * bare ({@code lineitem}); {@link #qualify} rewrites them for a query through the engine.
+ *
+ * <p>Spark SQL runs the same texts but one: its parser has no {@code DECIMAL '0.06'} typed
+ * literal (Q6), which {@link #forSpark} writes as the plain literal {@code 0.06}, a decimal in
+ * Spark too. Everything else (date literals, {@code INTERVAL '3' MONTH} arithmetic on dates,
+ * {@code extract(YEAR FROM ...)}, {@code substr}, {@code date('1994-01-01')}, Q13's derived
+ * column list) Spark 4 parses as written.
  */
 final class TpchQueries {
   static final Set<String> TABLES = Set.of("lineitem", "orders", "customer", "part", "partsupp", "supplier",
       "nation", "region");
+  private static final Pattern DECIMAL_LITERAL = Pattern.compile("(?i)\\bdecimal\\s+'([-+]?[0-9]*\\.?[0-9]+)'");
   private static final Pattern VIEW = Pattern.compile(
       "(?is)CREATE\\s+OR\\s+REPLACE\\s+VIEW\\s+(\\w+)\\s+AS\\s+(.*?);\\s*(SELECT.*?);?\\s*$");
 
@@ -110,6 +117,11 @@ final class TpchQueries {
       }
     }
     return out.toString();
+  }
+
+  /** The query for Spark SQL: {@code DECIMAL 'n'} typed literals become the decimal literal {@code n}. */
+  static String forSpark(String sql) {
+    return DECIMAL_LITERAL.matcher(sql).replaceAll("$1");
   }
 
   /** True when the statement ends in an ORDER BY outside every parenthesis. */
