@@ -85,6 +85,7 @@ final class BulkIngestion extends PushIngestion {
       producerRetention = IdempotentBatches.open(service, target, table, producerId);
     }
     validator = forStream;
+    admitted();
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.grpc.ServerInterceptors;
 import io.grpc.ServerMethodDefinition;
 import io.grpc.ServerServiceDefinition;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.AdmissionPressure;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
@@ -83,6 +84,7 @@ public final class IngestService implements AutoCloseable {
   private final AtomicLong streams = new AtomicLong();
   private final AtomicBoolean closed = new AtomicBoolean();
   private final Telemetry telemetry;
+  private final AdmissionTracker admissions = new AdmissionTracker();
 
   public IngestService(BufferAllocator allocator, TenantCatalogs catalogs, WalWriter wal,
       IngestConfig config) {
@@ -267,6 +269,19 @@ public final class IngestService implements AutoCloseable {
 
   public IngestConfig config() {
     return config;
+  }
+
+  /**
+   * Whether a burst of streams is being admitted now ({@link AdmissionTracker}): background work
+   * of the process that can wait a little (reconciliation) defers to it.
+   */
+  public AdmissionPressure admissionPressure() {
+    return admissions;
+  }
+
+  /** The streams in admission, which every stream enters once when it opens. */
+  AdmissionTracker admissions() {
+    return admissions;
   }
 
   /** Bytes accepted but not yet acknowledged, over all streams. */

@@ -97,5 +97,6 @@ final class NativeIngestion extends PushIngestion {
     }
     validator = forStream;
     call.ack(0);
+    admitted();
   }
 }

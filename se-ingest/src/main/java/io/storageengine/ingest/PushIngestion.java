@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flatbuf.RecordBatch;
@@ -90,6 +91,8 @@ abstract class PushIngestion extends ServerCall.Listener<byte[]> {
   private boolean inCallback;
   private boolean ended;
   private Throwable failure;
+  /** Until the protocol resolved the stream's table ({@link #admitted}) or the stream ended. */
+  private final AtomicBoolean inAdmission = new AtomicBoolean(true);
 
   /**
    * @param requestSecond also asks for the message after the one the router holds: a protocol
@@ -115,6 +118,17 @@ abstract class PushIngestion extends ServerCall.Listener<byte[]> {
     if (requestSecond) {
       requested++;
       this.call.request();
+    }
+    service.admissions().opened();
+  }
+
+  /**
+   * The stream's table is resolved: it leaves admission ({@link AdmissionTracker}); the end of
+   * the stream calls this too, and only the first call counts.
+   */
+  final void admitted() {
+    if (inAdmission.compareAndSet(true, false)) {
+      service.admissions().admitted();
     }
   }
 
@@ -466,6 +480,7 @@ abstract class PushIngestion extends ServerCall.Listener<byte[]> {
       }
       ended = true;
     }
+    admitted();
     Throwable leak = releaseInput();
     Throwable result;
     synchronized (this) {

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.AdmissionPressure;
 import io.storageengine.common.Threads;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalLog;
@@ -37,6 +38,11 @@ import org.slf4j.LoggerFactory;
  * #DEFAULT_SWEEP_INTERVAL}, is a full sweep over every table with a WAL ({@link WalLog#tables})
  * instead, which puts the marker of a table with pending segments but none (a writer crashed
  * between its segment and its marker, or WAL written before markers existed).
+ *
+ * <p>With {@link #withAdmissionPressure}, a pass about to start while the process admits a
+ * burst of ingest streams waits until the burst ends, but never past the given maximum
+ * deferral after it was scheduled: a burst of stream opens gets the CPU first, and freshness
+ * under any load loses at most that deferral.
  *
  * <p>A failing table backs off exponentially (interval, 2x, 4x ... up to {@link #MAX_BACKOFF})
  * without delaying the others; a trigger does not override its backoff.
@@ -86,6 +92,10 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
   private Duration droppedWalRetention = DEFAULT_DROPPED_WAL_RETENTION;
   private Clock clock = Clock.systemUTC();
   private Duration sweepInterval = DEFAULT_SWEEP_INTERVAL;
+  private AdmissionPressure admissionPressure = AdmissionPressure.NONE;
+  private long maxDeferralNanos;
+  /** How often a deferred pass asks again whether the burst ended. */
+  static final Duration DEFERRAL_POLL = Duration.ofMillis(20);
 
   /** Scheduling state of one table. */
   private static final class TableState {
@@ -186,6 +196,28 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     return this;
   }
 
+  /**
+   * Defers passes to bursts of stream admission (call before {@link #start}): a pass about to
+   * start while {@code pressure} is high waits until it is not, or until {@code maxDeferral}
+   * has passed since the pass was scheduled (triggered, found by a tick, or queued as a rerun),
+   * whichever comes first. So every pass starts at most {@code maxDeferral} later than it would
+   * have without pressure (the passes queued behind a waiting one were scheduled after it and
+   * wait no longer than their own deadline); the table stays
+   * scheduled meanwhile (a trigger then adds one more pass, an {@link #exclusive} caller waits
+   * for it). {@link Duration#ZERO}: passes never wait.
+   */
+  public ReconcileLoop withAdmissionPressure(AdmissionPressure pressure, Duration maxDeferral) {
+    if (pressure == null) {
+      throw new IllegalArgumentException("admission pressure must not be null");
+    }
+    if (maxDeferral == null || maxDeferral.isNegative()) {
+      throw new IllegalArgumentException("reconcile admission deferral must not be negative, got " + maxDeferral);
+    }
+    this.admissionPressure = pressure;
+    this.maxDeferralNanos = maxDeferral.toNanos();
+    return this;
+  }
+
   /** The clock of the failing-since times (call before {@link #start}; tests). */
   public ReconcileLoop withClock(Clock clock) {
     this.clock = clock;
@@ -236,14 +268,21 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
         return; // dropped: nothing to publish; its WAL is deleted once the retention passed
       }
       state.scheduled = true;
-      passes.execute(() -> runPass(table));
+      execute(table);
     }
   }
 
-  private void runPass(TableWal table) {
+  /** Queues a pass over {@code table} (call with {@link #lock} held, the table scheduled). */
+  private void execute(TableWal table) {
+    long scheduled = System.nanoTime();
+    passes.execute(() -> runPass(table, scheduled));
+  }
+
+  private void runPass(TableWal table, long scheduledNanos) {
     ReconcileResult result = null;
     boolean collect = false;
     try {
+      deferWhileAdmitting(scheduledNanos);
       if (!closed) {
         synchronized (lock) {
           TableState state = tables.get(table);
@@ -267,6 +306,29 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
           listener.accept(result);
         } catch (RuntimeException e) {
           LOG.warn("reconcile listener failed: {}", e.getMessage());
+        }
+      }
+    }
+  }
+
+  /**
+   * Waits while the process admits a burst of streams, until the maximum deferral after the pass
+   * was scheduled at {@code scheduledNanos} at most (see {@link #withAdmissionPressure}); returns
+   * at once when the loop closes.
+   */
+  private void deferWhileAdmitting(long scheduledNanos) {
+    long deadline = scheduledNanos + maxDeferralNanos;
+    if (maxDeferralNanos == 0 || deadline - System.nanoTime() <= 0 || !admissionPressure.high()) {
+      return;
+    }
+    synchronized (lock) {
+      long left;
+      while (!closed && (left = deadline - System.nanoTime()) > 0 && admissionPressure.high()) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(lock, Math.min(left, DEFERRAL_POLL.toNanos()));
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
         }
       }
     }
@@ -314,7 +376,7 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     } else if (state.again && (state.failures == 0 || System.nanoTime() >= state.notBeforeNanos)) {
       state.again = false;
       state.scheduled = true;
-      passes.execute(() -> runPass(table));
+      execute(table);
     } else if (!state.again && state.failures == 0 && state.droppedSinceNanos == 0) {
       tables.remove(table);
     }

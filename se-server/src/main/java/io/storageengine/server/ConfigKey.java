@@ -47,6 +47,7 @@ public enum ConfigKey {
   INGEST_FLUSH_BYTES(IngestConfig.FLUSH_BYTES),
   INGEST_MEMORY_LIMIT(IngestConfig.MEMORY_LIMIT),
   RECONCILE_INTERVAL(Setting.duration("reconcile.interval", "1s", "how often se dev and se reconcile --watch look for WAL to publish")),
+  RECONCILE_ADMISSION_DEFERRAL(Setting.duration("reconcile.admission-deferral", "1s", "se dev: longest a reconcile pass waits while a burst of ingest streams is being admitted (0: passes never wait)")),
   MAINTENANCE_INTERVAL(Setting.duration("maintenance.interval", "30s", "how often se dev maintains every table; a worker schedules a table's maintenance at most this often")),
   DEFAULT_CATALOG(Setting.string("dev.catalog", "warehouse", "ID", "se dev: the embedded catalog created on first start")),
   REST_PLAN_PAGE_SIZE(Setting.integer("rest.plan-page-size", "1000", 1, "Iceberg REST scan planning: file scan tasks per response; larger plans continue in plan tasks")),

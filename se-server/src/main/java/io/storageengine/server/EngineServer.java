@@ -70,12 +70,10 @@ public final class EngineServer implements AutoCloseable {
       ObjectStoreWal wal = context.wal();
       ReconcileLoop loop = null;
       if (role == Role.DEV) {
+        // Started once ingestion exists: its passes defer to bursts of stream admission.
         loop = context.own(new ReconcileLoop(context.reconciler(), wal, null,
             config.duration(ConfigKey.RECONCILE_INTERVAL), EngineServer::logResult, context.threads("se-reconcile"))
-            .withStatusStore(new ReconcileStatusStore(store)).start());
-        context.own(new MaintenanceLoop(context.maintainer(MaintenanceHooks.NONE, loop), null,
-            config.duration(ConfigKey.MAINTENANCE_INTERVAL), EngineServer::logMaintenance,
-            context.threads("se-maintenance")).start());
+            .withStatusStore(new ReconcileStatusStore(store)));
       }
       this.reconcileLoop = loop;
       IngestConfig ingestConfig = config.ingest();
@@ -94,6 +92,13 @@ public final class EngineServer implements AutoCloseable {
               scheduler.segmentWritten(table);
             }
           }, context.threads("se-ingest-flush"), observability.telemetry()));
+      if (loop != null) {
+        loop.withAdmissionPressure(ingest.admissionPressure(),
+            config.duration(ConfigKey.RECONCILE_ADMISSION_DEFERRAL)).start();
+        context.own(new MaintenanceLoop(context.maintainer(MaintenanceHooks.NONE, loop), null,
+            config.duration(ConfigKey.MAINTENANCE_INTERVAL), EngineServer::logMaintenance,
+            context.threads("se-maintenance")).start());
+      }
       ExecutorService flightExecutor = context.cachedPool("se-flight");
       EngineFlightProducer producer = context.own(new EngineFlightProducer(
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,

@@ -59,6 +59,7 @@ class ServerConfigTest {
         Map.entry("ingest.flush-bytes SE_INGEST_FLUSH_BYTES", "64MiB"),
         Map.entry("ingest.memory-limit SE_INGEST_MEMORY_LIMIT", "1GiB"),
         Map.entry("reconcile.interval SE_RECONCILE_INTERVAL", "1s"),
+        Map.entry("reconcile.admission-deferral SE_RECONCILE_ADMISSION_DEFERRAL", "1s"),
         Map.entry("maintenance.interval SE_MAINTENANCE_INTERVAL", "30s"),
         Map.entry("dev.catalog SE_DEV_CATALOG", "warehouse"),
         Map.entry("rest.plan-page-size SE_REST_PLAN_PAGE_SIZE", "1000"),
