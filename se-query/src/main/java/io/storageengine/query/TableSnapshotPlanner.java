@@ -56,10 +56,24 @@ final class TableSnapshotPlanner {
    * for a table without snapshot.
    */
   record PlannedTable(String displayName, Table table, Long snapshotId, Schema schema, List<PlannedFile> files,
-      boolean evolved, SnapshotPlanCache.Plan plan) {
+      boolean evolved, SnapshotPlanCache.Plan plan, List<String> tailTables) {
+    PlannedTable(String displayName, Table table, Long snapshotId, Schema schema, List<PlannedFile> files,
+        boolean evolved, SnapshotPlanCache.Plan plan) {
+      this(displayName, table, snapshotId, schema, files, evolved, plan, List.of());
+    }
+
     /** This table read from {@code files} instead (the snapshot's files plus its WAL tail's). */
     PlannedTable withFiles(List<PlannedFile> files) {
-      return new PlannedTable(displayName, table, snapshotId, schema, List.copyOf(files), evolved, plan);
+      return new PlannedTable(displayName, table, snapshotId, schema, List.copyOf(files), evolved, plan, tailTables);
+    }
+
+    /**
+     * This table with the rows of the DuckDB tables {@code tailTables} (qualified names on the
+     * query's connection; their first columns are {@code schema}'s, by name) read next to its
+     * files: WAL tail segments read inline (see {@link WalTail#load}).
+     */
+    PlannedTable withTailTables(List<String> tailTables) {
+      return new PlannedTable(displayName, table, snapshotId, schema, files, evolved, plan, List.copyOf(tailTables));
     }
   }
 
