@@ -23,9 +23,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
@@ -58,7 +57,8 @@ import org.slf4j.LoggerFactory;
  *       query that first needs it ({@link #read} with {@code inline}, then {@link #load}): the
  *       same staging decodes, checks and conforms them, but into a table of the query's own
  *       catalog, through DuckDB's Arrow scan, with no DuckDB session of its own and no file
- *       written; the Parquet file is then written in the background, for the queries after. At
+ *       written; the Parquet file is then written in the background, a second later (not while
+ *       the queries right after compete for the cores), for the queries after that. At
  *       most {@value #INLINE_MAX_BYTES} bytes of frames per table and query are read that way
  *       (a longer new tail, say after a restart, is staged as before: its file is what every
  *       later query reads);</li>
@@ -82,6 +82,8 @@ final class WalTail implements AutoCloseable {
   static final long INLINE_MAX_BYTES = 16L << 20;
   /** Append segments waiting to be staged in the background; beyond it a query inlines them again. */
   static final int MAX_QUEUED_STAGINGS = 1_000;
+  /** How long after its first inline read a segment is staged in the background. */
+  static final long STAGING_DELAY_MILLIS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
@@ -118,11 +120,16 @@ final class WalTail implements AutoCloseable {
    */
   private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
   private final EntityTailFolds entityFolds;
-  /** Stages inline-read segments to the file cache, one at a time, in the background. */
-  private final ThreadPoolExecutor stagings = new ThreadPoolExecutor(1, 1, 30, TimeUnit.SECONDS,
-      new LinkedBlockingQueue<>(MAX_QUEUED_STAGINGS), Threads.daemon("se-wal-tail-staging"));
+  /**
+   * Stages inline-read segments to the file cache, one at a time, in the background, each
+   * {@link #STAGING_DELAY_MILLIS} after the query that first read it inline: not while that
+   * query and the ones right after it run (on a busy machine staging competes with them for the
+   * same cores), but soon enough that the queries after read the file.
+   */
+  private final ScheduledThreadPoolExecutor stagings = Threads.scheduledPool(1, Threads.daemon("se-wal-tail-staging"));
   /** Cache names of segments queued or being staged in the background. */
   private final Set<String> staging = ConcurrentHashMap.newKeySet();
+  private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
   /** Segments loaded inline so far (for tests). */
   private final AtomicLong inlineLoads = new AtomicLong();
 
@@ -132,7 +139,7 @@ final class WalTail implements AutoCloseable {
     this.duckdb = duckdb;
     this.rows = rows;
     this.entityFolds = new EntityTailFolds(duckdb.files(), rows);
-    this.stagings.allowCoreThreadTimeOut(true);
+    this.stagings.setRemoveOnCancelPolicy(true);
   }
 
   /** Whether the tail of entity tables is read (else they are read at their snapshot only). */
@@ -275,8 +282,12 @@ final class WalTail implements AutoCloseable {
     if (!staging.add(part.name())) {
       return;
     }
+    if (stagings.getQueue().size() >= MAX_QUEUED_STAGINGS) {
+      staging.remove(part.name());
+      return;
+    }
     try {
-      stagings.execute(() -> {
+      stagings.schedule(() -> {
         try (DataFileCache.Lease ignored = duckdb.files().acquire(catalogId, part.name(),
             target -> rows.writeAppendRows(catalogId, schema, List.of(part.segment()), target))) {
           // Kept by the cache for the next query; nothing to hold here.
@@ -286,7 +297,7 @@ final class WalTail implements AutoCloseable {
         } finally {
           staging.remove(part.name());
         }
-      });
+      }, stagingDelayMillis, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
       // A full queue or a closed engine: a later query reads it inline again and queues it then.
       staging.remove(part.name());
@@ -296,6 +307,11 @@ final class WalTail implements AutoCloseable {
   /** How many segments queries loaded inline so far (for tests). */
   long inlineLoads() {
     return inlineLoads.get();
+  }
+
+  /** Stages inline-read segments {@code millis} after their first read instead (for tests). */
+  void stagingDelay(long millis) {
+    stagingDelayMillis = millis;
   }
 
   /** Waits until the segments queued for background staging are staged (for tests). */

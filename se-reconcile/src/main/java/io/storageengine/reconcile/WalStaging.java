@@ -41,7 +41,8 @@ final class WalStaging {
 
   /** Creates the staging table and loads every frame; returns the number of rows loaded. */
   static long load(DuckSession duck, Schema schema, List<WalSegment> segments) {
-    return load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_");
+    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_");
+    return duck.queryLong("SELECT count(*) FROM " + TABLE);
   }
 
   /**
@@ -49,7 +50,7 @@ final class WalStaging {
    * {@code table} (a qualified name) created by {@code "CREATE OR REPLACE " + create}, scanning
    * the frames through Arrow views named {@code viewPrefix} and a number.
    */
-  static long load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
+  static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
       String viewPrefix) {
     List<Types.NestedField> columns = schema.columns();
     List<String> defs = new ArrayList<>();
@@ -90,7 +91,6 @@ final class WalStaging {
     if (!run.isEmpty()) {
       loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo);
     }
-    return duck.queryLong("SELECT count(*) FROM " + table);
   }
 
   /**

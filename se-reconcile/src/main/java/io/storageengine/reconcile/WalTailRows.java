@@ -82,17 +82,17 @@ public final class WalTailRows {
    * which stays the caller's: the frames are decoded, checked and conformed to {@code schema} by
    * the same staging, and DuckDB scans them through its Arrow scan, with no file written. The
    * table's first columns are {@code schema}'s, by name and in order; staging's own columns
-   * follow. Returns how many rows it holds. The Arrow memory used is released before it returns.
+   * follow. The Arrow memory used is released before it returns.
    *
    * @throws io.storageengine.common.SeException INVALID_ARGUMENT or INTERNAL for a segment that
    *     reconciliation refuses as well
    */
-  public long loadAppendRows(DuckDBConnection connection, String scope, Schema schema, List<WalSegment> segments,
+  public void loadAppendRows(DuckDBConnection connection, String scope, Schema schema, List<WalSegment> segments,
       String table) {
     try (BufferAllocator child = allocator.newChildAllocator("wal-tail-inline-" + scope, 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(connection, child, scope)) {
       String views = "__se_wal_frames_" + Integer.toHexString(table.hashCode()) + "_";
-      return WalStaging.load(duck, schema, segments, "TABLE " + table, table, views);
+      WalStaging.load(duck, schema, segments, "TABLE " + table, table, views);
     }
   }
 
