@@ -59,9 +59,9 @@ import org.slf4j.LoggerFactory;
  *       catalog, through DuckDB's Arrow scan, with no DuckDB session of its own and no file
  *       written; the Parquet file is then written in the background, a second later (not while
  *       the queries right after compete for the cores), for the queries after that. At
- *       most {@value #INLINE_MAX_BYTES} bytes of frames per table and query are read that way
- *       (a longer new tail, say after a restart, is staged as before: its file is what every
- *       later query reads);</li>
+ *       most {@value #INLINE_MAX_BYTES} bytes of frames per table and query are read that way;
+ *       the new segments beyond them (a long tail after a restart) are staged by the query as
+ *       before, since their files are what every later query reads;</li>
  *   <li>entity tables: the fold of the tail with the snapshot's current rows and tombstones (the
  *       keys' final rows), kept in layers by {@link EntityTailFolds}: a new segment is folded
  *       onto the layers before it; plus the positions of the snapshot's rows (and earlier
@@ -80,8 +80,11 @@ final class WalTail implements AutoCloseable {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
   /** Bytes of Arrow frames of new append segments a query reads inline per table (see the class comment). */
   static final long INLINE_MAX_BYTES = 16L << 20;
-  /** Append segments waiting to be staged in the background; beyond it a query inlines them again. */
-  static final int MAX_QUEUED_STAGINGS = 1_000;
+  /**
+   * Bytes of frames of append segments waiting to be staged in the background (held in memory
+   * until then); beyond it a segment is not queued, and a later query reads it inline again.
+   */
+  static final long MAX_QUEUED_STAGING_BYTES = 64L << 20;
   /** How long after its first inline read a segment is staged in the background. */
   static final long STAGING_DELAY_MILLIS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
@@ -129,6 +132,8 @@ final class WalTail implements AutoCloseable {
   private final ScheduledThreadPoolExecutor stagings = Threads.scheduledPool(1, Threads.daemon("se-wal-tail-staging"));
   /** Cache names of segments queued or being staged in the background. */
   private final Set<String> staging = ConcurrentHashMap.newKeySet();
+  /** Frame bytes of the segments in {@link #staging}. */
+  private final AtomicLong queuedBytes = new AtomicLong();
   private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
   /** Segments loaded inline so far (for tests). */
   private final AtomicLong inlineLoads = new AtomicLong();
@@ -282,7 +287,9 @@ final class WalTail implements AutoCloseable {
     if (!staging.add(part.name())) {
       return;
     }
-    if (stagings.getQueue().size() >= MAX_QUEUED_STAGINGS) {
+    long bytes = frameBytes(part.segment());
+    if (queuedBytes.addAndGet(bytes) > MAX_QUEUED_STAGING_BYTES) {
+      queuedBytes.addAndGet(-bytes);
       staging.remove(part.name());
       return;
     }
@@ -295,11 +302,13 @@ final class WalTail implements AutoCloseable {
           // The next query that needs it reads it inline again (or stages it, and reports).
           LOG.debug("background staging of {} failed: {}", part.name(), e.toString());
         } finally {
+          queuedBytes.addAndGet(-bytes);
           staging.remove(part.name());
         }
       }, stagingDelayMillis, TimeUnit.MILLISECONDS);
     } catch (RejectedExecutionException e) {
-      // A full queue or a closed engine: a later query reads it inline again and queues it then.
+      // A closed engine: nothing is staged any more.
+      queuedBytes.addAndGet(-bytes);
       staging.remove(part.name());
     }
   }
