@@ -159,6 +159,18 @@ public final class DataFileCache {
     }
   }
 
+  /**
+   * A lease on the file named {@code name} within {@code scope} when the cache holds it (see
+   * {@link #acquire(String, String, FileMaker)}), else empty; never makes it.
+   */
+  public java.util.Optional<Lease> leaseIfPresent(String scope, String name) {
+    String key = directory(scope).getFileName() + "/" + key(name);
+    synchronized (this) {
+      Entry entry = entries.get(key);
+      return entry == null ? java.util.Optional.empty() : java.util.Optional.of(lease(entry));
+    }
+  }
+
   public synchronized long totalBytes() {
     return totalBytes;
   }

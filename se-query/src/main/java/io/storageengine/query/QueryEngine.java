@@ -201,6 +201,7 @@ final class QueryEngine implements AutoCloseable {
       // The view each time travel key is read through (its references are renamed to it).
       Map<String, TableName> travelViews = new LinkedHashMap<>();
       List<MetadataRead> metadata = new ArrayList<>();
+      Map<TableName, InlineTail> inlineTails = new LinkedHashMap<>();
       Schema describe = null;
       for (Map.Entry<String, TableName> entry : analysis.tables().entrySet()) {
         TableName name = entry.getValue();
@@ -255,9 +256,16 @@ final class QueryEngine implements AutoCloseable {
           // segments it does not include yet add.
           Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
           afterSeq = WalHighWaterMark.of(table, snapshot);
+          boolean pinned = pins.containsKey(entry.getKey());
+          // New append segments are read inline, from their frames, unless the plan is explained
+          // or reads row lineage (those read the tail from staged files).
+          boolean inline = explain == null && !analysis.lineage();
           WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
-              entity, afterSeq, pins.containsKey(entry.getKey()) ? pin.walThrough() : null, leases);
+              entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline);
           pin = pin.withWalThrough(read.throughSeq());
+          if (read.loadsInline()) {
+            inlineTails.put(view, new InlineTail(entry.getKey(), plannedTable, read, pinned));
+          }
           plannedTable = plannedTable.withFiles(withTail(plannedTable.files(), read));
           tailRead = read;
         }
@@ -276,6 +284,17 @@ final class QueryEngine implements AutoCloseable {
       }
       database = pool.acquire(catalogId, TableViews.directories(planned.values()), threads);
       Connection connection = database.connection();
+      int tailNumber = 0;
+      for (Map.Entry<TableName, InlineTail> entry : inlineTails.entrySet()) {
+        InlineTail inline = entry.getValue();
+        PlannedTable snapshotFiles = inline.snapshotFiles();
+        WalTail.Read loaded = tail.load(database.connection(), catalogId, snapshotFiles.displayName(),
+            snapshotFiles.table().uuid(), snapshotFiles.schema(), inline.read(),
+            QueryDatabasePool.META_SCHEMA + ".wal_tail_" + tailNumber++ + "_", inline.pinned());
+        used.put(inline.key(), used.get(inline.key()).withWalThrough(loaded.throughSeq()));
+        planned.put(entry.getKey(), snapshotFiles.withFiles(withTail(snapshotFiles.files(), loaded))
+            .withTailTables(loaded.tables()));
+      }
       if (describe != null) {
         statement = MetadataStatements.describe(connection, describe);
       }
@@ -400,6 +419,13 @@ final class QueryEngine implements AutoCloseable {
         span -> span.timeTravel() ? renamed.get(span) : MetadataStatements.informationSchemaCopy(span), insertions);
   }
 
+  /**
+   * A WAL tail whose new segments are loaded on the query's connection ({@link WalTail#load}):
+   * the reference's key, the table planned at its snapshot, what the tail read and whether the
+   * reference was pinned.
+   */
+  private record InlineTail(String key, PlannedTable snapshotFiles, WalTail.Read read, boolean pinned) {}
+
   /** A metadata table the statement reads: the name it uses, the table and which of its metadata. */
   private record MetadataRead(TableName name, Table table, String kind, String displayName) {}
 
@@ -411,6 +437,11 @@ final class QueryEngine implements AutoCloseable {
   /** Plans cached so far (for tests). */
   SnapshotPlanCache plans() {
     return plans;
+  }
+
+  /** The WAL tails read, null when queries read snapshots only (for tests). */
+  WalTail tail() {
+    return tail;
   }
 
   /** The pool of DuckDB databases (for tests). */
@@ -446,6 +477,9 @@ final class QueryEngine implements AutoCloseable {
   @Override
   public void close() {
     timeouts.shutdownNow();
+    if (tail != null) {
+      tail.close();
+    }
     parser.close();
   }
 }

@@ -1,5 +1,7 @@
 package io.storageengine.query;
 
+import org.apache.iceberg.DataFile;
+
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,8 +43,21 @@ final class SnapshotPlanCache {
      * first query that sets the snapshot up, remembered for the others.
      */
     volatile Boolean readsByName;
+    /**
+     * The Iceberg data files of {@link #files} (same order, with their column statistics) when
+     * the plan is kept to prune other filters' plans of the snapshot from, in memory; else null.
+     */
+    final List<DataFile> dataFiles;
 
     Plan(List<ScanFile> files) {
+      this(files, null);
+    }
+
+    Plan(List<ScanFile> files, List<DataFile> dataFiles) {
+      if (dataFiles != null && dataFiles.size() != files.size()) {
+        throw new IllegalArgumentException("one data file per planned file");
+      }
+      this.dataFiles = dataFiles == null ? null : List.copyOf(dataFiles);
       this.files = List.copyOf(files);
       long positions = 0;
       boolean deletes = false;
@@ -80,6 +95,11 @@ final class SnapshotPlanCache {
       hits++;
     }
     return plan;
+  }
+
+  /** The cached plan of {@code key}, or null, not counted as a hit or miss (a planner's own lookup). */
+  synchronized Plan peek(Key key) {
+    return plans.get(key);
   }
 
   /** Caches {@code plan} unless it alone is heavier than the budget; returns the plan to use. */

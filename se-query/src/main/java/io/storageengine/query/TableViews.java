@@ -107,7 +107,8 @@ final class TableViews {
       boolean matches;
       try {
         FieldIdProjection names = FieldIdProjection.byName(schema);
-        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes, file -> names));
+        execute(connection, "CREATE VIEW " + viewName + " AS " + viewSql(schema, clean, withDeletes, deletes,
+            file -> names, table.tailTables()));
         matches = viewColumnsMatch(connection, name, schema);
         if (!matches) {
           execute(connection, "DROP VIEW " + viewName);
@@ -135,9 +136,12 @@ final class TableViews {
       }
       projection = projections::get;
     }
+    if (lineage && !table.tailTables().isEmpty()) {
+      throw new IllegalStateException("row lineage views read the WAL tail from staged files only");
+    }
     execute(connection, "CREATE VIEW " + viewName + " AS " + (lineage
         ? RowLineage.viewSql(connection, schema, clean, withDeletes, deletes, projection, number)
-        : viewSql(schema, clean, withDeletes, deletes, projection)));
+        : viewSql(schema, clean, withDeletes, deletes, projection, table.tailTables())));
   }
 
   /** The schema {@code file} was written with, read from its footer once per location. */
@@ -163,7 +167,8 @@ final class TableViews {
    * removed only from files that have some, by their bitmaps ({@link DeletionMasks}).
    */
   private static String viewSql(Schema schema, List<PlannedFile> clean, List<PlannedFile> withDeletes,
-      DeletionMasks deletes, Function<PlannedFile, FieldIdProjection> projection) throws SQLException {
+      DeletionMasks deletes, Function<PlannedFile, FieldIdProjection> projection, List<String> tailTables)
+      throws SQLException {
     List<String> parts = new ArrayList<>();
     for (Map.Entry<FieldIdProjection, List<PlannedFile>> group : byProjection(clean, projection).entrySet()) {
       FieldIdProjection read = group.getKey();
@@ -173,6 +178,17 @@ final class TableViews {
       FieldIdProjection read = group.getKey();
       parts.add("SELECT " + read.selectList() + " FROM read_parquet(" + fileList(group.getValue()) + read.readOptions()
           + ", file_row_number = true) AS data" + deletes.keepLive(group.getValue()));
+    }
+    if (!tailTables.isEmpty()) {
+      // WAL tail rows read inline: their tables' first columns are the schema's, by name.
+      StringJoiner columns = new StringJoiner(", ");
+      for (Types.NestedField field : schema.columns()) {
+        String column = SqlQuoting.identifier(field.name());
+        columns.add("CAST(" + column + " AS " + IcebergTypes.duckdbType(field.name(), field.type()) + ") AS " + column);
+      }
+      for (String tailTable : tailTables) {
+        parts.add("SELECT " + columns + " FROM " + tailTable);
+      }
     }
     if (parts.isEmpty()) {
       StringJoiner empty = new StringJoiner(", ");

@@ -4,12 +4,14 @@ import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
 import java.time.Duration;
@@ -18,10 +20,18 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.duckdb.DuckDBConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -43,7 +53,15 @@ import org.slf4j.LoggerFactory;
  * as Parquet files in the DuckDB runtime's file cache under the tenant:
  * <ul>
  *   <li>append tables: one file per segment and read schema (a segment never changes, so it is
- *       staged once);</li>
+ *       staged once). A segment not staged yet is read straight from its Arrow frames by the
+ *       query that first needs it ({@link #read} with {@code inline}, then {@link #load}): the
+ *       same staging decodes, checks and conforms them, but into a table of the query's own
+ *       catalog, through DuckDB's Arrow scan, with no DuckDB session of its own and no file
+ *       written; the Parquet file is then written in the background, a second later (not while
+ *       the queries right after compete for the cores), for the queries after that. At
+ *       most {@value #INLINE_MAX_BYTES} bytes of frames per table and query are read that way;
+ *       the new segments beyond them (a long tail after a restart) are staged by the query as
+ *       before, since their files are what every later query reads;</li>
  *   <li>entity tables: the fold of the tail with the snapshot's current rows and tombstones (the
  *       keys' final rows), kept in layers by {@link EntityTailFolds}: a new segment is folded
  *       onto the layers before it; plus the positions of the snapshot's rows (and earlier
@@ -58,8 +76,17 @@ import org.slf4j.LoggerFactory;
  * ends the tail before it, with one warning, so the table stays queryable; an entity table's
  * fold that fails on a segment's frames fails the query with reconciliation's message.
  */
-final class WalTail {
+final class WalTail implements AutoCloseable {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
+  /** Bytes of Arrow frames of new append segments a query reads inline per table (see the class comment). */
+  static final long INLINE_MAX_BYTES = 16L << 20;
+  /**
+   * Bytes of frames of append segments waiting to be staged in the background (held in memory
+   * until then); beyond it a segment is not queued, and a later query reads it inline again.
+   */
+  static final long MAX_QUEUED_STAGING_BYTES = 64L << 20;
+  /** How long after its first inline read a segment is staged in the background. */
+  static final long STAGING_DELAY_MILLIS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
@@ -68,7 +95,24 @@ final class WalTail {
    * What a tail adds to a snapshot: {@code files} to read next to its data files, {@code
    * replacedPositions} (by local path) to remove from them, and the last seq read.
    */
-  record Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions) {}
+  record Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions, List<Part> parts,
+      List<String> tables) {
+    Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions) {
+      this(throughSeq, files, replacedPositions, List.of(), List.of());
+    }
+
+    /** Whether segments remain to be loaded on the query's connection ({@link #load}). */
+    boolean loadsInline() {
+      return parts.stream().anyMatch(part -> part.file() == null);
+    }
+  }
+
+  /**
+   * One segment of an append tail still to be loaded ({@link #load}), in seq order: its staged
+   * {@code file} or, when null, its frames ({@code segment}, producer duplicates removed) and the
+   * name its staged form is cached under.
+   */
+  record Part(long seq, PlannedFile file, WalSegment segment, String name) {}
 
   private final WalLog wal;
   private final DuckRuntime duckdb;
@@ -79,6 +123,20 @@ final class WalTail {
    */
   private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
   private final EntityTailFolds entityFolds;
+  /**
+   * Stages inline-read segments to the file cache, one at a time, in the background, each
+   * {@link #STAGING_DELAY_MILLIS} after the query that first read it inline: not while that
+   * query and the ones right after it run (on a busy machine staging competes with them for the
+   * same cores), but soon enough that the queries after read the file.
+   */
+  private final ScheduledThreadPoolExecutor stagings = Threads.scheduledPool(1, Threads.daemon("se-wal-tail-staging"));
+  /** Cache names of segments queued or being staged in the background. */
+  private final Set<String> staging = ConcurrentHashMap.newKeySet();
+  /** Frame bytes of the segments in {@link #staging}. */
+  private final AtomicLong queuedBytes = new AtomicLong();
+  private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
+  /** Segments loaded inline so far (for tests). */
+  private final AtomicLong inlineLoads = new AtomicLong();
 
   /** @param rows computes what segments add, with reconciliation's code */
   WalTail(WalLog wal, DuckRuntime duckdb, WalTailRows rows) {
@@ -86,6 +144,7 @@ final class WalTail {
     this.duckdb = duckdb;
     this.rows = rows;
     this.entityFolds = new EntityTailFolds(duckdb.files(), rows);
+    this.stagings.setRemoveOnCancelPolicy(true);
   }
 
   /** Whether the tail of entity tables is read (else they are read at their snapshot only). */
@@ -101,6 +160,16 @@ final class WalTail {
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases) {
+    return read(catalogId, displayName, table, snapshot, schema, entity, afterSeq, throughSeq, leases, false);
+  }
+
+  /**
+   * As above; with {@code inline}, append segments not staged yet are left to {@link #load} on
+   * the query's connection ({@link Read#loadsInline}), up to {@value #INLINE_MAX_BYTES} bytes of
+   * frames, instead of being staged here.
+   */
+  Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
+      long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline) {
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     Map<Long, WalSegment> fresh = new HashMap<>();
     long last = segmentsThrough(displayName, tableWal, afterSeq, throughSeq, fresh);
@@ -116,26 +185,43 @@ final class WalTail {
       ProducerDedup.Pass dedup = new ProducerDedup.Pass(wal, tableWal, producerRetention, ProducerDedup.State.START,
           segments);
       List<PlannedFile> files = new ArrayList<>();
+      List<Part> parts = new ArrayList<>();
+      long inlineBytes = 0;
       long staged = afterSeq;
       for (long seq = afterSeq + 1; seq <= last; seq++) {
         String name = "wal-segment:" + table.uuid() + ":" + seq + ":schema-" + schema.schemaId();
         long segmentSeq = seq;
-        DataFileCache.Lease lease;
-        try {
-          lease = duckdb.files().acquire(catalogId, name, target -> rows.writeAppendRows(catalogId,
-              schema, List.of(dedup.withoutDuplicates(segments.apply(segmentSeq))), target));
-        } catch (SeException e) {
-          if (throughSeq != null || !refusedByReconcile(e)) {
-            throw e;
+        DataFileCache.Lease lease = inline ? duckdb.files().leaseIfPresent(catalogId, name).orElse(null) : null;
+        if (lease == null && inline) {
+          WalSegment segment = segments.apply(seq);
+          long bytes = frameBytes(segment);
+          if (inlineBytes + bytes <= INLINE_MAX_BYTES) {
+            inlineBytes += bytes;
+            parts.add(new Part(seq, null, dedup.withoutDuplicates(segment), name));
+            staged = seq;
+            continue;
           }
-          broken(displayName, new SegmentKey(tableWal, seq), e);
-          break;
+        }
+        if (lease == null) {
+          try {
+            lease = duckdb.files().acquire(catalogId, name, target -> rows.writeAppendRows(catalogId,
+                schema, List.of(dedup.withoutDuplicates(segments.apply(segmentSeq))), target));
+          } catch (SeException e) {
+            if (throughSeq != null || !refusedByReconcile(e)) {
+              throw e;
+            }
+            broken(displayName, new SegmentKey(tableWal, seq), e);
+            break;
+          }
         }
         leases.add(lease);
-        files.add(new PlannedFile(name, lease.path().toString(), new long[0]));
+        PlannedFile file = new PlannedFile(name, lease.path().toString(), new long[0]);
+        files.add(file);
+        parts.add(new Part(seq, file, null, name));
         staged = seq;
       }
-      return new Read(staged, files, Map.of());
+      boolean anyInline = parts.stream().anyMatch(part -> part.file() == null);
+      return new Read(staged, files, Map.of(), anyInline ? List.copyOf(parts) : List.of(), List.of());
     }
     if (schema.schemaId() != table.schema().schemaId()) {
       // The fold works on the table's current schema, as reconciliation does.
@@ -154,6 +240,108 @@ final class WalTail {
           }
         }, leases);
     return new Read(last, fold.files(), fold.replacedPositions());
+  }
+
+  /**
+   * Loads the segments {@code read} left inline ({@link Read#loadsInline}) on {@code connection}
+   * (the query's, its catalog in use), each into a table named {@code tablePrefix} and a number,
+   * with {@code schema} (the read schema {@code read} was made with); returns what the query
+   * reads: the staged files and those tables, in seq order. A segment staging refuses ends the
+   * tail before it with one warning, as {@link #read} does, unless the read is {@code pinned}
+   * (then it fails). Each loaded segment is then staged to the file cache in the background.
+   */
+  Read load(DuckDBConnection connection, String catalogId, String displayName, UUID tableUuid, Schema schema,
+      Read read, String tablePrefix, boolean pinned) {
+    if (!read.loadsInline()) {
+      return read;
+    }
+    List<PlannedFile> files = new ArrayList<>();
+    List<String> tables = new ArrayList<>();
+    long through = read.parts().get(0).seq() - 1;
+    for (Part part : read.parts()) {
+      if (part.file() != null) {
+        files.add(part.file());
+        through = part.seq();
+        continue;
+      }
+      String table = tablePrefix + tables.size();
+      try {
+        rows.loadAppendRows(connection, catalogId, schema, List.of(part.segment()), table);
+      } catch (SeException e) {
+        if (pinned || !refusedByReconcile(e)) {
+          throw e;
+        }
+        broken(displayName, new SegmentKey(new TableWal(catalogId, tableUuid), part.seq()), e);
+        break;
+      }
+      tables.add(table);
+      inlineLoads.incrementAndGet();
+      through = part.seq();
+      stageLater(catalogId, schema, part);
+    }
+    return new Read(through, files, Map.of(), List.of(), tables);
+  }
+
+  /** Stages {@code part}'s segment to the file cache in the background, unless queued already. */
+  private void stageLater(String catalogId, Schema schema, Part part) {
+    if (!staging.add(part.name())) {
+      return;
+    }
+    long bytes = frameBytes(part.segment());
+    if (queuedBytes.addAndGet(bytes) > MAX_QUEUED_STAGING_BYTES) {
+      queuedBytes.addAndGet(-bytes);
+      staging.remove(part.name());
+      return;
+    }
+    try {
+      stagings.schedule(() -> {
+        try (DataFileCache.Lease ignored = duckdb.files().acquire(catalogId, part.name(),
+            target -> rows.writeAppendRows(catalogId, schema, List.of(part.segment()), target))) {
+          // Kept by the cache for the next query; nothing to hold here.
+        } catch (RuntimeException e) {
+          // The next query that needs it reads it inline again (or stages it, and reports).
+          LOG.debug("background staging of {} failed: {}", part.name(), e.toString());
+        } finally {
+          queuedBytes.addAndGet(-bytes);
+          staging.remove(part.name());
+        }
+      }, stagingDelayMillis, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // A closed engine: nothing is staged any more.
+      queuedBytes.addAndGet(-bytes);
+      staging.remove(part.name());
+    }
+  }
+
+  /** How many segments queries loaded inline so far (for tests). */
+  long inlineLoads() {
+    return inlineLoads.get();
+  }
+
+  /** Stages inline-read segments {@code millis} after their first read instead (for tests). */
+  void stagingDelay(long millis) {
+    stagingDelayMillis = millis;
+  }
+
+  /** Waits until the segments queued for background staging are staged (for tests). */
+  void awaitStagings() throws InterruptedException {
+    while (!staging.isEmpty()) {
+      Thread.sleep(5);
+    }
+  }
+
+  /** Stops background staging; a segment being staged is left to the cache's own cleanup. */
+  @Override
+  public void close() {
+    stagings.shutdownNow();
+  }
+
+  private static long frameBytes(WalSegment segment) {
+    long bytes = 0;
+    for (WalFrame frame : segment.frames()) {
+      bytes += frame.arrowIpc().length;
+    }
+    return bytes;
   }
 
   /**

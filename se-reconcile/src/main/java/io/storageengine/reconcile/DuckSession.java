@@ -43,6 +43,23 @@ public final class DuckSession implements AutoCloseable {
   private final BufferAllocator allocator;
   private final Path scratch;
   private final AtomicInteger names = new AtomicInteger();
+  /** Whether the connection is someone else's: not closed here, no scratch directory. */
+  private final boolean borrowed;
+
+  /**
+   * A session on {@code connection}, which stays its owner's: closing the session leaves it open.
+   * The session has no scratch directory and changes no setting (the connection's database may
+   * have them frozen); what it creates lives as long as the connection's owner keeps it.
+   */
+  DuckSession(DuckDBConnection connection, BufferAllocator allocator, String scope) {
+    this.runtime = null;
+    this.scope = scope;
+    this.allocator = allocator;
+    this.threads = 0;
+    this.connection = connection;
+    this.scratch = null;
+    this.borrowed = true;
+  }
 
   /**
    * @param threads DuckDB worker threads (sessions with the same count share a database)
@@ -53,6 +70,7 @@ public final class DuckSession implements AutoCloseable {
     this.scope = scope;
     this.allocator = allocator;
     this.threads = threads;
+    this.borrowed = false;
     try {
       this.connection = runtime.connectShared(threads);
     } catch (SQLException e) {
@@ -73,6 +91,9 @@ public final class DuckSession implements AutoCloseable {
 
   /** A fresh directory under the scratch directory. */
   public Path newDirectory(String prefix) {
+    if (scratch == null) {
+      throw new IllegalStateException("a session on a borrowed connection has no scratch directory");
+    }
     try {
       return Files.createDirectories(scratch.resolve(prefix + "-" + names.incrementAndGet()));
     } catch (IOException e) {
@@ -104,7 +125,7 @@ public final class DuckSession implements AutoCloseable {
   /** The error to throw for {@code e}; a database DuckDB invalidated is not handed out again. */
   private SeException failed(String what, SQLException e) {
     String message = String.valueOf(e.getMessage());
-    if (message.contains("invalidated")) {
+    if (message.contains("invalidated") && runtime != null) {
       runtime.discardShared(threads);
     }
     return SeException.internal(what + message, e);
@@ -157,6 +178,9 @@ public final class DuckSession implements AutoCloseable {
    * session closes (see {@link DuckRuntime#localCopy}).
    */
   public String readable(Table table, String location) {
+    if (runtime == null) {
+      throw new IllegalStateException("a session on a borrowed connection reads no data files");
+    }
     DataFileCache.Lease lease;
     try {
       lease = runtime.localCopy(scope, table, location);
@@ -182,10 +206,14 @@ public final class DuckSession implements AutoCloseable {
    */
   @Override
   public void close() {
-    closeQuietly();
+    if (!borrowed) {
+      closeQuietly();
+    }
     leases.forEach(DataFileCache.Lease::close);
     leases.clear();
-    deleteRecursively(scratch);
+    if (scratch != null) {
+      deleteRecursively(scratch);
+    }
   }
 
   private void closeQuietly() {

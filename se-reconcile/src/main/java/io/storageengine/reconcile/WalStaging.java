@@ -41,6 +41,17 @@ final class WalStaging {
 
   /** Creates the staging table and loads every frame; returns the number of rows loaded. */
   static long load(DuckSession duck, Schema schema, List<WalSegment> segments) {
+    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_");
+    return duck.queryLong("SELECT count(*) FROM " + TABLE);
+  }
+
+  /**
+   * Loads every frame as {@link #load(DuckSession, Schema, List)} does, into the table
+   * {@code table} (a qualified name) created by {@code "CREATE OR REPLACE " + create}, scanning
+   * the frames through Arrow views named {@code viewPrefix} and a number.
+   */
+  static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
+      String viewPrefix) {
     List<Types.NestedField> columns = schema.columns();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : columns) {
@@ -51,7 +62,7 @@ final class WalStaging {
     }
     defs.add("__op TINYINT");
     defs.add("__seq BIGINT");
-    duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " (" + String.join(", ", defs) + ")");
+    duck.execute("CREATE OR REPLACE " + create + " (" + String.join(", ", defs) + ")");
 
     // Consecutive frames with one Arrow schema (the common case: one writer, one table
     // schema) are staged by one statement; a schema change starts a new run.
@@ -66,7 +77,7 @@ final class WalStaging {
         org.apache.arrow.vector.types.pojo.Schema frameSchema =
             WalFrameRunReader.schemaOf(duck.allocator(), frame.arrowIpc(), segment.seq());
         if (runSchema != null && !frameSchema.equals(runSchema)) {
-          loadRun(duck, columns, runSchema, run, "wal_frames_" + runNo++);
+          loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo++);
           run = new ArrayList<>();
         }
         if (run.isEmpty()) {
@@ -78,9 +89,8 @@ final class WalStaging {
       }
     }
     if (!run.isEmpty()) {
-      loadRun(duck, columns, runSchema, run, "wal_frames_" + runNo);
+      loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo);
     }
-    return duck.queryLong("SELECT count(*) FROM " + TABLE);
   }
 
   /**
@@ -88,7 +98,8 @@ final class WalStaging {
    * insert (insertion order is preserved), so rowid stays the arrival order.
    */
   private static void loadRun(DuckSession duck, List<Types.NestedField> columns,
-      org.apache.arrow.vector.types.pojo.Schema frameSchema, List<WalFrameRunReader.Frame> run, String view) {
+      org.apache.arrow.vector.types.pojo.Schema frameSchema, List<WalFrameRunReader.Frame> run, String table,
+      String view) {
     Map<Integer, Field> byId = DuckSql.childrenById(frameSchema.getFields());
     List<String> values = new ArrayList<>();
     List<String> flags = new ArrayList<>();
@@ -102,7 +113,7 @@ final class WalStaging {
         flags.add("TRUE");
       }
     }
-    String sql = "INSERT INTO " + TABLE + " SELECT " + String.join(", ", values) + ", "
+    String sql = "INSERT INTO " + table + " SELECT " + String.join(", ", values) + ", "
         + String.join(", ", flags) + ", " + WalFrameRunReader.OP + ", " + WalFrameRunReader.SEQ
         + " FROM " + view;
     try (WalFrameRunReader reader = new WalFrameRunReader(duck.allocator(), frameSchema, run)) {

@@ -15,6 +15,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types;
+import org.duckdb.DuckDBConnection;
 
 /**
  * What reconciliation will make of WAL segments not reconciled yet, for readers that show it
@@ -72,6 +73,26 @@ public final class WalTailRows {
       long rows = WalStaging.load(duck, schema, segments);
       copy(duck, schema, "SELECT " + columnList(schema) + " FROM " + WalStaging.TABLE, target);
       return rows;
+    }
+  }
+
+  /**
+   * Loads the append rows of {@code segments}, as {@link #writeAppendRows} writes them, into a
+   * new table {@code table} (a qualified DuckDB name, replaced if it exists) on {@code connection},
+   * which stays the caller's: the frames are decoded, checked and conformed to {@code schema} by
+   * the same staging, and DuckDB scans them through its Arrow scan, with no file written. The
+   * table's first columns are {@code schema}'s, by name and in order; staging's own columns
+   * follow. The Arrow memory used is released before it returns.
+   *
+   * @throws io.storageengine.common.SeException INVALID_ARGUMENT or INTERNAL for a segment that
+   *     reconciliation refuses as well
+   */
+  public void loadAppendRows(DuckDBConnection connection, String scope, Schema schema, List<WalSegment> segments,
+      String table) {
+    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-inline-" + scope, 0, Long.MAX_VALUE);
+        DuckSession duck = new DuckSession(connection, child, scope)) {
+      String views = "__se_wal_frames_" + Integer.toHexString(table.hashCode()) + "_";
+      WalStaging.load(duck, schema, segments, "TABLE " + table, table, views);
     }
   }
 
