@@ -21,22 +21,8 @@ import java.util.List;
  * about 245 MiB). The child's standard error (Spark's log) goes to {@code <module>/target/merge-anchor.log}.
  */
 final class MergeAnchorRun {
-  /** The module opens Spark 4 needs on Java 17 (as se-server's SparkFacadeTest passes them). */
-  private static final List<String> SPARK_JVM_OPTIONS = List.of(
-      "--add-opens=java.base/java.lang=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-      "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED",
-      "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-      "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED");
+  /** The module opens Spark 4 needs on Java 17: the same as the TPC-H driver's. */
+  private static final List<String> SPARK_JVM_OPTIONS = SparkDriverProcess.SPARK_JVM_OPTIONS;
 
   private final Path module;
   private final String heap;

@@ -28,7 +28,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class SparkDriverProcess {
   /** What Spark's own launcher passes to a Java 17 JVM (its {@code JavaModuleOptions}). */
-  private static final List<String> SPARK_JVM_OPTIONS = List.of(
+  static final List<String> SPARK_JVM_OPTIONS = List.of(
       "-XX:+IgnoreUnrecognizedVMOptions",
       "--add-opens=java.base/java.lang=ALL-UNNAMED",
       "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
