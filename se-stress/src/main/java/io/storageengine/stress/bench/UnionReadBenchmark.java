@@ -19,7 +19,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -33,10 +32,6 @@ import org.apache.arrow.flight.HeaderCallOption;
 import org.apache.arrow.flight.sql.FlightSqlClient;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.BigIntVector;
-import org.apache.arrow.vector.IntVector;
-import org.apache.arrow.vector.TimeStampMicroVector;
-import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.apache.iceberg.PartitionSpec;
@@ -346,22 +341,7 @@ public final class UnionReadBenchmark {
 
   private WalFrame frame(long from, int n) {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(NARROW), allocator)) {
-      BigIntVector id = (BigIntVector) root.getVector("id");
-      TimeStampMicroVector ts = (TimeStampMicroVector) root.getVector("ts");
-      IntVector v = (IntVector) root.getVector("v");
-      VarCharVector s = (VarCharVector) root.getVector("s");
-      id.allocateNew(n);
-      ts.allocateNew(n);
-      v.allocateNew(n);
-      s.allocateNew(n * 8L, n);
-      for (int i = 0; i < n; i++) {
-        long k = from + i;
-        id.set(i, k);
-        ts.set(i, 1_700_000_000_000_000L + stamp * 1_000_000L + (k % 1000)); // later appends win
-        v.set(i, (int) (k * 31 % 100_000));
-        s.setSafe(i, ("s" + (k % 10_000)).getBytes(StandardCharsets.UTF_8));
-      }
-      root.setRowCount(n);
+      EntityRows.fill(root, from, n, k -> k, stamp); // later appends win (higher ts)
       ByteArrayOutputStream bytes = new ByteArrayOutputStream();
       try (ArrowStreamWriter writer = new ArrowStreamWriter(root, null, Channels.newChannel(bytes))) {
         writer.start();
