@@ -8,6 +8,7 @@ import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.Json;
+import io.storageengine.common.SparkModuleCommand;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.wal.WalOperation;
@@ -65,25 +66,6 @@ class SparkFacadeTest {
   private static final Logger LOG = LoggerFactory.getLogger(SparkFacadeTest.class);
   private static final String BOOTSTRAP = "bootstrap-0123456789abcdef0123456789abcdef";
   private static final Path SPARK_MODULE = Path.of("..", "se-spark", "target");
-  /** What Spark's own launcher passes to a Java 17 JVM (its {@code JavaModuleOptions}). */
-  private static final List<String> SPARK_JVM_OPTIONS = List.of(
-      "-XX:+IgnoreUnrecognizedVMOptions",
-      "--add-opens=java.base/java.lang=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-      "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED",
-      "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-      "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-      "-Djdk.reflect.useDirectMethodHandle=false",
-      "-Dio.netty.tryReflectionSetAccessible=true");
 
   @TempDir Path dir;
   private EngineServer server;
@@ -258,25 +240,14 @@ class SparkFacadeTest {
    * returns the driver's JSON line for each, in order.
    */
   private List<JsonNode> spark(String... statements) throws Exception {
-    Path classes = SPARK_MODULE.resolve("classes");
-    Path classpathFile = SPARK_MODULE.resolve("spark-classpath.txt");
-    assertThat(classpathFile).as("the se-spark module's resolved classpath (built before se-server by Maven)").exists();
     Path work = Files.createDirectories(dir.resolve("spark"));
     Path tmp = Files.createDirectories(work.resolve("tmp"));
     Path stdout = work.resolve("stdout.jsonl");
     Path stderr = work.resolve("stderr.log");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(SPARK_JVM_OPTIONS);
     // A short-lived JVM on a small machine: C1 only halves its CPU time (a first query: 15 s -> 8 s).
-    command.add("-XX:TieredStopAtLevel=1");
-    command.add("-XX:+UseSerialGC");
-    command.add("-Xmx1g");
-    command.add("-Djava.io.tmpdir=" + tmp);
-    command.add("-cp");
-    command.add(classes.toAbsolutePath() + java.io.File.pathSeparator + Files.readString(classpathFile).strip());
-    command.add("io.storageengine.spark.FacadeSqlDriver");
-    command.add("http://127.0.0.1:" + server.port() + "/catalogs/warehouse");
+    List<String> command = SparkModuleCommand.of(SPARK_MODULE,
+        List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx1g", "-Djava.io.tmpdir=" + tmp),
+        "io.storageengine.spark.FacadeSqlDriver", List.of("http://127.0.0.1:" + server.port() + "/catalogs/warehouse"));
     ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile())
         .redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
     builder.environment().put("SE_TOKEN", token);

@@ -4,12 +4,11 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Json;
 import io.storageengine.common.SeException;
-import java.io.File;
+import io.storageengine.common.SparkModuleCommand;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -22,7 +21,6 @@ import java.util.List;
  */
 final class MergeAnchorRun {
   /** The module opens Spark 4 needs on Java 17: the same as the TPC-H driver's. */
-  private static final List<String> SPARK_JVM_OPTIONS = SparkDriverProcess.SPARK_JVM_OPTIONS;
 
   private final Path module;
   private final String heap;
@@ -47,25 +45,12 @@ final class MergeAnchorRun {
    */
   ObjectNode run(long keys, int batch, int batches, int warmup) throws IOException, InterruptedException {
     Path target = module.resolve("target");
-    Path classpathFile = target.resolve("spark-classpath.txt");
-    Path classes = target.resolve("classes");
-    if (!Files.isRegularFile(classpathFile) || !Files.isRegularFile(
-        classes.resolve("io/storageengine/spark/MergeAnchor.class"))) {
-      throw new SeException(ErrorCode.NOT_FOUND, "the Spark anchor is not built: no " + classpathFile
-          + " or MergeAnchor.class; run `mvn -q -B -pl se-spark process-classes` first");
-    }
     Path tmp = Files.createTempDirectory("se-merge-anchor-tmp-");
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(SPARK_JVM_OPTIONS);
-    command.add("-Xmx" + heap);
-    command.add("-Djava.io.tmpdir=" + tmp);
-    command.add("-cp");
-    command.add(classes.toAbsolutePath() + File.pathSeparator + Files.readString(classpathFile).strip());
-    command.add("io.storageengine.spark.MergeAnchor");
-    command.addAll(List.of("--keys", Long.toString(keys), "--batch", Integer.toString(batch),
-        "--batches", Integer.toString(batches), "--warmup-batches", Integer.toString(warmup),
-        "--cores", Integer.toString(cores), "--warehouse", tmp.resolve("warehouse").toString()));
+    List<String> command = SparkModuleCommand.of(target, List.of("-Xmx" + heap, "-Djava.io.tmpdir=" + tmp),
+        "io.storageengine.spark.MergeAnchor",
+        List.of("--keys", Long.toString(keys), "--batch", Integer.toString(batch),
+            "--batches", Integer.toString(batches), "--warmup-batches", Integer.toString(warmup),
+            "--cores", Integer.toString(cores), "--warehouse", tmp.resolve("warehouse").toString()));
     Path log = target.resolve("merge-anchor.log");
     Process process = new ProcessBuilder(command)
         .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()))

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import java.io.File;
+import io.storageengine.common.SparkModuleCommand;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -27,25 +27,6 @@ import java.util.concurrent.TimeUnit;
  * values as {@link ResultDiff} compares them ({@link #value}).
  */
 final class SparkDriverProcess {
-  /** What Spark's own launcher passes to a Java 17 JVM (its {@code JavaModuleOptions}). */
-  static final List<String> SPARK_JVM_OPTIONS = List.of(
-      "-XX:+IgnoreUnrecognizedVMOptions",
-      "--add-opens=java.base/java.lang=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
-      "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
-      "--add-opens=java.base/java.io=ALL-UNNAMED",
-      "--add-opens=java.base/java.net=ALL-UNNAMED",
-      "--add-opens=java.base/java.nio=ALL-UNNAMED",
-      "--add-opens=java.base/java.util=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
-      "--add-opens=java.base/java.util.concurrent.atomic=ALL-UNNAMED",
-      "--add-opens=java.base/jdk.internal.ref=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
-      "--add-opens=java.base/sun.nio.cs=ALL-UNNAMED",
-      "--add-opens=java.base/sun.security.action=ALL-UNNAMED",
-      "--add-opens=java.base/sun.util.calendar=ALL-UNNAMED",
-      "-Djdk.reflect.useDirectMethodHandle=false",
-      "-Dio.netty.tryReflectionSetAccessible=true");
   /** Decimals as the driver printed them, not rounded through a double. */
   private static final ObjectMapper EXACT = JsonMapper.builder()
       .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
@@ -73,12 +54,6 @@ final class SparkDriverProcess {
    */
   static List<Result> run(Settings settings, URI facade, List<String> statements, Path work)
       throws IOException, InterruptedException {
-    Path classpathFile = settings.moduleTarget().resolve("spark-classpath.txt");
-    Path classes = settings.moduleTarget().resolve("classes");
-    if (!Files.isRegularFile(classpathFile) || !Files.isDirectory(classes)) {
-      throw new IllegalStateException("no built se-spark module at " + settings.moduleTarget().toAbsolutePath()
-          + " (build it: mvn -q -B -f se-spark/pom.xml process-classes)");
-    }
     Path tmp = Files.createDirectories(work.resolve("tmp"));
     Path stdin = work.resolve("statements.sql");
     Path stdout = work.resolve("stdout.jsonl");
@@ -88,17 +63,12 @@ final class SparkDriverProcess {
       lines.add(s.replaceAll("\\s*\\R\\s*", " ").strip());
     }
     Files.write(stdin, lines, StandardCharsets.UTF_8);
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(SPARK_JVM_OPTIONS);
-    command.add("-Xmx" + settings.heap());
-    command.add("-Djava.io.tmpdir=" + tmp.toAbsolutePath());
-    command.add("-Dse.spark.master=" + settings.master());
-    command.add("-Dse.spark.shuffle.partitions=" + settings.shufflePartitions());
-    command.add("-cp");
-    command.add(classes.toAbsolutePath() + File.pathSeparator + Files.readString(classpathFile).strip());
-    command.add("io.storageengine.spark.FacadeSqlDriver");
-    command.add(facade.toString());
+    List<String> command = SparkModuleCommand.of(settings.moduleTarget(), List.of(
+        "-Xmx" + settings.heap(),
+        "-Djava.io.tmpdir=" + tmp.toAbsolutePath(),
+        "-Dse.spark.master=" + settings.master(),
+        "-Dse.spark.shuffle.partitions=" + settings.shufflePartitions()),
+        "io.storageengine.spark.FacadeSqlDriver", List.of(facade.toString()));
     ProcessBuilder builder = new ProcessBuilder(command).directory(work.toFile())
         .redirectInput(stdin.toFile()).redirectOutput(stdout.toFile()).redirectError(stderr.toFile());
     builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
