@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
-import io.opentelemetry.sdk.trace.ReadWriteSpan;
-import io.opentelemetry.sdk.trace.ReadableSpan;
-import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
+import io.storageengine.common.telemetry.EndedSpanListener;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.MemoryObjectStore;
@@ -32,25 +29,8 @@ class TracingOperationListenerTest {
   @TempDir Path dir;
 
   private final List<SpanData> spans = new CopyOnWriteArrayList<>();
-  private final Telemetry telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
-    @Override
-    public void onStart(Context parentContext, ReadWriteSpan span) {}
-
-    @Override
-    public boolean isStartRequired() {
-      return false;
-    }
-
-    @Override
-    public void onEnd(ReadableSpan span) {
-      spans.add(span.toSpanData());
-    }
-
-    @Override
-    public boolean isEndRequired() {
-      return true;
-    }
-  }).build();
+  private final Telemetry telemetry = Telemetry.builder().spanProcessor(
+      new EndedSpanListener(span -> spans.add(span.toSpanData()))).build();
   private TenantCatalogRegistry registry;
 
   @AfterEach

@@ -3,13 +3,10 @@ package io.storageengine.objectstore;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.opentelemetry.context.Context;
-import io.opentelemetry.sdk.trace.ReadWriteSpan;
-import io.opentelemetry.sdk.trace.ReadableSpan;
-import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
+import io.storageengine.common.telemetry.EndedSpanListener;
 import io.storageengine.common.telemetry.RetryScope;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
@@ -25,25 +22,8 @@ class TracingObjectStoreTest {
   private static final byte[] PAYLOAD = "secret-payload-bytes".getBytes(StandardCharsets.UTF_8);
 
   private final List<SpanData> spans = new CopyOnWriteArrayList<>();
-  private final Telemetry telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
-    @Override
-    public void onStart(Context parentContext, ReadWriteSpan span) {}
-
-    @Override
-    public boolean isStartRequired() {
-      return false;
-    }
-
-    @Override
-    public void onEnd(ReadableSpan span) {
-      spans.add(span.toSpanData());
-    }
-
-    @Override
-    public boolean isEndRequired() {
-      return true;
-    }
-  }).build();
+  private final Telemetry telemetry = Telemetry.builder().spanProcessor(
+      new EndedSpanListener(span -> spans.add(span.toSpanData()))).build();
 
   @AfterEach
   void close() {

@@ -6,10 +6,6 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.opentelemetry.context.Context;
-import io.opentelemetry.sdk.trace.ReadWriteSpan;
-import io.opentelemetry.sdk.trace.ReadableSpan;
-import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.CatalogConfig;
@@ -17,6 +13,7 @@ import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.Json;
+import io.storageengine.common.telemetry.EndedSpanListener;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
@@ -78,25 +75,8 @@ class VendedCredentialsTest {
     s3 = S3ProxyFixture.shared();
     logs.start();
     ((Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME)).addAppender(logs);
-    telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
-      @Override
-      public void onStart(Context parentContext, ReadWriteSpan span) {}
-
-      @Override
-      public boolean isStartRequired() {
-        return false;
-      }
-
-      @Override
-      public void onEnd(ReadableSpan span) {
-        spans.add(span.toSpanData());
-      }
-
-      @Override
-      public boolean isEndRequired() {
-        return true;
-      }
-    }).build();
+    telemetry = Telemetry.builder().spanProcessor(
+        new EndedSpanListener(span -> spans.add(span.toSpanData()))).build();
     ServerConfig config = ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())

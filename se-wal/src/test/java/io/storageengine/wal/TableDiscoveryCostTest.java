@@ -3,10 +3,7 @@ package io.storageengine.wal;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.opentelemetry.context.Context;
-import io.opentelemetry.sdk.trace.ReadWriteSpan;
-import io.opentelemetry.sdk.trace.ReadableSpan;
-import io.opentelemetry.sdk.trace.SpanProcessor;
+import io.storageengine.common.telemetry.EndedSpanListener;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.objectstore.MemoryObjectStore;
@@ -35,29 +32,13 @@ class TableDiscoveryCostTest {
 
   private final AtomicLong listed = new AtomicLong();
   private final AtomicLong listings = new AtomicLong();
-  private final Telemetry telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
-    @Override
-    public void onStart(Context parentContext, ReadWriteSpan span) {}
-
-    @Override
-    public boolean isStartRequired() {
-      return false;
+  private final Telemetry telemetry = Telemetry.builder().spanProcessor(new EndedSpanListener(span -> {
+    Long count = span.getAttribute(SpanFields.IO_RESULT_COUNT);
+    if (count != null) {
+      listed.addAndGet(count);
+      listings.incrementAndGet();
     }
-
-    @Override
-    public void onEnd(ReadableSpan span) {
-      Long count = span.getAttribute(SpanFields.IO_RESULT_COUNT);
-      if (count != null) {
-        listed.addAndGet(count);
-        listings.incrementAndGet();
-      }
-    }
-
-    @Override
-    public boolean isEndRequired() {
-      return true;
-    }
-  }).build();
+  })).build();
 
   @AfterEach
   void close() {

@@ -3,15 +3,12 @@ package io.storageengine.server.observability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.opentelemetry.api.common.AttributeKey;
-import io.opentelemetry.context.Context;
-import io.opentelemetry.sdk.trace.ReadWriteSpan;
-import io.opentelemetry.sdk.trace.ReadableSpan;
-import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import io.storageengine.auth.AuthConfig;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
+import io.storageengine.common.telemetry.EndedSpanListener;
 import io.storageengine.common.telemetry.SpanFields;
 import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.ingest.client.IngestClient;
@@ -69,25 +66,8 @@ class ObservabilityTest {
 
   @BeforeEach
   void start() {
-    telemetry = Telemetry.builder().spanProcessor(new SpanProcessor() {
-      @Override
-      public void onStart(Context parentContext, ReadWriteSpan span) {}
-
-      @Override
-      public boolean isStartRequired() {
-        return false;
-      }
-
-      @Override
-      public void onEnd(ReadableSpan span) {
-        spans.add(span.toSpanData());
-      }
-
-      @Override
-      public boolean isEndRequired() {
-        return true;
-      }
-    }).build();
+    telemetry = Telemetry.builder().spanProcessor(
+        new EndedSpanListener(span -> spans.add(span.toSpanData()))).build();
     ServerConfig config = ServerConfig.defaults()
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dir.toString())
