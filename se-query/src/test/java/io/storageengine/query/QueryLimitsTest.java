@@ -219,7 +219,20 @@ class QueryLimitsTest {
       System.out.printf("limits: a runaway join with a 1s timeout failed after %d ms%n", ms);
       assertThat(ms).isLessThan(15_000);
       assertThat(server.producer.engine().admission().running()).isZero();
-      assertThat(server.rows("a", "SELECT id FROM n.t WHERE id = 5")).isEqualTo(1);
+      // The tenant's next query runs. The 1 s limit applies to it too, and on a machine busy with
+      // other work (a parallel test fork, the stopped join's last DuckDB threads) even a point
+      // query can take that long: a timed-out attempt is tried again, at most 10 times.
+      long rows = -1;
+      for (int attempt = 1; rows < 0; attempt++) {
+        try {
+          rows = server.rows("a", "SELECT id FROM n.t WHERE id = 5");
+        } catch (FlightRuntimeException e) {
+          if (e.status().code() != FlightStatusCode.TIMED_OUT || attempt == 10) {
+            throw e;
+          }
+        }
+      }
+      assertThat(rows).isEqualTo(1);
     }
   }
 
