@@ -137,6 +137,8 @@ final class WalTail implements AutoCloseable {
   private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
   /** Segments loaded inline so far (for tests). */
   private final AtomicLong inlineLoads = new AtomicLong();
+  /** DuckDB tables made from inline segments so far (for tests). */
+  private final AtomicLong inlineTables = new AtomicLong();
 
   /** @param rows computes what segments add, with reconciliation's code */
   WalTail(WalLog wal, DuckRuntime duckdb, WalTailRows rows) {
@@ -244,17 +246,48 @@ final class WalTail implements AutoCloseable {
 
   /**
    * Loads the segments {@code read} left inline ({@link Read#loadsInline}) on {@code connection}
-   * (the query's, its catalog in use), each into a table named {@code tablePrefix} and a number,
-   * with {@code schema} (the read schema {@code read} was made with); returns what the query
-   * reads: the staged files and those tables, in seq order. A segment staging refuses ends the
-   * tail before it with one warning, as {@link #read} does, unless the read is {@code pinned}
-   * (then it fails). Each loaded segment is then staged to the file cache in the background.
+   * (the query's, its catalog in use) into tables named {@code tablePrefix} and a number, with
+   * {@code schema} (the read schema {@code read} was made with); returns what the query reads:
+   * the staged files and those tables, through the last seq loaded. All the inline segments go
+   * into one table by one staging (one table and one insert per run of frames with one Arrow
+   * schema, whatever the number of segments: a query pays DuckDB's statement costs once, not per
+   * segment). When staging refuses them, they are loaded one by one instead, and the segment it
+   * refuses ends the tail before it with one warning, as {@link #read} does, unless the read is
+   * {@code pinned} (then it fails). Each loaded segment is then staged to the file cache in the
+   * background.
    */
   Read load(DuckDBConnection connection, String catalogId, String displayName, UUID tableUuid, Schema schema,
       Read read, String tablePrefix, boolean pinned) {
     if (!read.loadsInline()) {
       return read;
     }
+    List<Part> inlineParts = read.parts().stream().filter(part -> part.file() == null).toList();
+    String together = tablePrefix + 0;
+    try {
+      rows.loadAppendRows(connection, catalogId, schema, inlineParts.stream().map(Part::segment).toList(), together);
+      inlineTables.incrementAndGet();
+    } catch (SeException e) {
+      if (pinned || !refusedByReconcile(e)) {
+        throw e;
+      }
+      dropQuietly(connection, together);
+      return loadEach(connection, catalogId, displayName, tableUuid, schema, read, tablePrefix);
+    }
+    List<PlannedFile> files = new ArrayList<>();
+    for (Part part : read.parts()) {
+      if (part.file() != null) {
+        files.add(part.file());
+      } else {
+        inlineLoads.incrementAndGet();
+        stageLater(catalogId, schema, part);
+      }
+    }
+    return new Read(read.parts().get(read.parts().size() - 1).seq(), files, Map.of(), List.of(), List.of(together));
+  }
+
+  /** {@link #load} one segment per table: finds the segment staging refuses, which ends the tail. */
+  private Read loadEach(DuckDBConnection connection, String catalogId, String displayName, UUID tableUuid,
+      Schema schema, Read read, String tablePrefix) {
     List<PlannedFile> files = new ArrayList<>();
     List<String> tables = new ArrayList<>();
     long through = read.parts().get(0).seq() - 1;
@@ -268,18 +301,30 @@ final class WalTail implements AutoCloseable {
       try {
         rows.loadAppendRows(connection, catalogId, schema, List.of(part.segment()), table);
       } catch (SeException e) {
-        if (pinned || !refusedByReconcile(e)) {
+        if (!refusedByReconcile(e)) {
           throw e;
         }
+        dropQuietly(connection, table);
         broken(displayName, new SegmentKey(new TableWal(catalogId, tableUuid), part.seq()), e);
         break;
       }
       tables.add(table);
+      inlineTables.incrementAndGet();
       inlineLoads.incrementAndGet();
       through = part.seq();
       stageLater(catalogId, schema, part);
     }
     return new Read(through, files, Map.of(), List.of(), tables);
+  }
+
+  /** Drops {@code table} (a qualified name) a failed load may have left with some of its rows. */
+  private static void dropQuietly(DuckDBConnection connection, String table) {
+    try (java.sql.Statement statement = connection.createStatement()) {
+      statement.execute("DROP TABLE IF EXISTS " + table);
+    } catch (java.sql.SQLException e) {
+      // The query catalog is detached with the query; an unread table in it does no harm.
+      LOG.debug("cannot drop {}: {}", table, e.toString());
+    }
   }
 
   /** Stages {@code part}'s segment to the file cache in the background, unless queued already. */
@@ -316,6 +361,11 @@ final class WalTail implements AutoCloseable {
   /** How many segments queries loaded inline so far (for tests). */
   long inlineLoads() {
     return inlineLoads.get();
+  }
+
+  /** How many DuckDB tables queries loaded inline segments into so far (for tests). */
+  long inlineTables() {
+    return inlineTables.get();
   }
 
   /** Stages inline-read segments {@code millis} after their first read instead (for tests). */
