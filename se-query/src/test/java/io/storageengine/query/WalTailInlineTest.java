@@ -207,6 +207,54 @@ class WalTailInlineTest {
     }
   }
 
+  /**
+   * A segment read inline and reconciled before its background staging comes is not staged (no
+   * query reads the file any more); one still in the tail is, and the next query reads its file.
+   */
+  @Test
+  void aSegmentReconciledBeforeItsBackgroundStagingIsNotStaged() throws Exception {
+    TestWarehouse warehouse = new TestWarehouse();
+    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
+        PartitionSpec.unpartitioned());
+    try (BufferAllocator allocator = new RootAllocator();
+        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
+            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
+      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
+      TableWal tableWal = new TableWal("t", table.uuid());
+      ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
+      TombstoneCache tombstones = TombstoneCache.create();
+      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
+          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones, options))) {
+        WalTail tail = producer.engine().tail();
+        tail.stagingDelay(600_000); // staged only when the test runs the queue
+        String sql = "SELECT id, name, v FROM n.events";
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrder("0|n0|0", "1|n1|7");
+        assertThat(tail.inlineLoads()).isEqualTo(1);
+        Reconciler reconciler = new Reconciler(warehouse, wal, store, tombstones, allocator, duckdb, options);
+        assertThat(reconciler.reconcile(tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 2, 1)));
+        List<String> all = List.of("0|n0|0", "1|n1|7", "2|null|14");
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("segment 1 in the snapshot, 2 inline")
+            .containsExactlyInAnyOrderElementsOf(all);
+        assertThat(tail.inlineLoads()).isEqualTo(2);
+        tail.runStagingsNow();
+        assertThat(tail.skippedStagings()).as("segment 1 was reconciled: not staged").isEqualTo(1);
+        assertThat(duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":1:schema-0")).isEmpty();
+        try (var staged = duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":2:schema-0")
+            .orElseThrow()) {
+          assertThat(staged.path()).exists();
+        }
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(all);
+        assertThat(tail.inlineLoads()).as("segment 2 read from its staged file").isEqualTo(2);
+        assertThat(allocator.getAllocatedMemory()).isZero();
+      } finally {
+        tombstones.close();
+      }
+    }
+  }
+
   private static List<String> rows(QueryFlightSqlProducer producer, BufferAllocator allocator, String sql,
       ReadMode read) throws Exception {
     List<String> out = new ArrayList<>();
