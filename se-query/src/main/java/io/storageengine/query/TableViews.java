@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.ParquetFooters;
 import io.storageengine.duckdb.QueryDatabasePool;
@@ -7,14 +8,18 @@ import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
@@ -35,7 +41,9 @@ import org.apache.iceberg.types.Types;
  * <p>Files are read one of two ways. <b>By name</b>, for a table that never changed its schema:
  * DuckDB then knows row counts and column statistics; whether DuckDB sees the Iceberg columns
  * that way is checked once per snapshot plan (the first query compares the view's columns with
- * the schema) and remembered in {@link SnapshotPlanCache.Plan#readsByName}. <b>By field id</b>
+ * the schema) and remembered in {@link SnapshotPlanCache.Plan#readsByName}, and per snapshot,
+ * schema and list of files read, so the plans of other pruning filters that read the same files
+ * (every literal of a point query on a small table) reuse the answer. <b>By field id</b>
  * otherwise, or when that check failed: right for files of any schema version (renamed, added,
  * dropped, reordered columns; struct columns read per file layout, see
  * {@link FieldIdProjection}). Deleted positions are removed by a bitmap per file with deletes
@@ -46,7 +54,13 @@ import org.apache.iceberg.types.Types;
 final class TableViews {
   private static final String META_SCHEMA = QueryDatabasePool.META_SCHEMA;
 
+  /** Answers of the by-name check remembered per snapshot, schema and files read ({@link #byNameKey}). */
+  static final int MAX_REMEMBERED_CHECKS = 4_096;
+
   private final ParquetFooters footers;
+  private final Map<String, Boolean> checkedByName = new LruMap<>(MAX_REMEMBERED_CHECKS);
+  /** By-name checks run so far (for tests). */
+  private final AtomicLong byNameChecks = new AtomicLong();
 
   /** @param footers reads the schema a data file was written with (by field id, per file layout) */
   TableViews(ParquetFooters footers) {
@@ -101,7 +115,13 @@ final class TableViews {
     DeletionMasks deletes = withDeletes.isEmpty() ? null : DeletionMasks.create(connection, number);
     SnapshotPlanCache.Plan plan = table.plan();
     boolean byName = !lineage && plan != null && !table.evolved() && !Boolean.FALSE.equals(plan.readsByName);
+    String key = byName && plan.readsByName == null ? byNameKey(table) : null;
+    if (key != null) {
+      plan.readsByName = checkedByName(key);
+      byName = !Boolean.FALSE.equals(plan.readsByName);
+    }
     if (byName && plan.readsByName == null) {
+      byNameChecks.incrementAndGet();
       // First use of this snapshot's plan: check that DuckDB sees the Iceberg columns and types
       // when reading by name, and remember the answer for every later query on the snapshot.
       boolean matches;
@@ -117,6 +137,7 @@ final class TableViews {
         matches = false;
       }
       plan.readsByName = matches;
+      rememberByName(key, matches);
       if (matches) {
         return;
       }
@@ -142,6 +163,44 @@ final class TableViews {
     execute(connection, "CREATE VIEW " + viewName + " AS " + (lineage
         ? RowLineage.viewSql(connection, schema, clean, withDeletes, deletes, projection, number)
         : viewSql(schema, clean, withDeletes, deletes, projection, table.tailTables())));
+  }
+
+  /**
+   * What the by-name check's answer depends on: the snapshot, the read schema and the files the
+   * view reads (files never change once written), as a digest; null when there is no snapshot.
+   */
+  private static String byNameKey(PlannedTable table) {
+    if (table.snapshotId() == null) {
+      return null;
+    }
+    try {
+      MessageDigest digest = MessageDigest.getInstance("SHA-256");
+      digest.update((table.snapshotId() + "\n" + table.schema().asStruct() + "\n").getBytes(StandardCharsets.UTF_8));
+      for (PlannedFile file : table.files()) {
+        digest.update(file.location().getBytes(StandardCharsets.UTF_8));
+        digest.update((byte) (file.deletedPositions().length == 0 ? 0 : 1));
+        digest.update((byte) '\n');
+      }
+      digest.update((byte) (table.tailTables().isEmpty() ? 0 : 1));
+      return HexFormat.of().formatHex(digest.digest());
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-256 is part of every JDK", e);
+    }
+  }
+
+  private synchronized Boolean checkedByName(String key) {
+    return checkedByName.get(key);
+  }
+
+  private synchronized void rememberByName(String key, boolean matches) {
+    if (key != null) {
+      checkedByName.put(key, matches);
+    }
+  }
+
+  /** How many by-name checks views ran so far (for tests). */
+  long byNameChecks() {
+    return byNameChecks.get();
   }
 
   /** The schema {@code file} was written with, read from its footer once per location. */

@@ -58,7 +58,9 @@ import org.slf4j.LoggerFactory;
  *       same staging decodes, checks and conforms them, but into a table of the query's own
  *       catalog, through DuckDB's Arrow scan, with no DuckDB session of its own and no file
  *       written; the Parquet file is then written in the background, a second later (not while
- *       the queries right after compete for the cores), for the queries after that. At
+ *       the queries right after compete for the cores), for the queries after that, unless a query
+ *       has meanwhile planned on a snapshot that includes the segment (then nothing reads the
+ *       file any more, and it is not written). At
  *       most {@value #INLINE_MAX_BYTES} bytes of frames per table and query are read that way;
  *       the new segments beyond them (a long tail after a restart) are staged by the query as
  *       before, since their files are what every later query reads;</li>
@@ -78,6 +80,7 @@ import org.slf4j.LoggerFactory;
  */
 final class WalTail implements AutoCloseable {
   static final int MAX_REMEMBERED_SEGMENTS = 100_000;
+  static final int MAX_REMEMBERED_TABLES = 10_000;
   /** Bytes of Arrow frames of new append segments a query reads inline per table (see the class comment). */
   static final long INLINE_MAX_BYTES = 16L << 20;
   /**
@@ -122,6 +125,12 @@ final class WalTail implements AutoCloseable {
    * segment never changes once created.
    */
   private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
+  /**
+   * Per table, the highest {@code se.wal.seq} of a snapshot a query planned on: segments at or
+   * below it are in a snapshot, and their background staging is skipped (no query reads their
+   * staged file any more, unless pinned to an older snapshot, which then stages it itself).
+   */
+  private final Map<TableWal, Long> reconciledThrough = new LruMap<>(MAX_REMEMBERED_TABLES);
   private final EntityTailFolds entityFolds;
   /**
    * Stages inline-read segments to the file cache, one at a time, in the background, each
@@ -137,6 +146,10 @@ final class WalTail implements AutoCloseable {
   private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
   /** Segments loaded inline so far (for tests). */
   private final AtomicLong inlineLoads = new AtomicLong();
+  /** Background stagings skipped because their segment was reconciled meanwhile (for tests). */
+  private final AtomicLong skippedStagings = new AtomicLong();
+  /** DuckDB tables made from inline segments so far (for tests). */
+  private final AtomicLong inlineTables = new AtomicLong();
 
   /** @param rows computes what segments add, with reconciliation's code */
   WalTail(WalLog wal, DuckRuntime duckdb, WalTailRows rows) {
@@ -171,6 +184,7 @@ final class WalTail implements AutoCloseable {
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline) {
     TableWal tableWal = new TableWal(catalogId, table.uuid());
+    reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();
     long last = segmentsThrough(displayName, tableWal, afterSeq, throughSeq, fresh);
     if (last == afterSeq) {
@@ -244,17 +258,48 @@ final class WalTail implements AutoCloseable {
 
   /**
    * Loads the segments {@code read} left inline ({@link Read#loadsInline}) on {@code connection}
-   * (the query's, its catalog in use), each into a table named {@code tablePrefix} and a number,
-   * with {@code schema} (the read schema {@code read} was made with); returns what the query
-   * reads: the staged files and those tables, in seq order. A segment staging refuses ends the
-   * tail before it with one warning, as {@link #read} does, unless the read is {@code pinned}
-   * (then it fails). Each loaded segment is then staged to the file cache in the background.
+   * (the query's, its catalog in use) into tables named {@code tablePrefix} and a number, with
+   * {@code schema} (the read schema {@code read} was made with); returns what the query reads:
+   * the staged files and those tables, through the last seq loaded. All the inline segments go
+   * into one table by one staging (one table and one insert per run of frames with one Arrow
+   * schema, whatever the number of segments: a query pays DuckDB's statement costs once, not per
+   * segment). When staging refuses them, they are loaded one by one instead, and the segment it
+   * refuses ends the tail before it with one warning, as {@link #read} does, unless the read is
+   * {@code pinned} (then it fails). Each loaded segment is then staged to the file cache in the
+   * background.
    */
   Read load(DuckDBConnection connection, String catalogId, String displayName, UUID tableUuid, Schema schema,
       Read read, String tablePrefix, boolean pinned) {
     if (!read.loadsInline()) {
       return read;
     }
+    List<Part> inlineParts = read.parts().stream().filter(part -> part.file() == null).toList();
+    String together = tablePrefix + 0;
+    try {
+      rows.loadAppendRows(connection, catalogId, schema, inlineParts.stream().map(Part::segment).toList(), together);
+      inlineTables.incrementAndGet();
+    } catch (SeException e) {
+      if (pinned || !refusedByReconcile(e)) {
+        throw e;
+      }
+      dropQuietly(connection, together);
+      return loadEach(connection, catalogId, displayName, tableUuid, schema, read, tablePrefix);
+    }
+    List<PlannedFile> files = new ArrayList<>();
+    for (Part part : read.parts()) {
+      if (part.file() != null) {
+        files.add(part.file());
+      } else {
+        inlineLoads.incrementAndGet();
+        stageLater(catalogId, tableUuid, schema, part);
+      }
+    }
+    return new Read(read.parts().get(read.parts().size() - 1).seq(), files, Map.of(), List.of(), List.of(together));
+  }
+
+  /** {@link #load} one segment per table: finds the segment staging refuses, which ends the tail. */
+  private Read loadEach(DuckDBConnection connection, String catalogId, String displayName, UUID tableUuid,
+      Schema schema, Read read, String tablePrefix) {
     List<PlannedFile> files = new ArrayList<>();
     List<String> tables = new ArrayList<>();
     long through = read.parts().get(0).seq() - 1;
@@ -268,22 +313,38 @@ final class WalTail implements AutoCloseable {
       try {
         rows.loadAppendRows(connection, catalogId, schema, List.of(part.segment()), table);
       } catch (SeException e) {
-        if (pinned || !refusedByReconcile(e)) {
+        if (!refusedByReconcile(e)) {
           throw e;
         }
+        dropQuietly(connection, table);
         broken(displayName, new SegmentKey(new TableWal(catalogId, tableUuid), part.seq()), e);
         break;
       }
       tables.add(table);
+      inlineTables.incrementAndGet();
       inlineLoads.incrementAndGet();
       through = part.seq();
-      stageLater(catalogId, schema, part);
+      stageLater(catalogId, tableUuid, schema, part);
     }
     return new Read(through, files, Map.of(), List.of(), tables);
   }
 
-  /** Stages {@code part}'s segment to the file cache in the background, unless queued already. */
-  private void stageLater(String catalogId, Schema schema, Part part) {
+  /** Drops {@code table} (a qualified name) a failed load may have left with some of its rows. */
+  private static void dropQuietly(DuckDBConnection connection, String table) {
+    try (java.sql.Statement statement = connection.createStatement()) {
+      statement.execute("DROP TABLE IF EXISTS " + table);
+    } catch (java.sql.SQLException e) {
+      // The query catalog is detached with the query; an unread table in it does no harm.
+      LOG.debug("cannot drop {}: {}", table, e.toString());
+    }
+  }
+
+  /**
+   * Stages {@code part}'s segment to the file cache in the background, unless queued already or,
+   * when its time comes, in a snapshot a query has planned on since ({@link #reconciledThrough}).
+   */
+  private void stageLater(String catalogId, UUID tableUuid, Schema schema, Part part) {
+    TableWal tableWal = new TableWal(catalogId, tableUuid);
     if (!staging.add(part.name())) {
       return;
     }
@@ -295,6 +356,12 @@ final class WalTail implements AutoCloseable {
     }
     try {
       stagings.schedule(() -> {
+        if (reconciledThrough(tableWal) >= part.seq()) {
+          skippedStagings.incrementAndGet();
+          queuedBytes.addAndGet(-bytes);
+          staging.remove(part.name());
+          return;
+        }
         try (DataFileCache.Lease ignored = duckdb.files().acquire(catalogId, part.name(),
             target -> rows.writeAppendRows(catalogId, schema, List.of(part.segment()), target))) {
           // Kept by the cache for the next query; nothing to hold here.
@@ -316,6 +383,25 @@ final class WalTail implements AutoCloseable {
   /** How many segments queries loaded inline so far (for tests). */
   long inlineLoads() {
     return inlineLoads.get();
+  }
+
+  /** How many background stagings were skipped as reconciled (for tests). */
+  long skippedStagings() {
+    return skippedStagings.get();
+  }
+
+  /** Runs the background stagings queued so far now, on the calling thread (for tests). */
+  void runStagingsNow() {
+    for (Runnable task : stagings.getQueue().toArray(new Runnable[0])) {
+      if (stagings.remove(task)) {
+        task.run();
+      }
+    }
+  }
+
+  /** How many DuckDB tables queries loaded inline segments into so far (for tests). */
+  long inlineTables() {
+    return inlineTables.get();
   }
 
   /** Stages inline-read segments {@code millis} after their first read instead (for tests). */
@@ -408,6 +494,14 @@ final class WalTail implements AutoCloseable {
   private static boolean refusedByReconcile(SeException e) {
     return !(e instanceof SnapshotExpiredException)
         && (e.code() == ErrorCode.INTERNAL || e.code() == ErrorCode.INVALID_ARGUMENT);
+  }
+
+  private synchronized void reconciled(TableWal table, long seq) {
+    reconciledThrough.merge(table, seq, Math::max);
+  }
+
+  private synchronized long reconciledThrough(TableWal table) {
+    return reconciledThrough.getOrDefault(table, -1L);
   }
 
   /** TRUE: read before; FALSE: cannot be read; null: not seen. */

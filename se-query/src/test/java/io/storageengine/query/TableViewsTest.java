@@ -110,6 +110,33 @@ class TableViewsTest {
     assertThat(view(table)).containsExactly("id INTEGER|name VARCHAR", "by name", "1|a", "2|b", "3|c");
   }
 
+  /**
+   * The plans of other pruning filters of a snapshot that read the same files reuse the check's
+   * answer (true or false); other files are checked again.
+   */
+  @Test
+  void theCheckIsRememberedPerSnapshotAndFilesAcrossPlans() throws SQLException {
+    PlannedFile file = file("per-files.parquet", "SELECT 4 AS id, 'd' AS name", "{id: 1, name: 2}");
+    PlannedFile renamed = file("per-files-renamed.parquet", "SELECT 5 AS ident, 'e' AS label", "{ident: 1, label: 2}");
+    long before = views.byNameChecks();
+    SnapshotPlanCache.Plan first = new SnapshotPlanCache.Plan(List.of());
+    assertThat(view(table(SCHEMA, false, first, file))).containsExactly("id INTEGER|name VARCHAR", "by name", "4|d");
+    SnapshotPlanCache.Plan otherFilter = new SnapshotPlanCache.Plan(List.of());
+    assertThat(view(table(SCHEMA, false, otherFilter, file))).containsExactly("id INTEGER|name VARCHAR", "by name",
+        "4|d");
+    assertThat(otherFilter.readsByName).isTrue();
+    assertThat(views.byNameChecks() - before).as("one check for both plans").isEqualTo(1);
+
+    SnapshotPlanCache.Plan renamedPlan = new SnapshotPlanCache.Plan(List.of());
+    assertThat(view(table(SCHEMA, false, renamedPlan, renamed))).containsExactly("id INTEGER|name VARCHAR",
+        "by field id", "5|e");
+    SnapshotPlanCache.Plan renamedOther = new SnapshotPlanCache.Plan(List.of());
+    assertThat(view(table(SCHEMA, false, renamedOther, renamed))).as("the remembered false reads by field id")
+        .containsExactly("id INTEGER|name VARCHAR", "by field id", "5|e");
+    assertThat(renamedOther.readsByName).isFalse();
+    assertThat(views.byNameChecks() - before).as("other files: checked again, once").isEqualTo(2);
+  }
+
   @Test
   void filesWithOtherNamesOrTypesFallBackToFieldIdsAndTheAnswerIsRemembered() throws SQLException {
     PlannedFile renamed = file("other-names.parquet", "SELECT 1 AS ident, 'a' AS label", "{ident: 1, label: 2}");

@@ -149,6 +149,112 @@ class WalTailInlineTest {
     }
   }
 
+  /**
+   * The new segments a query reads inline are loaded into one DuckDB table by one staging, frames
+   * of another Arrow schema included; when staging refuses one of them, they are loaded one by one,
+   * the refused one ends the tail before it, and the query's database stays clean (it is reused).
+   */
+  @Test
+  void newSegmentsLoadIntoOneTableAndARefusedOneStillEndsTheTail() throws Exception {
+    TestWarehouse warehouse = new TestWarehouse();
+    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
+        PartitionSpec.unpartitioned());
+    try (BufferAllocator allocator = new RootAllocator();
+        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
+            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
+      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
+      TableWal tableWal = new TableWal("t", table.uuid());
+      TombstoneCache tombstones = TombstoneCache.create();
+      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
+          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones,
+          ReconcileOptions.defaults().withDuckdbThreads(1)))) {
+        WalTail tail = producer.engine().tail();
+        tail.stagingDelay(600_000); // every segment stays inline during the test
+        Schema evolved = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+            Types.NestedField.optional(2, "name", Types.StringType.get()),
+            Types.NestedField.optional(3, "v", Types.IntegerType.get()),
+            Types.NestedField.optional(4, "extra", Types.StringType.get()));
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
+        wal.append(tableWal, List.of(frame(allocator, evolved, 2, 1), frame(allocator, SCHEMA, 3, 1)));
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 4, 2)));
+        List<String> expected = new ArrayList<>(List.of("0|n0|0", "1|n1|7", "2|null|14", "3|n3|21", "4|null|28",
+            "5|n5|35"));
+        String sql = "SELECT id, name, v FROM n.events";
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(tail.inlineLoads()).as("three segments read from their frames").isEqualTo(3);
+        assertThat(tail.inlineTables()).as("into one table").isEqualTo(1);
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
+        assertThat(tail.inlineTables()).as("one table per query").isEqualTo(2);
+
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 6, 1)));
+        wal.append(tableWal, List.of(withoutFieldIds(allocator)));
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 10, 1)));
+        expected.add("6|null|42");
+        long databases = producer.engine().pool().created();
+        for (int i = 0; i < 2; i++) {
+          assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("query %d", i)
+              .containsExactlyInAnyOrderElementsOf(expected);
+        }
+        assertThat(tail.inlineTables()).as("first query: one by one up to the refused segment (4 tables); the "
+            + "second knows where the tail ends (one table)").isEqualTo(2 + 4 + 1);
+        assertThat(producer.engine().pool().created()).as("no table left behind: the database was reused")
+            .isEqualTo(databases);
+        assertThat(allocator.getAllocatedMemory()).isZero();
+      } finally {
+        tombstones.close();
+      }
+    }
+  }
+
+  /**
+   * A segment read inline and reconciled before its background staging comes is not staged (no
+   * query reads the file any more); one still in the tail is, and the next query reads its file.
+   */
+  @Test
+  void aSegmentReconciledBeforeItsBackgroundStagingIsNotStaged() throws Exception {
+    TestWarehouse warehouse = new TestWarehouse();
+    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
+        PartitionSpec.unpartitioned());
+    try (BufferAllocator allocator = new RootAllocator();
+        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
+            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
+      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
+      TableWal tableWal = new TableWal("t", table.uuid());
+      ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
+      TombstoneCache tombstones = TombstoneCache.create();
+      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
+          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones, options))) {
+        WalTail tail = producer.engine().tail();
+        tail.stagingDelay(600_000); // staged only when the test runs the queue
+        String sql = "SELECT id, name, v FROM n.events";
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrder("0|n0|0", "1|n1|7");
+        assertThat(tail.inlineLoads()).isEqualTo(1);
+        Reconciler reconciler = new Reconciler(warehouse, wal, store, tombstones, allocator, duckdb, options);
+        assertThat(reconciler.reconcile(tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 2, 1)));
+        List<String> all = List.of("0|n0|0", "1|n1|7", "2|null|14");
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("segment 1 in the snapshot, 2 inline")
+            .containsExactlyInAnyOrderElementsOf(all);
+        assertThat(tail.inlineLoads()).isEqualTo(2);
+        tail.runStagingsNow();
+        assertThat(tail.skippedStagings()).as("segment 1 was reconciled: not staged").isEqualTo(1);
+        assertThat(duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":1:schema-0")).isEmpty();
+        try (var staged = duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":2:schema-0")
+            .orElseThrow()) {
+          assertThat(staged.path()).exists();
+        }
+        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(all);
+        assertThat(tail.inlineLoads()).as("segment 2 read from its staged file").isEqualTo(2);
+        assertThat(allocator.getAllocatedMemory()).isZero();
+      } finally {
+        tombstones.close();
+      }
+    }
+  }
+
   private static List<String> rows(QueryFlightSqlProducer producer, BufferAllocator allocator, String sql,
       ReadMode read) throws Exception {
     List<String> out = new ArrayList<>();

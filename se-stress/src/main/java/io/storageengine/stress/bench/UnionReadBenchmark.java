@@ -61,7 +61,8 @@ import org.apache.iceberg.types.Types;
  * {@code --entity-tail-mb} (default 10) of half updates, half new keys next to a table of
  * {@code --entity-keys} keys (default 1 M), folded by the query as reconcile will.
  * Arguments: {@code --table-rows N} (default 10 M), {@code --tail-mb a,b} (default 10,100),
- * {@code --samples N} (freshness samples, default 50), {@code --threads N}.
+ * {@code --samples N} (freshness samples, default 50), {@code --threads N}, {@code --freshness-only true}
+ * (the freshness samples only, no tail tables).
  */
 public final class UnionReadBenchmark {
   private static final Schema NARROW = new Schema(
@@ -114,6 +115,7 @@ public final class UnionReadBenchmark {
     long entityKeys = opts.longValue("entity-keys", 1_000_000);
     int entityTailMb = opts.intValue("entity-tail-mb", 10);
     int threads = opts.threads();
+    boolean freshnessOnly = Boolean.parseBoolean(opts.string("freshness-only", "false"));
 
     Path dir = Files.createTempDirectory("se-union-bench-");
     ObjectNode out = Json.object();
@@ -123,8 +125,10 @@ public final class UnionReadBenchmark {
     try {
       out.set("freshness", bench.freshness("fresh", false, samples));
       out.set("entity_freshness", bench.freshness("fresh_entity", true, samples));
-      out.set("tail", bench.tailCost(tableRows, tailMb));
-      out.set("entity_tail", bench.entityTailCost(entityKeys, entityTailMb));
+      if (!freshnessOnly) {
+        out.set("tail", bench.tailCost(tableRows, tailMb));
+        out.set("entity_tail", bench.entityTailCost(entityKeys, entityTailMb));
+      }
     } finally {
       bench.close();
       BenchFixtures.deleteRecursively(dir);
