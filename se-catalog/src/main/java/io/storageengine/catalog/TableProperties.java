@@ -31,6 +31,12 @@ public final class TableProperties {
    */
   public static final String SLICE_TARGET_ROWS = "se.slice.target-rows";
   /**
+   * {@code se.variant.shredding.<column>}: how reconciliation shreds the variant column
+   * {@code <column>} into typed Parquet columns: {@code auto} (the default), {@code off}, or a
+   * list of typed fields. See {@link VariantShredding}.
+   */
+  public static final String VARIANT_SHREDDING_PREFIX = "se.variant.shredding.";
+  /**
    * Snapshot summary: the last WAL seq included in the table state as of this snapshot; on a
    * sliced table the least of its slices' progress.
    */

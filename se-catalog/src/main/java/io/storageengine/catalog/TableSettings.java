@@ -40,6 +40,8 @@ import org.apache.iceberg.types.Types;
  *   <li>{@code se.slice.target-rows} (sliced entity tables): absent or blank means
  *       {@value #DEFAULT_SLICE_TARGET_ROWS}; otherwise a positive whole number
  *       ({@link #sliceTargetRows}).
+ *   <li>{@code se.variant.shredding.<column>}: {@code auto}, {@code off} or typed fields
+ *       ({@link VariantShredding}).
  * </ul>
  *
  * <p>On an append table the entity-only keys have no meaning and are not read.
@@ -78,6 +80,8 @@ public record TableSettings(
    */
   public static TableSettings of(String table, Schema schema, Map<String, String> properties) {
     TableDefinition.Mode mode = parseMode(table, properties.get(TableProperties.MODE));
+    // Read here so that a value reconciliation would refuse is refused by every part.
+    VariantShredding.of(table, schema, properties);
     if (mode == TableDefinition.Mode.APPEND) {
       return new TableSettings(table, mode, List.of(), Optional.empty(), Optional.empty(), 0);
     }

@@ -26,13 +26,14 @@ import org.apache.iceberg.types.Types;
  * Parses the table texts of {@code se table create}.
  *
  * <p>Schema: comma-separated {@code name type [not null] [default value]}; columns are optional
- * unless marked {@code not null}. A default (top-level primitive columns) is a number,
+ * unless marked {@code not null}. A default (primitive columns and struct fields, at any depth) is a number,
  * {@code true}/{@code false} or a {@code '...'} string ({@code ''} for a quote): ISO-8601 for
  * dates, times and timestamps (timestamptz with an offset), hex for binary and fixed; it becomes
  * the column's {@code initial-default} and {@code write-default} (Iceberg v3). Types (case-insensitive): {@code boolean}, {@code int}, {@code bigint}
  * ({@code long}), {@code float}, {@code double}, {@code decimal(p,s)}, {@code date}, {@code time},
  * {@code timestamp}, {@code timestamptz}, {@code timestamp_ns}, {@code timestamptz_ns},
- * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code variant}, {@code geometry}, {@code geometry(crs)},
+ * {@code string}, {@code uuid}, {@code binary}, {@code fixed(n)}, {@code variant}, {@code unknown} (always null, so
+ * never {@code not null}), {@code geometry}, {@code geometry(crs)},
  * {@code geography}, {@code geography(crs[, algorithm])} (the CRS quoted or as is, default
  * {@code OGC:CRS84}; the edge algorithm default {@code spherical}), {@code list<T [not null]>},
  * {@code map<K, V [not null]>}, {@code struct<name: T [not null], ...>}. Names may be quoted with
@@ -67,7 +68,7 @@ public final class TableSpecParser {
       if (!names.add(name.toLowerCase(Locale.ROOT))) {
         throw tokens.error(nameToken, "duplicate column '%s'", name);
       }
-      columns.add(field(tokens, ids, name, "column '" + name + "'", true));
+      columns.add(field(tokens, ids, name, "column '" + name + "'"));
       if (!tokens.atEnd() && !tokens.peek().isSymbol(',')) {
         throw tokens.error(tokens.peek(), "unexpected %s after column '%s' (expected ',' or end of text)",
             tokens.peek().describe(), name);
@@ -150,22 +151,37 @@ public final class TableSpecParser {
 
   // ---- schema ----
 
-  private static Types.NestedField field(SpecTokenizer tokens, AtomicInteger ids, String name, String what,
-      boolean topLevel) {
+  private static Types.NestedField field(SpecTokenizer tokens, AtomicInteger ids, String name, String what) {
     int id = ids.incrementAndGet();
+    Token typeToken = tokens.peek();
     Type type = type(tokens, ids, what);
     boolean required = notNull(tokens);
     Literal<?> defaultValue = null;
     if (tokens.peek().isKeyword("default")) {
-      Token keyword = tokens.take();
-      if (!topLevel) {
-        throw tokens.error(keyword, "%s: defaults are supported on top-level columns only", what);
-      }
+      tokens.take();
       defaultValue = defaultValue(tokens, type, what);
       required = required || notNull(tokens);
     }
+    if (required && type.typeId() == Type.TypeID.UNKNOWN) {
+      // The spec: an unknown column is always null, so it must be optional.
+      throw tokens.error(typeToken, "%s of type unknown cannot be not null (its values are always null)", what);
+    }
     return Types.NestedField.builder().withName(name).withId(id).ofType(type).isOptional(!required)
         .withInitialDefault(defaultValue).withWriteDefault(defaultValue).build();
+  }
+
+  /**
+   * The default value {@code text} describes for a column of {@code type} named {@code column}
+   * (the value part of {@code se table alter --set-default}, in the syntax of a schema's
+   * {@code default}); {@code null} for {@code null} (no default).
+   */
+  public static Literal<?> parseDefault(Type type, String column, String text) {
+    SpecTokenizer tokens = new SpecTokenizer("default", text == null ? "" : text);
+    Literal<?> value = defaultValue(tokens, type, "column '" + column + "'");
+    if (!tokens.atEnd()) {
+      throw tokens.error(tokens.peek(), "unexpected %s after the default of column '%s'", tokens.peek().describe(), column);
+    }
+    return value;
   }
 
   /** The default value literal of a column of {@code type}; {@code null} for {@code default null}. */
@@ -173,6 +189,9 @@ public final class TableSpecParser {
     Token t = tokens.take();
     if (t.isKeyword("null")) {
       return null;
+    }
+    if (type.typeId() == Type.TypeID.UNKNOWN) {
+      throw tokens.error(t, "%s of type unknown cannot have a default other than null", what);
     }
     if (!type.isPrimitiveType()) {
       throw tokens.error(t, "%s of type %s cannot have a default (only primitive columns can)", what, type);
@@ -287,6 +306,8 @@ public final class TableSpecParser {
         return Types.UUIDType.get();
       case "variant":
         return Types.VariantType.get();
+      case "unknown":
+        return Types.UnknownType.get();
       case "geometry": {
         if (!tokens.accept('(')) {
           return Types.GeometryType.crs84();
@@ -371,7 +392,7 @@ public final class TableSpecParser {
           String fieldWhat = parent != null
               ? "column '" + parent + "." + name + "'"
               : "field '" + name + "' of " + what;
-          fields.add(field(tokens, ids, name, fieldWhat, false));
+          fields.add(field(tokens, ids, name, fieldWhat));
         } while (tokens.accept(','));
         tokens.expect('>', "to close struct<...> of " + what);
         return Types.StructType.of(fields);

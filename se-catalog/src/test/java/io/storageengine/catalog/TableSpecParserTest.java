@@ -123,6 +123,46 @@ class TableSpecParserTest {
   }
 
   @Test
+  void structFieldsTakeDefaultsAtAnyDepth() {
+    Schema schema = TableSpecParser.parseSchema(
+        "id int not null, s struct<a: int default 1, b: string, t: struct<x: string not null default 'x''s'>>, "
+            + "l list<struct<k: boolean default true>>");
+    Types.NestedField a = schema.findField("s.a");
+    assertThat(a.initialDefault()).isEqualTo(1);
+    assertThat(a.writeDefault()).isEqualTo(1);
+    assertThat(schema.findField("s.b").writeDefault()).isNull();
+    Types.NestedField x = schema.findField("s.t.x");
+    assertThat(x.isRequired()).isTrue();
+    assertThat(x.writeDefault().toString()).isEqualTo("x's");
+    assertThat(schema.findField("l.element.k").writeDefault()).isEqualTo(true);
+  }
+
+  @Test
+  void unknownColumnsAreAlwaysNull() {
+    Schema schema = TableSpecParser.parseSchema("id int not null, u unknown, s struct<v: UNKNOWN default null>");
+    assertThat(schema.findType("u")).isEqualTo(Types.UnknownType.get());
+    assertThat(schema.findField("u").isOptional()).isTrue();
+    assertThat(schema.findType("s.v")).isEqualTo(Types.UnknownType.get());
+    assertInvalid(() -> TableSpecParser.parseSchema("u unknown not null"),
+        "schema: column 'u' of type unknown cannot be not null (its values are always null) at position 3");
+    assertInvalid(() -> TableSpecParser.parseSchema("u unknown default 1"),
+        "schema: column 'u' of type unknown cannot have a default other than null at position 19");
+  }
+
+  @Test
+  void aDefaultAloneParsesForItsColumnsType() {
+    assertThat(TableSpecParser.parseDefault(Types.IntegerType.get(), "c", "5").value()).isEqualTo(5);
+    assertThat(TableSpecParser.parseDefault(Types.StringType.get(), "s.b", " 'it''s' ").value()).isEqualTo("it's");
+    assertThat(TableSpecParser.parseDefault(Types.LongType.get(), "c", "null")).isNull();
+    assertInvalid(() -> TableSpecParser.parseDefault(Types.IntegerType.get(), "c", "x"),
+        "default: default 'x' of column 'c' is not a valid int (a number) at position 1");
+    assertInvalid(() -> TableSpecParser.parseDefault(Types.IntegerType.get(), "c", "5 6"),
+        "default: unexpected '6' after the default of column 'c' at position 3");
+    assertInvalid(() -> TableSpecParser.parseDefault(Types.IntegerType.get(), "c", ""),
+        "default: default end of text of column 'c' is not a valid int (a number) at position 1");
+  }
+
+  @Test
   void badDefaultsNameTheColumnAndPosition() {
     assertInvalid(() -> TableSpecParser.parseSchema("tier int default 'x'"),
         "schema: default 'x' of column 'tier' is not a valid int (a number) at position 18");
@@ -136,8 +176,11 @@ class TableSpecParserTest {
         "schema: default 'yes' of column 'b' is not a valid boolean (true or false) at position 19");
     assertInvalid(() -> TableSpecParser.parseSchema("l list<int> default 1"),
         "schema: column 'l' of type list<int> cannot have a default (only primitive columns can) at position 21");
-    assertInvalid(() -> TableSpecParser.parseSchema("s struct<a: int default 1>"),
-        "schema: column 's.a': defaults are supported on top-level columns only at position 17");
+    assertInvalid(() -> TableSpecParser.parseSchema("s struct<a: int default 'one'>"),
+        "schema: default 'one' of column 's.a' is not a valid int (a number) at position 25");
+    assertInvalid(() -> TableSpecParser.parseSchema("s struct<t: struct<x: int> default 1>"),
+        "schema: column 's.t' of type struct<3: x: optional int> cannot have a default (only primitive columns can)"
+            + " at position 36");
     assertInvalid(() -> TableSpecParser.parseSchema("s string default 'x"),
         "schema: unterminated string at position 18");
   }

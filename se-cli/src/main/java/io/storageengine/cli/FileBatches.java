@@ -168,10 +168,11 @@ final class FileBatches implements AutoCloseable {
             // A CSV cell of a variant column is JSON text the server parses (naming a bad row).
             : format == Format.CSV && field.type().isVariantType() ? "VARCHAR" : duckType(field.type());
         if (format == Format.JSON) {
-          String jsonPath = SqlQuoting.literal("$.\"" + c.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
+          String jsonPath = jsonPath(c);
           String type = duckType != null ? duckType : inferred.get(i);
           String value = isNested(type) ? "json -> " + jsonPath : "json ->> " + jsonPath;
-          values.add((type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")") + " AS " + quoted);
+          values.add((field != null && field.type().isStructType() ? fromJson("(" + value + ")", field.type())
+              : type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")") + " AS " + quoted);
           present.add("json_exists(json, " + jsonPath + ")");
         } else {
           String value = format == Format.CSV && nullLiteral != null
@@ -181,9 +182,10 @@ final class FileBatches implements AutoCloseable {
         }
         if (format == Format.CSV && duckType != null && isNested(duckType)) {
           // A struct, list or map cell holds JSON.
-          values.set(values.size() - 1, "CAST(CAST(" + (nullLiteral != null
+          String json = "CAST(" + (nullLiteral != null
               ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted)
-              + " AS JSON) AS " + duckType + ") AS " + quoted);
+              + " AS JSON)";
+          values.set(values.size() - 1, fromJson(json, field.type()) + " AS " + quoted);
         }
       }
       StringBuilder select = new StringBuilder("SELECT ").append(String.join(", ", values));
@@ -205,6 +207,62 @@ final class FileBatches implements AutoCloseable {
       conn.close();
       throw e;
     }
+  }
+
+  /** The JSON path of key {@code name} of an object: {@code $."name"}, quoted as a SQL literal. */
+  private static String jsonPath(String name) {
+    return SqlQuoting.literal("$.\"" + name.replace("\\", "\\\\").replace("\"", "\\\"") + "\"");
+  }
+
+  /**
+   * The expression that reads {@code json}, a JSON value (SQL NULL or JSON {@code null} for
+   * null), as {@link #duckType} of {@code type}. A JSON object for a struct may leave out fields:
+   * a field whose key is absent gets its Iceberg {@code write-default} (NULL without one), an
+   * explicit {@code null} stays null, so a nested field is written as a top-level column is. An
+   * object with a key the struct lacks, or a value that is not an object, is cast as it is, so
+   * DuckDB names the problem ({@code Object {...} has unknown key "z"}). Lists and maps are cast
+   * whole (their structs must name every field).
+   */
+  static String fromJson(String json, Type type) {
+    switch (type.typeId()) {
+      case STRUCT -> {
+        List<String> names = new ArrayList<>();
+        List<String> parts = new ArrayList<>();
+        for (Types.NestedField f : type.asStructType().fields()) {
+          names.add(SqlQuoting.literal(f.name()));
+          String path = jsonPath(f.name());
+          String absent = f.writeDefault() == null ? "CAST(NULL AS " + duckType(f.type()) + ")"
+              : "CAST(" + defaultLiteral(f) + " AS " + duckType(f.type()) + ")";
+          parts.add(SqlQuoting.identifier(f.name()) + " := CASE WHEN json_exists(" + json + ", " + path + ") THEN "
+              + fromJson("(" + json + " -> " + path + ")", f.type()) + " ELSE " + absent + " END");
+        }
+        return "CASE WHEN " + json + " IS NULL OR json_type(" + json + ") = 'NULL' THEN NULL"
+            + " WHEN json_type(" + json + ") = 'OBJECT' AND list_has_all([" + String.join(", ", names)
+            + "]::VARCHAR[], json_keys(" + json + ")) THEN struct_pack(" + String.join(", ", parts) + ")"
+            + " ELSE CAST(" + json + " AS " + duckType(type) + ") END";
+      }
+      case VARIANT -> {
+        return json;
+      }
+      case LIST, MAP -> {
+        return "CAST(" + json + " AS " + duckType(type) + ")";
+      }
+      default -> {
+        return "CAST(" + json + " ->> '$' AS " + duckType(type) + ")";
+      }
+    }
+  }
+
+  /** The write default of {@code f} as a DuckDB literal {@link TableCast} finishes as it does a file's value. */
+  private static String defaultLiteral(Types.NestedField f) {
+    if (f.type().typeId() == Type.TypeID.FIXED) {
+      // fixed(n) is read as hex text.
+      java.nio.ByteBuffer bytes = ((java.nio.ByteBuffer) f.writeDefault()).duplicate();
+      byte[] out = new byte[bytes.remaining()];
+      bytes.get(out);
+      return SqlQuoting.literal(java.util.HexFormat.of().formatHex(out));
+    }
+    return io.storageengine.duckdb.DuckLiterals.of(f.type(), f.writeDefault());
   }
 
   /** Whether a DuckDB type is nested (read from JSON as JSON, then cast), not a scalar. */

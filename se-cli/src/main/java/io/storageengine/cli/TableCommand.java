@@ -243,6 +243,11 @@ final class TableCommand {
         description = "Promote a column's type: int to bigint, float to double, decimal(p,s) to decimal(p2,s) with p2 > p (repeatable)")
     List<String> widenColumns = new ArrayList<>();
 
+    @Option(names = "--set-default", paramLabel = "NAME=VALUE",
+        description = "Change a column's write default, the value rows written without it get, e.g. 'tier=5',"
+            + " 's.a=''x''' (a struct field), 'tier=null' (none); rows already written keep theirs (repeatable)")
+    List<String> setDefaults = new ArrayList<>();
+
     @Option(names = "--set-property", paramLabel = "KEY=VALUE", description = "Set a table property (repeatable)")
     List<String> setProperties = new ArrayList<>();
 
@@ -257,10 +262,11 @@ final class TableCommand {
 
     @Override
     int run(RESTCatalog catalog, TableIdentifier ident) {
-      boolean schemaChange = !addColumns.isEmpty() || !renameColumns.isEmpty() || !dropColumns.isEmpty() || !widenColumns.isEmpty();
+      boolean schemaChange = !addColumns.isEmpty() || !renameColumns.isEmpty() || !dropColumns.isEmpty()
+          || !widenColumns.isEmpty() || !setDefaults.isEmpty();
       if (!schemaChange && setProperties.isEmpty() && unsetProperties.isEmpty() && partitionBy == null && sortBy == null) {
         throw SeException.invalid("se table alter: nothing to change; give --add-column, --rename-column, --drop-column,"
-            + " --widen-column, --set-property, --unset-property, --partition-by or --sort-by");
+            + " --widen-column, --set-default, --set-property, --unset-property, --partition-by or --sort-by");
       }
       Table table = catalog.loadTable(ident);
       List<String> done = new ArrayList<>();
@@ -302,6 +308,25 @@ final class TableCommand {
             }
             update.updateColumn(f.name(), f.type().asPrimitiveType());
             done.add("widened column " + f.name() + " to " + f.type());
+          }
+          for (String change : setDefaults) {
+            String[] kv = keyValue("--set-default", change);
+            requireColumn(table.schema(), "--set-default", kv[0]);
+            Types.NestedField f = table.schema().findField(kv[0]);
+            if (!f.type().isPrimitiveType()) {
+              throw SeException.invalid("--set-default %s: column %s of type %s cannot have a default (only primitive"
+                  + " columns and struct fields can)", change, kv[0], f.type());
+            }
+            Literal<?> value;
+            try {
+              value = TableSpecParser.parseDefault(f.type(), kv[0], kv[1]);
+            } catch (SeException e) {
+              throw SeException.invalid("--set-default %s: %s", change, e.getMessage());
+            }
+            // Only the write default changes: the initial default is what rows written before the
+            // column existed read, and it is fixed once the column is added (Iceberg v3).
+            update.updateColumnDefault(kv[0], value);
+            done.add("set the write default of " + kv[0] + " to " + (value == null ? "none" : value));
           }
           update.commit();
         }

@@ -104,12 +104,77 @@ class TableDefaultsTest {
     Types.NestedField flag = load("d.alter").schema().findField("flag");
     assertThat(flag.isRequired()).isTrue();
     assertThat(flag.initialDefault()).isEqualTo(true);
+    Cli.ok(table("alter", "d.alter", "--add-column", "loc struct<lat: double default 0.5, lon: double>"));
+    assertThat(load("d.alter").schema().findField("loc.lat").writeDefault()).isEqualTo(0.5);
+    assertThat(load("d.alter").schema().findField("loc.lon").writeDefault()).isNull();
     Cli.Result bad = Cli.run(table("alter", "d.alter", "--add-column", "x int default 'x'"));
     assertThat(bad.rc()).isEqualTo(2);
     assertThat(bad.err()).contains("--add-column 'x int default 'x'': schema: default 'x' of column 'x' is not a valid int");
     Cli.Result required = Cli.run(table("alter", "d.alter", "--add-column", "y int not null"));
     assertThat(required.rc()).isEqualTo(2);
     assertThat(required.err()).contains("a new column cannot be not null without a default");
+  }
+
+  @Test
+  void structFieldDefaultsUnknownColumnsAndChangedDefaults() throws Exception {
+    Cli.ok(table("create", "d.nested", "--schema",
+        "id int not null, tier int default 0, s struct<a: int default 1, b: string, t: struct<x: string default 'dx'>>,"
+            + " u unknown"));
+    Table t = load("d.nested");
+    assertThat(t.schema().findField("s.a").writeDefault()).isEqualTo(1);
+    assertThat(t.schema().findField("s.t.x").initialDefault().toString()).isEqualTo("dx");
+    assertThat(t.schema().findType("u")).isEqualTo(Types.UnknownType.get());
+
+    // Absent keys get the write default, an explicit null stays null.
+    ingest("d.nested", "n1.jsonl", """
+        {"id":1,"s":{"b":"x"}}
+        {"id":2,"s":{"a":null,"b":"y","t":{}}}
+        {"id":3,"tier":4,"s":{"a":7,"t":{"x":null}}}
+        """);
+    // Reconciled before the change: the top-level default is written at reconciliation.
+    awaitReconciled("d.nested", 3);
+    String out = Cli.ok(table("alter", "d.nested", "--set-default", "tier=9", "--set-default", "s.a=2",
+        "--set-default", "s.t.x='nx'"));
+    assertThat(out).contains("d.nested: set the write default of tier to 9",
+        "d.nested: set the write default of s.a to 2");
+    Types.NestedField a = load("d.nested").schema().findField("s.a");
+    assertThat(a.writeDefault()).isEqualTo(2);
+    assertThat(a.initialDefault()).isEqualTo(1);
+    // A CSV cell of a struct column holds JSON; an absent struct (t in row 1) is null.
+    ingest("d.nested", "n2.csv", "id,s\n4,\"{\"\"b\"\":\"\"z\"\",\"\"t\"\":{}}\"\n");
+    awaitReconciled("d.nested", 4);
+
+    assertThat(Cli.ok(sql("csv", "SELECT id, tier, s.a, s.b, s.t.x, u FROM d.nested ORDER BY id"))).isEqualTo("""
+        id,tier,a,b,x,u
+        1,0,1,x,,
+        2,0,,y,dx,
+        3,4,7,,,
+        4,9,2,z,nx,
+        """);
+
+    Cli.Result bad = Cli.run(table("alter", "d.nested", "--set-default", "s.b=3"));
+    assertThat(bad.rc()).isEqualTo(2);
+    assertThat(bad.err()).contains("--set-default s.b=3: default: default '3' of column 's.b' is not a valid string");
+    Cli.Result missing = Cli.run(table("alter", "d.nested", "--set-default", "nope=3"));
+    assertThat(missing.err()).contains("--set-default nope: the table has no column nope");
+    Cli.Result struct = Cli.run(table("alter", "d.nested", "--set-default", "s=3"));
+    assertThat(struct.err()).contains("--set-default s=3: column s of type struct<");
+    Cli.ok(table("alter", "d.nested", "--set-default", "s.a=null"));
+    assertThat(load("d.nested").schema().findField("s.a").writeDefault()).isNull();
+  }
+
+  /** Waits until the table's current snapshot holds {@code rows} rows (reconciliation caught up). */
+  private void awaitReconciled(String name, long rows) throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(60);
+    while (true) {
+      Table t = load(name);
+      if (t.currentSnapshot() != null
+          && Long.parseLong(t.currentSnapshot().summary().getOrDefault("total-records", "0")) == rows) {
+        return;
+      }
+      assertThat(System.nanoTime()).as("reconciled %d rows into %s", rows, name).isLessThan(deadline);
+      Thread.sleep(50);
+    }
   }
 
   private void ingest(String table, String name, String text) throws Exception {

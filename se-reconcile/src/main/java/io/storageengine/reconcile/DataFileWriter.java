@@ -3,6 +3,7 @@ package io.storageengine.reconcile;
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileLocations;
+import io.storageengine.catalog.VariantShredding;
 import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.InputStream;
@@ -156,6 +157,7 @@ public final class DataFileWriter {
         + ", FILE_SIZE_BYTES " + options.targetFileSizeBytes()
         + ", ROW_GROUP_SIZE " + options.rowGroupRows()
         + ", FILENAME_PATTERN 'part_{i}', COMPRESSION zstd"
+        + shreddingOption(columns)
         // Geometry as the Iceberg spec stores it: WKB with Parquet's GEOMETRY logical type (and
         // its bounding box statistics), without GeoParquet's file metadata on top; a CRS and
         // geography's logical type are set afterwards (GeospatialFooter).
@@ -198,6 +200,25 @@ public final class DataFileWriter {
       files.add(builder.build());
     }
     return files;
+  }
+
+  /**
+   * {@code , SHREDDING {...}} for the variant columns whose {@code se.variant.shredding.<column>}
+   * is not {@code auto}: {@code 'NULL'} (no typed_value) for {@code off}, the fields' DuckDB
+   * STRUCT type for typed fields; empty when every variant column is left to DuckDB.
+   */
+  private String shreddingOption(List<Types.NestedField> columns) {
+    java.util.Map<String, VariantShredding> shredding = VariantShredding.of(table);
+    List<String> entries = new ArrayList<>();
+    for (Types.NestedField c : columns) {
+      VariantShredding s = shredding.get(c.name());
+      if (s == null) {
+        continue;
+      }
+      String type = s.mode() == VariantShredding.Mode.OFF ? "NULL" : DuckSql.type(s.fields());
+      entries.add(SqlQuoting.literal(c.name()) + ": " + SqlQuoting.literal(type));
+    }
+    return entries.isEmpty() ? "" : ", SHREDDING {" + String.join(", ", entries) + "}";
   }
 
   private static long fileSize(FileIO io, Path local, String location) {

@@ -13,7 +13,13 @@ import org.apache.iceberg.MetricsModes;
 import org.apache.iceberg.geospatial.GeospatialBound;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.parquet.column.ColumnDescriptor;
+import org.apache.parquet.column.ColumnReader;
+import org.apache.parquet.column.impl.ColumnReadStoreImpl;
+import org.apache.parquet.column.page.PageReadStore;
 import org.apache.parquet.column.statistics.geospatial.BoundingBox;
+import org.apache.parquet.example.data.simple.convert.GroupRecordConverter;
+import org.apache.parquet.schema.MessageType;
 import org.apache.parquet.column.statistics.geospatial.GeospatialStatistics;
 import org.apache.parquet.hadoop.ParquetFileReader;
 import org.apache.parquet.hadoop.metadata.BlockMetaData;
@@ -27,9 +33,10 @@ import org.apache.parquet.io.LocalInputFile;
  * metrics ({@code ParquetUtil.fileMetrics}) give counts only for these columns; the bounds come
  * from the Parquet geospatial statistics DuckDB writes per column chunk, merged over the row
  * groups. A column gets no bounds when any chunk lacks valid statistics, when every value is
- * null or empty, or when its metrics mode keeps no bounds (none, counts). Geography columns get
- * none: the spec's bounds are optional, and a geography's box must take its curved edges into
- * account, which neither DuckDB (it writes geography as a plain BLOB) nor the engine computes.
+ * null or empty, or when its metrics mode keeps no bounds (none, counts). Geography columns,
+ * which DuckDB writes as a plain BLOB without statistics, get the conservative box
+ * {@link GeographyBounds} computes from the file's values (their curved edges and the
+ * antimeridian taken into account; {@code xmin > xmax} when the box crosses it).
  */
 final class GeometryBounds {
   private GeometryBounds() {}
@@ -37,14 +44,19 @@ final class GeometryBounds {
   /** {@code metrics} with the bounds of the top-level geometry {@code columns} of the Parquet file {@code local}. */
   static Metrics add(Metrics metrics, Path local, List<Types.NestedField> columns, MetricsConfig config) {
     Map<String, Integer> geometry = new HashMap<>();
+    Map<String, Types.NestedField> geography = new HashMap<>();
     for (Types.NestedField c : columns) {
       MetricsModes.MetricsMode mode = config.columnMode(c.name());
-      if (c.type().typeId() == Type.TypeID.GEOMETRY
-          && !(mode instanceof MetricsModes.None) && !(mode instanceof MetricsModes.Counts)) {
+      if (mode instanceof MetricsModes.None || mode instanceof MetricsModes.Counts) {
+        continue;
+      }
+      if (c.type().typeId() == Type.TypeID.GEOMETRY) {
         geometry.put(c.name(), c.fieldId());
+      } else if (c.type().typeId() == Type.TypeID.GEOGRAPHY) {
+        geography.put(c.name(), c);
       }
     }
-    if (geometry.isEmpty()) {
+    if (geometry.isEmpty() && geography.isEmpty()) {
       return metrics;
     }
     Map<Integer, ByteBuffer> lower = new HashMap<>(metrics.lowerBounds() == null ? Map.of() : metrics.lowerBounds());
@@ -60,8 +72,42 @@ final class GeometryBounds {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    for (Types.NestedField column : geography.values()) {
+      GeographyBounds box = geographyBox(local, column);
+      if (!box.isEmpty()) {
+        lower.put(column.fieldId(), box.lower().toByteBuffer());
+        upper.put(column.fieldId(), box.upper().toByteBuffer());
+      }
+    }
     return new Metrics(metrics.recordCount(), metrics.columnSizes(), metrics.valueCounts(), metrics.nullValueCounts(),
         metrics.nanValueCounts(), lower, upper, metrics.avgValueSizes(), null);
+  }
+
+  /** The box of every value of the top-level geography {@code column} of the Parquet file {@code local}. */
+  private static GeographyBounds geographyBox(Path local, Types.NestedField column) {
+    GeographyBounds box = new GeographyBounds(((Types.GeographyType) column.type()).algorithm());
+    try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(local))) {
+      MessageType fileSchema = reader.getFooter().getFileMetaData().getSchema();
+      MessageType projection = new MessageType(fileSchema.getName(), fileSchema.getType(column.name()));
+      reader.setRequestedSchema(projection);
+      ColumnDescriptor descriptor = projection.getColumnDescription(new String[] {column.name()});
+      String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
+      PageReadStore rowGroup;
+      while ((rowGroup = reader.readNextRowGroup()) != null) {
+        ColumnReadStoreImpl store = new ColumnReadStoreImpl(rowGroup,
+            new GroupRecordConverter(projection).getRootConverter(), projection, createdBy);
+        ColumnReader values = store.getColumnReader(descriptor);
+        for (long i = 0, n = values.getTotalValueCount(); i < n; i++) {
+          if (values.getCurrentDefinitionLevel() == descriptor.getMaxDefinitionLevel()) {
+            box.add(values.getBinary().toByteBuffer());
+          }
+          values.consume();
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return box;
   }
 
   /** The merged bounding box of {@code column} over every row group, or null when not known. */

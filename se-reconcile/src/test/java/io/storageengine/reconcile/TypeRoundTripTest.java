@@ -197,7 +197,8 @@ class TypeRoundTripTest {
    * Geography is WKB with Parquet's GEOGRAPHY logical type carrying the CRS and edge algorithm,
    * and a geometry of another CRS has it in its GEOMETRY logical type (a {@code projjson:} CRS's
    * PROJJSON, a table property, copied into the file's metadata); Iceberg's generic reader reads
-   * every value back. Geometry keeps its bounds; geography has none (optional in the spec).
+   * every value back. Geometry keeps its bounds; geography gets the box of its values computed
+   * on the sphere (across the antimeridian here: xmin 0 > xmax -179), the ellipsoidal one widened.
    */
   @Test
   void geographyAndCrsAreWrittenIntoTheParquetLogicalTypes(@TempDir Path dir) throws Exception {
@@ -232,9 +233,18 @@ class TypeRoundTripTest {
             assertThat(file.valueCounts()).containsEntry(id, 4L);
             assertThat(file.nullValueCounts()).containsEntry(id, 1L);
           }
-          // Geography: no bounds; geometry of another CRS: the bounding box corners.
-          assertThat(file.lowerBounds()).doesNotContainKeys(2, 3).containsKeys(4, 5);
-          assertThat(file.upperBounds()).doesNotContainKeys(2, 3);
+          // Geography: the shortest longitude range holding 170, the edge from -179 to 179 across
+          // the antimeridian and the polygon's [0, 4]; latitudes from -5 to 12 (karney: each edge
+          // widened by a degree, the point not).
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(2))))
+              .isEqualTo(GeospatialBound.createXY(0, -5));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(2))))
+              .isEqualTo(GeospatialBound.createXY(-179, 12));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(3))))
+              .isEqualTo(GeospatialBound.createXY(0, -5));
+          assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(3))))
+              .isEqualTo(GeospatialBound.createXY(-179, 13));
+          // Geometry of another CRS: the bounding box corners.
           assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.lowerBounds().get(4))))
               .isEqualTo(GeospatialBound.createXY(-179, -5));
           assertThat(GeospatialBound.fromByteBuffer(littleEndian(file.upperBounds().get(4))))

@@ -72,13 +72,26 @@ import org.apache.iceberg.types.Types;
  * <p>Everything runs in one process: a SQLite {@code JdbcCatalog} with a local warehouse, the WAL
  * on the fs store, the ingest service and the Flight SQL producer on local servers. Options
  * ({@code --name value}): {@code events} (1000000), {@code batch-rows} (8192), {@code runs} (5),
- * {@code threads} (the CPUs). Needs {@code --add-opens=java.base/java.nio=ALL-UNNAMED}.
+ * {@code threads} (the CPUs), {@code shredding} (comma-separated variant runs, default
+ * {@code auto,typed}: {@code se.variant.shredding.doc} left to DuckDB, set to the events' 20
+ * fields with their types ({@link #TYPED_FIELDS}), or {@code off}), {@code string} (true: also
+ * the string run). Needs {@code --add-opens=java.base/java.nio=ALL-UNNAMED}.
  */
 public final class VariantBenchmark {
   private static final String HEADER = "{\"catalog_id\":\"bench\",\"read\":\"snapshot\"}";
   private static final String[] EVENTS = {"view", "click", "purchase", "signup", "logout", "search", "share", "like"};
   private static final String[] COUNTRIES = {"DE", "FR", "US", "BR", "IN", "JP", "NG", "GB", "CA", "MX"};
   private static final String[] DEVICES = {"ios", "android", "web", "desktop"};
+  /**
+   * Every field of an event with its type, for {@code --shredding typed}. Integers are declared
+   * {@code int}, but ingestion encodes each JSON integer as the smallest of int8/16/32/64 that
+   * holds it and DuckDB shreds only values of exactly the declared type, so only the int32-sized
+   * values of a field land in its typed column; strings, doubles and booleans shred whole.
+   */
+  static final String TYPED_FIELDS = "event_id int, user_id int, event string, ts string, country string,"
+      + " device string, amount double, qty int, ok boolean, session string, page string, referrer string,"
+      + " latency_ms int, version string, score double, retries int, tags list<string>,"
+      + " geo struct<lat: double, lon: double>, ab string, consent boolean";
 
   private final BufferAllocator allocator = new RootAllocator();
   private final TombstoneCache tombstones = TombstoneCache.create();
@@ -130,15 +143,30 @@ public final class VariantBenchmark {
     out.put("events", events);
     out.put("fields_per_event", 20);
     VariantBenchmark bench = new VariantBenchmark(dir, threads);
+    List<String> shreddings = Arrays.asList(opts.string("shredding", "auto,typed").split(","));
     try {
-      out.put("variant", bench.run("events_variant", Types.VariantType.get(), events, batchRows, runs, Map.of(
-          "count_purchases", "SELECT count(*) FROM bench.events_variant WHERE doc.event::VARCHAR = 'purchase'",
-          "sum_by_country", "SELECT doc.country::VARCHAR AS c, sum(doc.amount::DOUBLE), count(*) FROM bench.events_variant"
-              + " GROUP BY c ORDER BY c",
-          "nested_filter", "SELECT count(*) FROM bench.events_variant WHERE doc.geo.lat::DOUBLE > 10 AND doc.ok::BOOLEAN",
-          "distinct_users", "SELECT count(DISTINCT doc.user_id::BIGINT) FROM bench.events_variant",
-          "point_lookup", "SELECT doc FROM bench.events_variant WHERE id = 4242")));
-      out.put("string", bench.run("events_string", Types.StringType.get(), events, batchRows, runs, Map.of(
+      for (String shredding : shreddings) {
+        String mode = shredding.trim();
+        String name = "events_variant_" + mode;
+        String property = switch (mode) {
+          case "auto" -> "auto";
+          case "off" -> "off";
+          case "typed" -> TYPED_FIELDS;
+          default -> throw new IllegalArgumentException("--shredding: auto, typed or off, not " + mode);
+        };
+        out.put("variant_" + mode, bench.run(name, Types.VariantType.get(), events, batchRows, runs,
+            Map.of("se.variant.shredding.doc", property), Map.of(
+            "count_purchases", "SELECT count(*) FROM bench." + name + " WHERE doc.event::VARCHAR = 'purchase'",
+            "sum_by_country", "SELECT doc.country::VARCHAR AS c, sum(doc.amount::DOUBLE), count(*) FROM bench." + name
+                + " GROUP BY c ORDER BY c",
+            "nested_filter", "SELECT count(*) FROM bench." + name + " WHERE doc.geo.lat::DOUBLE > 10 AND doc.ok::BOOLEAN",
+            "selective_filter", "SELECT count(*) FROM bench." + name + " WHERE doc.amount::DOUBLE > 999.5",
+            "distinct_users", "SELECT count(DISTINCT doc.user_id::BIGINT) FROM bench." + name,
+            "point_lookup", "SELECT doc FROM bench." + name + " WHERE id = 4242")));
+      }
+      if (opts.string("string", "true").equals("true")) {
+        out.put("string", bench.run("events_string", Types.StringType.get(), events, batchRows, runs, Map.of(), Map.of(
+          "selective_filter", "SELECT count(*) FROM bench.events_string WHERE (doc ->> '$.amount')::DOUBLE > 999.5",
           "count_purchases", "SELECT count(*) FROM bench.events_string WHERE doc ->> '$.event' = 'purchase'",
           "sum_by_country", "SELECT doc ->> '$.country' AS c, sum((doc ->> '$.amount')::DOUBLE), count(*)"
               + " FROM bench.events_string GROUP BY c ORDER BY c",
@@ -146,6 +174,7 @@ public final class VariantBenchmark {
               + " AND (doc ->> '$.ok')::BOOLEAN",
           "distinct_users", "SELECT count(DISTINCT (doc ->> '$.user_id')::BIGINT) FROM bench.events_string",
           "point_lookup", "SELECT doc FROM bench.events_string WHERE id = 4242")));
+      }
     } finally {
       bench.close();
       BenchFixtures.deleteRecursively(dir);
@@ -154,11 +183,11 @@ public final class VariantBenchmark {
   }
 
   private Map<String, Object> run(String name, Type docType, long events, int batchRows, int runs,
-      Map<String, String> queries) throws Exception {
+      Map<String, String> properties, Map<String, String> queries) throws Exception {
     Table table = catalog.buildTable(TableIdentifier.of("bench", name), new Schema(
             Types.NestedField.required(1, "id", Types.LongType.get()),
             Types.NestedField.optional(2, "doc", docType)))
-        .withProperty("format-version", "3").create();
+        .withProperty("format-version", "3").withProperties(properties).create();
     org.apache.arrow.vector.types.pojo.Schema arrow = new org.apache.arrow.vector.types.pojo.Schema(List.of(
         new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
         new Field("doc", FieldType.nullable(ArrowType.Utf8.INSTANCE), null)));
@@ -212,6 +241,7 @@ public final class VariantBenchmark {
     }
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("column_type", docType.toString());
+    properties.forEach(out::put);
     out.put("json_mb", round(jsonBytes / 1e6));
     out.put("ingest_s", round(ingestSeconds));
     out.put("ingest_rows_per_s", Math.round(events / ingestSeconds));
