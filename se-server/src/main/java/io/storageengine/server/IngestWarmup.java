@@ -1,12 +1,9 @@
 package io.storageengine.server;
 
-import io.storageengine.catalog.CatalogConfig;
-import io.storageengine.catalog.CatalogFactory;
 import io.storageengine.catalog.IcebergArrowSchemas;
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
 import io.storageengine.common.Threads;
-import io.storageengine.common.telemetry.Telemetry;
 import io.storageengine.common.tls.TlsConfig;
 import io.storageengine.ingest.IngestConfig;
 import io.storageengine.ingest.IngestListener;
@@ -14,28 +11,19 @@ import io.storageengine.ingest.IngestService;
 import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.ingest.client.IngestStream;
 import io.storageengine.objectstore.MemoryObjectStore;
-import io.storageengine.query.QueryMetadataInterceptor;
-import io.storageengine.server.observability.FlightCallTracer;
 import io.storageengine.wal.ObjectStoreWal;
 import io.storageengine.wal.WalOperation;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.stream.Stream;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.NoOpFlightProducer;
@@ -47,26 +35,24 @@ import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
+import org.apache.iceberg.inmemory.InMemoryCatalog;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Ingestion's warm-up, run by a server before it listens ({@code --server.warmup-streams}): that
  * many native ingest streams go through the server's own ingest stack (an Armeria listener,
- * gRPC and Flight framing, the call-tracing and query-metadata interceptors, the push-based
- * DoPut, validation, conversion, group commit, a WAL) on a loopback port of its own, into a
- * private table of a catalog of the kind {@code se dev} gives its tenants (an embedded SQLite
- * {@code JdbcCatalog} with the engine's traced FileIO, in a temporary directory of its own, so
- * every stream's table load runs the tenants' catalog code) whose WAL is an in-memory store. A fresh JVM interprets that code until the JIT has compiled it, and on a
+ * gRPC and Flight framing, the push-based DoPut, validation, conversion, group commit, a WAL)
+ * on a loopback port of its own, into a private table of an in-memory catalog whose WAL is an
+ * in-memory store. A fresh JVM interprets that code until the JIT has compiled it, and on a
  * small machine the compilers take most of the CPU while they do: without the warm-up the
  * first burst of streams after a start (every producer reconnecting after a restart) is
  * admitted several times slower than later ones (README "Known gaps" has the numbers).
  *
- * <p>Nothing of the warm-up outlives {@link #run}: its catalog (and its directory), store,
- * listener, service, clients, threads and allocator are closed or deleted, and it touches no
- * tenant's catalog or cluster storage. It never stops a server from starting: a failure is logged and the server goes on.
+ * <p>Nothing of the warm-up outlives {@link #run}: its catalog, store, listener, service,
+ * clients, threads and allocator are closed, and it touches no tenant's catalog or cluster
+ * storage. It never stops a server from starting: a failure is logged and the server goes on.
  */
 final class IngestWarmup {
   private static final Logger LOG = LoggerFactory.getLogger(IngestWarmup.class);
@@ -108,34 +94,17 @@ final class IngestWarmup {
   }
 
   private static int land(int streams, IngestConfig config) throws Exception {
-    Path dir = Files.createTempDirectory("se-warmup");
-    try {
-      Catalog catalog = new CatalogFactory(Optional.of(dir)).build(CATALOG, CatalogConfig.embedded());
-      try {
-        return land(streams, config, catalog);
-      } finally {
-        if (catalog instanceof AutoCloseable closeable) {
-          closeable.close();
-        }
-      }
-    } finally {
-      delete(dir);
-    }
-  }
-
-  private static int land(int streams, IngestConfig config, Catalog catalog) throws Exception {
+    InMemoryCatalog catalog = new InMemoryCatalog();
+    catalog.initialize(CATALOG, Map.of());
     ExecutorService flight = Executors.newCachedThreadPool(Threads.daemon("se-warmup-flight"));
     ExecutorService callers = Executors.newFixedThreadPool(CALLERS, Threads.daemon("se-warmup-client"));
     try (BufferAllocator allocator = new RootAllocator(MEMORY);
-        Telemetry telemetry = Telemetry.disabled();
         IngestService ingest = new IngestService(allocator, id -> catalog,
             new ObjectStoreWal(new MemoryObjectStore(), "warmup"), config, IngestListener.NONE,
-            Threads.daemon("se-warmup-flush"), telemetry);
-        // The server's interceptors but authentication (the last runs first, as in EngineServer).
+            Threads.daemon("se-warmup-flush"));
         Listener listener = Listener.start(new InetSocketAddress("127.0.0.1", 0), Map.of(),
-            allocator, new NoOpFlightProducer(), FlightCallTracer.propagating(flight),
-            ingest::serveDoPut, List.of(ingest.doPutGuard(), new QueryMetadataInterceptor(),
-                new FlightCallTracer(telemetry)), TlsConfig.PLAIN)) {
+            allocator, new NoOpFlightProducer(), flight, ingest::serveDoPut,
+            List.of(ingest.doPutGuard()), TlsConfig.PLAIN)) {
       Schema schema = IcebergArrowSchemas.toArrow(Tables.create(catalog, TABLE,
           TableDefinition.builder("id bigint not null, name string, at timestamptz, v double")
               .build()).schema());
@@ -144,18 +113,6 @@ final class IngestWarmup {
     } finally {
       callers.shutdownNow();
       flight.shutdownNow();
-    }
-  }
-
-  private static void delete(Path dir) throws IOException {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.delete(p);
-        } catch (IOException e) {
-          throw new UncheckedIOException(e);
-        }
-      });
     }
   }
 
