@@ -110,6 +110,18 @@ final class StreamAdmission {
   /** Opens {@code streams} streams at once over {@code clients} connections, spread over the tables. */
   static Result run(Mode mode, int port, Catalog catalog, String catalogId,
       List<TableIdentifier> tables, int streams, int clients) throws Exception {
+    return run(mode, port, catalog, catalogId, tables, streams, clients, () -> { }, () -> { });
+  }
+
+  /**
+   * As {@link #run(Mode, int, Catalog, String, List, int, int)}; {@code burstStarted} runs just
+   * before the streams are let go and {@code burstEnded} once every stream landed, so a caller
+   * can measure a server over the burst alone (not the table loads and connection warm-up
+   * before it).
+   */
+  static Result run(Mode mode, int port, Catalog catalog, String catalogId,
+      List<TableIdentifier> tables, int streams, int clients, Runnable burstStarted,
+      Runnable burstEnded) throws Exception {
     Schema schema = IcebergArrowSchemas.toArrow(catalog.loadTable(tables.get(0)).schema());
     // What one admission costs the catalog, alone: a table load.
     List<Double> loads = new ArrayList<>();
@@ -184,6 +196,7 @@ final class StreamAdmission {
             return true;
           }));
         }
+        burstStarted.run();
         threads.resetPeakThreadCount();
         cpuByThread = threadCpu(threads);
         wallStarted = System.nanoTime();
@@ -208,6 +221,7 @@ final class StreamAdmission {
             landed++;
           }
         }
+        burstEnded.run();
       } finally {
         done.set(true);
         prober.interrupt();

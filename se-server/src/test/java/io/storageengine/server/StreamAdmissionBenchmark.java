@@ -3,6 +3,7 @@ package io.storageengine.server;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.TableIdentifier;
 
@@ -23,7 +24,11 @@ import org.apache.iceberg.catalog.TableIdentifier;
  * against a fresh server, which measures a freshly started server meeting warm clients (a
  * restart with every producer reconnecting; {@code -Dse.admission.warm-clients=false} skips the
  * throwaway server, so clients and server both start cold). Each round's line then also has the server's
- * startup time and the CPU seconds the server process spent in the round.
+ * startup time and the CPU seconds the server process spent in the burst (from the streams'
+ * start until every stream landed; {@code burst_from_ms}/{@code burst_to_ms}: epoch milliseconds); with
+ * {@code -Dse.admission.cpu-by-thread=true} also the server's CPU seconds by thread group
+ * ({@code server_cpu_s_by_thread}, from {@code /proc}: JIT compiler and GC threads included).
+ * {@code -Dse.admission.server-java-opts} (space-separated) go to the measured server's JVM only.
  */
 public final class StreamAdmissionBenchmark {
   private StreamAdmissionBenchmark() {}
@@ -65,15 +70,31 @@ public final class StreamAdmissionBenchmark {
             clients);
       }
     }
-    try (SpawnedDevServer server = SpawnedDevServer.start(launcher, args)) {
+    boolean byThread = Boolean.getBoolean("se.admission.cpu-by-thread");
+    try (SpawnedDevServer server = SpawnedDevServer.start(launcher, args,
+        System.getProperty("se.admission.server-java-opts", ""))) {
       List<TableIdentifier> ids = StreamAdmission.createTables(server.catalog(), tables);
       for (int round = 1; round <= rounds; round++) {
-        double cpu = server.cpuSeconds();
+        // The server's CPU over the burst alone (from the streams' start until all landed).
+        double[] cpu = new double[2];
+        long[] at = new long[2];
+        List<Map<Long, SpawnedDevServer.ThreadCpu>> threads = new java.util.ArrayList<>();
         String result = StreamAdmission.run(mode, server.port(), server.catalog(), "warehouse", ids,
-            streams, clients).json();
+            streams, clients, () -> {
+              at[0] = System.currentTimeMillis();
+              cpu[0] = server.cpuSeconds();
+              threads.add(byThread ? server.threadCpu() : Map.of());
+            }, () -> {
+              cpu[1] = server.cpuSeconds();
+              threads.add(byThread ? server.threadCpu() : Map.of());
+              at[1] = System.currentTimeMillis();
+            }).json();
+        String groups = byThread
+            ? ",\"server_cpu_s_by_thread\":" + SpawnedDevServer.cpuByThreadGroup(threads.get(0), threads.get(1))
+            : "";
         System.out.println(String.format(java.util.Locale.ROOT,
-            "{\"server\":\"spawned\",\"round\":%d,\"startup_s\":%.1f,\"server_cpu_s\":%.2f,\"result\":%s}",
-            round, server.startupSeconds(), server.cpuSeconds() - cpu, result));
+            "{\"server\":\"spawned\",\"round\":%d,\"burst_from_ms\":%d,\"burst_to_ms\":%d,\"startup_s\":%.1f,\"server_cpu_s\":%.2f%s,\"result\":%s}",
+            round, at[0], at[1], server.startupSeconds(), cpu[1] - cpu[0], groups, result));
       }
     }
   }
