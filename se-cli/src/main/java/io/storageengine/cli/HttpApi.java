@@ -23,7 +23,11 @@ final class HttpApi {
   HttpApi(String serverAddress, Optional<String> token, ClientTrust trust) {
     this.base = httpBase(serverAddress);
     this.token = token;
-    this.client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(trust.sslContext()).build();
+    // HTTP/1.1: on plain http the JDK client would otherwise upgrade to HTTP/2 (h2c) on its first
+    // request, and JDK 25's client then had a later request on that connection cancelled
+    // (RST_STREAM) by the server.
+    this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
+        .sslContext(trust.sslContext()).build();
   }
 
   /**

@@ -10,8 +10,15 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Test;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The README quickstart with the real {@code ./se} launcher, each command a separate process:
@@ -20,11 +27,19 @@ import org.junit.jupiter.api.io.TempDir;
  * server, and run a one-shot {@code se reconcile} on the same data directory, which finds
  * everything already published. Maven built the engine before this module's tests, so the
  * launcher runs with {@code SE_SKIP_BUILD=1}.
+ *
+ * <p>It runs once on the Java runtime of the tests and once more, every command of it, on each
+ * other runtime named in {@code -Dse.test.java-homes} (comma-separated), by default on the newest
+ * JDK under {@code /usr/lib/jvm} if it is newer than the tests' own: the README promises
+ * "Java 17+", and JDK 23 and later broke the engine once already (Hadoop's
+ * {@code Subject.getSubject}).
  */
 class EndToEndTest {
   private static final Duration COMMAND_TIMEOUT = Duration.ofSeconds(120);
 
   @TempDir Path work;
+  /** {@code JAVA_HOME} of every command: the runtime under test. */
+  private String javaHome;
 
   /** A finished command: exit code and output. */
   record Result(int exitCode, String stdout, String stderr) {
@@ -34,8 +49,41 @@ class EndToEndTest {
     }
   }
 
-  @Test
-  void readmeQuickstartWorksWithTheRealLauncher() throws Exception {
+  /** The test JVM's own runtime, then the others to try (see the class comment). */
+  static List<String> javaHomes() throws IOException {
+    List<String> homes = new ArrayList<>(List.of(System.getProperty("java.home")));
+    String named = System.getProperty("se.test.java-homes");
+    if (named != null) {
+      Arrays.stream(named.split(",")).map(String::strip).filter(h -> !h.isEmpty()).forEach(homes::add);
+      return homes;
+    }
+    int own = Runtime.version().feature();
+    Path jvms = Path.of("/usr/lib/jvm");
+    if (Files.isDirectory(jvms)) {
+      try (Stream<Path> dirs = Files.list(jvms)) {
+        dirs.filter(d -> Files.isExecutable(d.resolve("bin/java")) && !Files.isSymbolicLink(d))
+            .filter(d -> majorVersion(d) > own)
+            .max(Comparator.comparingInt(EndToEndTest::majorVersion))
+            .ifPresent(d -> homes.add(d.toString()));
+      }
+    }
+    return homes;
+  }
+
+  /** The feature version in a JDK's {@code release} file ({@code JAVA_VERSION="25.0.3"}), or 0. */
+  private static int majorVersion(Path home) {
+    try {
+      Matcher m = Pattern.compile("(?m)^JAVA_VERSION=\"(\\d+)").matcher(Files.readString(home.resolve("release")));
+      return m.find() ? Integer.parseInt(m.group(1)) : 0;
+    } catch (IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  @ParameterizedTest(name = "on {0}")
+  @MethodSource("javaHomes")
+  void readmeQuickstartWorksWithTheRealLauncher(String javaHome) throws Exception {
+    this.javaHome = javaHome;
     Path root = Path.of("").toAbsolutePath().getParent();
     Path se = root.resolve("se");
     assertThat(se).as("the se launcher at the repository root").isExecutable();
@@ -45,7 +93,8 @@ class EndToEndTest {
     int port = DevProcess.freePort();
     String server = "http://127.0.0.1:" + port;
 
-    try (DevProcess dev = DevProcess.start(se, port, data, work.resolve("dev.log"), List.of(), "-Xmx1g")) {
+    try (DevProcess dev = DevProcess.start(se, port, data, work.resolve("dev.log"), List.of(), "-Xmx1g",
+        Map.of("JAVA_HOME", javaHome))) {
       dev.awaitHealthy(Duration.ofSeconds(120));
 
       Result created = se(root, "table", "create", "--server-address", server,
@@ -126,6 +175,7 @@ class EndToEndTest {
     ProcessBuilder builder = new ProcessBuilder(command).directory(root.toFile())
         .redirectOutput(out.toFile()).redirectError(err.toFile());
     builder.environment().put("SE_SKIP_BUILD", "1");
+    builder.environment().put("JAVA_HOME", javaHome);
     Process process = builder.start();
     if (!process.waitFor(COMMAND_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
       process.destroyForcibly().waitFor();
