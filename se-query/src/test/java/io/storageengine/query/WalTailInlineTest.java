@@ -56,96 +56,66 @@ class WalTailInlineTest {
 
   @Test
   void inlineAndStagedReadsEqualTheReconciledRowsThroughASchemaChange() throws Exception {
-    TestWarehouse warehouse = new TestWarehouse();
-    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
-        PartitionSpec.unpartitioned());
-    try (BufferAllocator allocator = new RootAllocator();
-        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
-            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
-      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
-      TableWal tableWal = new TableWal("t", table.uuid());
-      ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
-      TombstoneCache tombstones = TombstoneCache.create();
-      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones, options))) {
-        WalTail tail = producer.engine().tail();
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 3), frame(allocator, SCHEMA, 3, 2)));
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 5, 1)));
-        List<String> before = new ArrayList<>(List.of("0|n0|0", "1|n1|7", "2|null|14", "3|n3|21", "4|null|28",
-            "5|n5|35"));
-        assertThat(rows(producer, allocator, "SELECT id, name, v FROM n.events", ReadMode.LATEST))
-            .containsExactlyInAnyOrderElementsOf(before);
-        assertThat(tail.inlineLoads()).as("both new segments read from their frames").isEqualTo(2);
-        tail.awaitStagings();
-        assertThat(rows(producer, allocator, "SELECT id, name, v FROM n.events", ReadMode.LATEST))
-            .as("read from the files staged in the background").containsExactlyInAnyOrderElementsOf(before);
-        assertThat(tail.inlineLoads()).as("nothing read inline again").isEqualTo(2);
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 8, 1)));
-        before.add("8|null|56");
-        assertThat(rows(producer, allocator, "SELECT id, name, v FROM n.events", ReadMode.LATEST))
-            .as("two staged files and one segment inline").containsExactlyInAnyOrderElementsOf(before);
-        assertThat(tail.inlineLoads()).isEqualTo(3);
-        tail.awaitStagings();
+    try (Fixture f = new Fixture()) {
+      WalTail tail = f.producer.engine().tail();
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 0, 3), frame(f.allocator, SCHEMA, 3, 2)));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 5, 1)));
+      List<String> before = new ArrayList<>(List.of("0|n0|0", "1|n1|7", "2|null|14", "3|n3|21", "4|null|28",
+          "5|n5|35"));
+      assertThat(f.rows("SELECT id, name, v FROM n.events", ReadMode.LATEST))
+          .containsExactlyInAnyOrderElementsOf(before);
+      assertThat(tail.inlineLoads()).as("both new segments read from their frames").isEqualTo(2);
+      tail.awaitStagings();
+      assertThat(f.rows("SELECT id, name, v FROM n.events", ReadMode.LATEST))
+          .as("read from the files staged in the background").containsExactlyInAnyOrderElementsOf(before);
+      assertThat(tail.inlineLoads()).as("nothing read inline again").isEqualTo(2);
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 8, 1)));
+      before.add("8|null|56");
+      assertThat(f.rows("SELECT id, name, v FROM n.events", ReadMode.LATEST))
+          .as("two staged files and one segment inline").containsExactlyInAnyOrderElementsOf(before);
+      assertThat(tail.inlineLoads()).isEqualTo(3);
+      tail.awaitStagings();
 
-        // Renamed, widened and added columns: the segments were written with the old schema.
-        table.updateSchema().renameColumn("name", "label").updateColumn("v", Types.LongType.get())
-            .addColumn("extra", Types.StringType.get()).commit();
-        Schema evolved = table.schema();
-        wal.append(tableWal, List.of(frame(allocator, evolved, 6, 2)));
-        String sql = "SELECT id, label, v, extra FROM n.events";
-        List<String> expected = new ArrayList<>();
-        before.forEach(row -> expected.add(row + "|null"));
-        expected.addAll(List.of("6|null|42|x6", "7|n7|49|x7"));
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("old segments staged again, the new one inline")
-            .containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(tail.inlineLoads()).isEqualTo(7);
-        tail.awaitStagings();
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(rows(producer, allocator, "SELECT typeof(v) FROM n.events LIMIT 1", ReadMode.LATEST))
-            .containsExactly("BIGINT");
+      // Renamed, widened and added columns: the segments were written with the old schema.
+      f.table.updateSchema().renameColumn("name", "label").updateColumn("v", Types.LongType.get())
+          .addColumn("extra", Types.StringType.get()).commit();
+      Schema evolved = f.table.schema();
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, evolved, 6, 2)));
+      String sql = "SELECT id, label, v, extra FROM n.events";
+      List<String> expected = new ArrayList<>();
+      before.forEach(row -> expected.add(row + "|null"));
+      expected.addAll(List.of("6|null|42|x6", "7|n7|49|x7"));
+      assertThat(f.rows(sql, ReadMode.LATEST)).as("old segments staged again, the new one inline")
+          .containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(tail.inlineLoads()).isEqualTo(7);
+      tail.awaitStagings();
+      assertThat(f.rows(sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(f.rows("SELECT typeof(v) FROM n.events LIMIT 1", ReadMode.LATEST))
+          .containsExactly("BIGINT");
 
-        Reconciler reconciler = new Reconciler(warehouse, wal, store, tombstones, allocator, duckdb, options);
-        assertThat(reconciler.reconcile(tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-        assertThat(rows(producer, allocator, sql, ReadMode.SNAPSHOT)).as("what reconciliation published")
-            .containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(allocator.getAllocatedMemory()).as("Arrow memory given back").isZero();
-      } finally {
-        tombstones.close();
-      }
+      Reconciler reconciler = f.reconciler();
+      assertThat(reconciler.reconcile(f.tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(f.rows(sql, ReadMode.SNAPSHOT)).as("what reconciliation published")
+          .containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(f.allocator.getAllocatedMemory()).as("Arrow memory given back").isZero();
     }
   }
 
   /** A segment whose frames staging refuses (no field ids) ends the tail before it, inline too. */
   @Test
   void aSegmentStagingRefusesEndsTheTailBeforeIt() throws Exception {
-    TestWarehouse warehouse = new TestWarehouse();
-    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
-        PartitionSpec.unpartitioned());
-    try (BufferAllocator allocator = new RootAllocator();
-        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
-            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
-      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
-      TableWal tableWal = new TableWal("t", table.uuid());
-      TombstoneCache tombstones = TombstoneCache.create();
-      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones,
-          ReconcileOptions.defaults().withDuckdbThreads(1)))) {
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
-        wal.append(tableWal, List.of(withoutFieldIds(allocator)));
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 10, 1)));
-        WalTail tail = producer.engine().tail();
-        for (int i = 0; i < 2; i++) {
-          assertThat(rows(producer, allocator, "SELECT id FROM n.events", ReadMode.LATEST)).as("query %d", i)
-              .containsExactlyInAnyOrder("0", "1");
-          tail.awaitStagings();
-        }
-        assertThat(tail.inlineLoads()).as("the first segment only, once; then its staged file").isEqualTo(1);
-        assertThat(allocator.getAllocatedMemory()).isZero();
-      } finally {
-        tombstones.close();
+    try (Fixture f = new Fixture()) {
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 0, 2)));
+      f.wal.append(f.tableWal, List.of(withoutFieldIds(f.allocator)));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 10, 1)));
+      WalTail tail = f.producer.engine().tail();
+      for (int i = 0; i < 2; i++) {
+        assertThat(f.rows("SELECT id FROM n.events", ReadMode.LATEST)).as("query %d", i)
+            .containsExactlyInAnyOrder("0", "1");
+        tail.awaitStagings();
       }
+      assertThat(tail.inlineLoads()).as("the first segment only, once; then its staged file").isEqualTo(1);
+      assertThat(f.allocator.getAllocatedMemory()).isZero();
     }
   }
 
@@ -156,54 +126,39 @@ class WalTailInlineTest {
    */
   @Test
   void newSegmentsLoadIntoOneTableAndARefusedOneStillEndsTheTail() throws Exception {
-    TestWarehouse warehouse = new TestWarehouse();
-    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
-        PartitionSpec.unpartitioned());
-    try (BufferAllocator allocator = new RootAllocator();
-        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
-            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
-      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
-      TableWal tableWal = new TableWal("t", table.uuid());
-      TombstoneCache tombstones = TombstoneCache.create();
-      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones,
-          ReconcileOptions.defaults().withDuckdbThreads(1)))) {
-        WalTail tail = producer.engine().tail();
-        tail.stagingDelay(600_000); // every segment stays inline during the test
-        Schema evolved = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
-            Types.NestedField.optional(2, "name", Types.StringType.get()),
-            Types.NestedField.optional(3, "v", Types.IntegerType.get()),
-            Types.NestedField.optional(4, "extra", Types.StringType.get()));
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
-        wal.append(tableWal, List.of(frame(allocator, evolved, 2, 1), frame(allocator, SCHEMA, 3, 1)));
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 4, 2)));
-        List<String> expected = new ArrayList<>(List.of("0|n0|0", "1|n1|7", "2|null|14", "3|n3|21", "4|null|28",
-            "5|n5|35"));
-        String sql = "SELECT id, name, v FROM n.events";
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(tail.inlineLoads()).as("three segments read from their frames").isEqualTo(3);
-        assertThat(tail.inlineTables()).as("into one table").isEqualTo(1);
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
-        assertThat(tail.inlineTables()).as("one table per query").isEqualTo(2);
+    try (Fixture f = new Fixture()) {
+      WalTail tail = f.producer.engine().tail();
+      tail.stagingDelay(600_000); // every segment stays inline during the test
+      Schema evolved = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()),
+          Types.NestedField.optional(2, "name", Types.StringType.get()),
+          Types.NestedField.optional(3, "v", Types.IntegerType.get()),
+          Types.NestedField.optional(4, "extra", Types.StringType.get()));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 0, 2)));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, evolved, 2, 1), frame(f.allocator, SCHEMA, 3, 1)));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 4, 2)));
+      List<String> expected = new ArrayList<>(List.of("0|n0|0", "1|n1|7", "2|null|14", "3|n3|21", "4|null|28",
+          "5|n5|35"));
+      String sql = "SELECT id, name, v FROM n.events";
+      assertThat(f.rows(sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(tail.inlineLoads()).as("three segments read from their frames").isEqualTo(3);
+      assertThat(tail.inlineTables()).as("into one table").isEqualTo(1);
+      assertThat(f.rows(sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(expected);
+      assertThat(tail.inlineTables()).as("one table per query").isEqualTo(2);
 
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 6, 1)));
-        wal.append(tableWal, List.of(withoutFieldIds(allocator)));
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 10, 1)));
-        expected.add("6|null|42");
-        long databases = producer.engine().pool().created();
-        for (int i = 0; i < 2; i++) {
-          assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("query %d", i)
-              .containsExactlyInAnyOrderElementsOf(expected);
-        }
-        assertThat(tail.inlineTables()).as("first query: one by one up to the refused segment (4 tables); the "
-            + "second knows where the tail ends (one table)").isEqualTo(2 + 4 + 1);
-        assertThat(producer.engine().pool().created()).as("no table left behind: the database was reused")
-            .isEqualTo(databases);
-        assertThat(allocator.getAllocatedMemory()).isZero();
-      } finally {
-        tombstones.close();
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 6, 1)));
+      f.wal.append(f.tableWal, List.of(withoutFieldIds(f.allocator)));
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 10, 1)));
+      expected.add("6|null|42");
+      long databases = f.producer.engine().pool().created();
+      for (int i = 0; i < 2; i++) {
+        assertThat(f.rows(sql, ReadMode.LATEST)).as("query %d", i)
+            .containsExactlyInAnyOrderElementsOf(expected);
       }
+      assertThat(tail.inlineTables()).as("first query: one by one up to the refused segment (4 tables); the "
+          + "second knows where the tail ends (one table)").isEqualTo(2 + 4 + 1);
+      assertThat(f.producer.engine().pool().created()).as("no table left behind: the database was reused")
+          .isEqualTo(databases);
+      assertThat(f.allocator.getAllocatedMemory()).isZero();
     }
   }
 
@@ -213,44 +168,71 @@ class WalTailInlineTest {
    */
   @Test
   void aSegmentReconciledBeforeItsBackgroundStagingIsNotStaged() throws Exception {
-    TestWarehouse warehouse = new TestWarehouse();
-    Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
+    try (Fixture f = new Fixture()) {
+      WalTail tail = f.producer.engine().tail();
+      tail.stagingDelay(600_000); // staged only when the test runs the queue
+      String sql = "SELECT id, name, v FROM n.events";
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 0, 2)));
+      assertThat(f.rows(sql, ReadMode.LATEST)).containsExactlyInAnyOrder("0|n0|0", "1|n1|7");
+      assertThat(tail.inlineLoads()).isEqualTo(1);
+      Reconciler reconciler = f.reconciler();
+      assertThat(reconciler.reconcile(f.tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      f.wal.append(f.tableWal, List.of(frame(f.allocator, SCHEMA, 2, 1)));
+      List<String> all = List.of("0|n0|0", "1|n1|7", "2|null|14");
+      assertThat(f.rows(sql, ReadMode.LATEST)).as("segment 1 in the snapshot, 2 inline")
+          .containsExactlyInAnyOrderElementsOf(all);
+      assertThat(tail.inlineLoads()).isEqualTo(2);
+      tail.runStagingsNow();
+      assertThat(tail.skippedStagings()).as("segment 1 was reconciled: not staged").isEqualTo(1);
+      assertThat(f.duckdb.files().leaseIfPresent("t", "wal-segment:" + f.table.uuid() + ":1:schema-0")).isEmpty();
+      try (var staged = f.duckdb.files().leaseIfPresent("t", "wal-segment:" + f.table.uuid() + ":2:schema-0")
+          .orElseThrow()) {
+        assertThat(staged.path()).exists();
+      }
+      assertThat(f.rows(sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(all);
+      assertThat(tail.inlineLoads()).as("segment 2 read from its staged file").isEqualTo(2);
+      assertThat(f.allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  /**
+   * A table {@code n.events} of catalog {@code t} (SCHEMA, unpartitioned), its WAL on an fs store,
+   * and a Flight SQL producer reading it with one DuckDB thread; closed in reverse order.
+   */
+  private final class Fixture implements AutoCloseable {
+    final TestWarehouse warehouse = new TestWarehouse();
+    final Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", SCHEMA,
         PartitionSpec.unpartitioned());
-    try (BufferAllocator allocator = new RootAllocator();
-        DuckRuntime duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")),
-            DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-        FsObjectStore store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")))) {
-      ObjectStoreWal wal = new ObjectStoreWal(store, "test");
-      TableWal tableWal = new TableWal("t", table.uuid());
-      ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
-      TombstoneCache tombstones = TombstoneCache.create();
-      try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-          QueryConfig.defaults().withThreads(1), wal, new WalTailRows(duckdb, allocator, store, tombstones, options))) {
-        WalTail tail = producer.engine().tail();
-        tail.stagingDelay(600_000); // staged only when the test runs the queue
-        String sql = "SELECT id, name, v FROM n.events";
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 0, 2)));
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrder("0|n0|0", "1|n1|7");
-        assertThat(tail.inlineLoads()).isEqualTo(1);
-        Reconciler reconciler = new Reconciler(warehouse, wal, store, tombstones, allocator, duckdb, options);
-        assertThat(reconciler.reconcile(tableWal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-        wal.append(tableWal, List.of(frame(allocator, SCHEMA, 2, 1)));
-        List<String> all = List.of("0|n0|0", "1|n1|7", "2|null|14");
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).as("segment 1 in the snapshot, 2 inline")
-            .containsExactlyInAnyOrderElementsOf(all);
-        assertThat(tail.inlineLoads()).isEqualTo(2);
-        tail.runStagingsNow();
-        assertThat(tail.skippedStagings()).as("segment 1 was reconciled: not staged").isEqualTo(1);
-        assertThat(duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":1:schema-0")).isEmpty();
-        try (var staged = duckdb.files().leaseIfPresent("t", "wal-segment:" + table.uuid() + ":2:schema-0")
-            .orElseThrow()) {
-          assertThat(staged.path()).exists();
-        }
-        assertThat(rows(producer, allocator, sql, ReadMode.LATEST)).containsExactlyInAnyOrderElementsOf(all);
-        assertThat(tail.inlineLoads()).as("segment 2 read from its staged file").isEqualTo(2);
-        assertThat(allocator.getAllocatedMemory()).isZero();
-      } finally {
-        tombstones.close();
+    final BufferAllocator allocator = new RootAllocator();
+    final DuckRuntime duckdb;
+    final FsObjectStore store;
+    final ObjectStoreWal wal;
+    final TableWal tableWal = new TableWal("t", table.uuid());
+    final ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
+    final TombstoneCache tombstones = TombstoneCache.create();
+    final QueryFlightSqlProducer producer;
+
+    Fixture() throws Exception {
+      duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("local")), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
+      store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")));
+      wal = new ObjectStoreWal(store, "test");
+      producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb, QueryConfig.defaults().withThreads(1), wal,
+          new WalTailRows(duckdb, allocator, store, tombstones, options));
+    }
+
+    List<String> rows(String sql, ReadMode read) throws Exception {
+      return WalTailInlineTest.rows(producer, allocator, sql, read);
+    }
+
+    Reconciler reconciler() {
+      return new Reconciler(warehouse, wal, store, tombstones, allocator, duckdb, options);
+    }
+
+    @Override
+    public void close() throws Exception {
+      try (BufferAllocator a = allocator; DuckRuntime d = duckdb; FsObjectStore s = store;
+          TombstoneCache t = tombstones; QueryFlightSqlProducer p = producer) {
+        // closed in reverse: the producer first, the allocator last
       }
     }
   }
