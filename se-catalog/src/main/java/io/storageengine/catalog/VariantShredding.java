@@ -27,9 +27,11 @@ import org.apache.iceberg.types.Types;
  *       and struct and list of these; {@code variant} leaves a field to the writer.
  * </ul>
  *
- * <p>{@code auto} and {@code off} are case-insensitive. A property for a column the table does not
- * have, or a column that is not a top-level variant, or a field list that does not parse, is
- * INVALID_ARGUMENT naming the table, the property and the value.
+ * <p>{@code auto} and {@code off} are case-insensitive. A property for a column that is not a
+ * top-level variant, or a field list that does not parse, is INVALID_ARGUMENT naming the table,
+ * the property and the value. A property for a column the table does not have (renamed or dropped
+ * since) is ignored: the files of the column's new name are shredded by its own property, or by
+ * the writer.
  *
  * @param mode auto, off or typed
  * @param fields the typed fields ({@link Mode#TYPED} only; else null)
@@ -55,10 +57,14 @@ public record VariantShredding(Mode mode, Types.StructType fields) {
       }
       String column = e.getKey().substring(TableProperties.VARIANT_SHREDDING_PREFIX.length());
       Types.NestedField field = schema.asStruct().field(column);
-      if (field == null || !field.type().isVariantType()) {
-        throw SeException.invalid("table %s: %s '%s': %s", table, e.getKey(), e.getValue(),
-            field == null ? "the table has no top-level column " + column
-                : "column " + column + " is " + field.type() + ", not variant");
+      if (field == null) {
+        // A column renamed or dropped since the property was set: nothing to shred under that
+        // name, and the table must keep working (Iceberg renames no se.* property).
+        continue;
+      }
+      if (!field.type().isVariantType()) {
+        throw SeException.invalid("table %s: %s '%s': column %s is %s, not variant", table, e.getKey(), e.getValue(),
+            column, field.type());
       }
       VariantShredding shredding = parse(table, e.getKey(), e.getValue());
       if (shredding.mode() != Mode.AUTO) {
