@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Metrics;
@@ -69,45 +71,52 @@ final class GeometryBounds {
           upper.put(column.getValue(), bound(box.getXMax(), box.getYMax(), box.getZMax(), box.getMMax()).toByteBuffer());
         }
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    for (Types.NestedField column : geography.values()) {
-      GeographyBounds box = geographyBox(local, column);
-      if (!box.isEmpty()) {
-        lower.put(column.fieldId(), box.lower().toByteBuffer());
-        upper.put(column.fieldId(), box.upper().toByteBuffer());
-      }
-    }
-    return new Metrics(metrics.recordCount(), metrics.columnSizes(), metrics.valueCounts(), metrics.nullValueCounts(),
-        metrics.nanValueCounts(), lower, upper, metrics.avgValueSizes(), null);
-  }
-
-  /** The box of every value of the top-level geography {@code column} of the Parquet file {@code local}. */
-  private static GeographyBounds geographyBox(Path local, Types.NestedField column) {
-    GeographyBounds box = new GeographyBounds(((Types.GeographyType) column.type()).algorithm());
-    try (ParquetFileReader reader = ParquetFileReader.open(new LocalInputFile(local))) {
-      MessageType fileSchema = reader.getFooter().getFileMetaData().getSchema();
-      MessageType projection = new MessageType(fileSchema.getName(), fileSchema.getType(column.name()));
-      reader.setRequestedSchema(projection);
-      ColumnDescriptor descriptor = projection.getColumnDescription(new String[] {column.name()});
-      String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
-      PageReadStore rowGroup;
-      while ((rowGroup = reader.readNextRowGroup()) != null) {
-        ColumnReadStoreImpl store = new ColumnReadStoreImpl(rowGroup,
-            new GroupRecordConverter(projection).getRootConverter(), projection, createdBy);
-        ColumnReader values = store.getColumnReader(descriptor);
-        for (long i = 0, n = values.getTotalValueCount(); i < n; i++) {
-          if (values.getCurrentDefinitionLevel() == descriptor.getMaxDefinitionLevel()) {
-            box.add(values.getBinary().toByteBuffer());
+      if (!geography.isEmpty()) {
+        for (Map.Entry<Types.NestedField, GeographyBounds> e : geographyBoxes(reader, geography.values()).entrySet()) {
+          if (!e.getValue().isEmpty()) {
+            lower.put(e.getKey().fieldId(), e.getValue().lower().toByteBuffer());
+            upper.put(e.getKey().fieldId(), e.getValue().upper().toByteBuffer());
           }
-          values.consume();
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return box;
+    return new Metrics(metrics.recordCount(), metrics.columnSizes(), metrics.valueCounts(), metrics.nullValueCounts(),
+        metrics.nanValueCounts(), lower, upper, metrics.avgValueSizes(), null);
+  }
+
+  /**
+   * The box of every value of each top-level geography column in {@code columns}, read from the
+   * file of {@code reader} in one pass over its row groups (those columns only).
+   */
+  private static Map<Types.NestedField, GeographyBounds> geographyBoxes(ParquetFileReader reader,
+      Collection<Types.NestedField> columns) throws IOException {
+    MessageType fileSchema = reader.getFooter().getFileMetaData().getSchema();
+    MessageType projection = new MessageType(fileSchema.getName(),
+        columns.stream().map(c -> fileSchema.getType(c.name())).toList());
+    reader.setRequestedSchema(projection);
+    String createdBy = reader.getFooter().getFileMetaData().getCreatedBy();
+    Map<Types.NestedField, GeographyBounds> boxes = new LinkedHashMap<>();
+    for (Types.NestedField column : columns) {
+      boxes.put(column, new GeographyBounds(((Types.GeographyType) column.type()).algorithm()));
+    }
+    PageReadStore rowGroup;
+    while ((rowGroup = reader.readNextRowGroup()) != null) {
+      ColumnReadStoreImpl store = new ColumnReadStoreImpl(rowGroup,
+          new GroupRecordConverter(projection).getRootConverter(), projection, createdBy);
+      for (Map.Entry<Types.NestedField, GeographyBounds> e : boxes.entrySet()) {
+        ColumnDescriptor descriptor = projection.getColumnDescription(new String[] {e.getKey().name()});
+        ColumnReader values = store.getColumnReader(descriptor);
+        for (long i = 0, n = values.getTotalValueCount(); i < n; i++) {
+          if (values.getCurrentDefinitionLevel() == descriptor.getMaxDefinitionLevel()) {
+            e.getValue().add(values.getBinary().toByteBuffer());
+          }
+          values.consume();
+        }
+      }
+    }
+    return boxes;
   }
 
   /** The merged bounding box of {@code column} over every row group, or null when not known. */
