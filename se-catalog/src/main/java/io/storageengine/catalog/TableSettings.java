@@ -52,6 +52,8 @@ import org.apache.iceberg.types.Types;
  * @param versionColumn entity tables: the version column, if any; empty for append tables
  * @param tombstoneRetention entity tables: the table's own retention, if set
  * @param sliceCount entity tables: the number of hash slices, 0 when the table is not sliced
+ * @param variantShredding the variant columns whose shredding is not left to DuckDB, by column
+ *     name ({@link VariantShredding#of(String, Schema, Map)}); empty when there are none
  */
 public record TableSettings(
     String table,
@@ -59,7 +61,8 @@ public record TableSettings(
     List<Types.NestedField> primaryKey,
     Optional<Types.NestedField> versionColumn,
     Optional<Duration> tombstoneRetention,
-    int sliceCount) {
+    int sliceCount,
+    Map<String, VariantShredding> variantShredding) {
 
   public TableSettings {
     Objects.requireNonNull(table, "table");
@@ -67,6 +70,7 @@ public record TableSettings(
     primaryKey = List.copyOf(primaryKey);
     Objects.requireNonNull(versionColumn, "versionColumn");
     Objects.requireNonNull(tombstoneRetention, "tombstoneRetention");
+    variantShredding = Map.copyOf(variantShredding);
   }
 
   /** The settings of {@code table}, read from its current schema and properties. */
@@ -81,9 +85,10 @@ public record TableSettings(
   public static TableSettings of(String table, Schema schema, Map<String, String> properties) {
     TableDefinition.Mode mode = parseMode(table, properties.get(TableProperties.MODE));
     // Read here so that a value reconciliation would refuse is refused by every part.
-    VariantShredding.of(table, schema, properties);
+    Map<String, VariantShredding> shredding = VariantShredding.of(table, schema, properties);
     if (mode == TableDefinition.Mode.APPEND) {
-      return new TableSettings(table, mode, List.of(), Optional.empty(), Optional.empty(), 0);
+      return new TableSettings(table, mode, List.of(), Optional.empty(), Optional.empty(), 0,
+          shredding);
     }
     List<Types.NestedField> key = new ArrayList<>();
     for (Integer id : schema.identifierFieldIds()) {
@@ -102,7 +107,7 @@ public record TableSettings(
         properties.get(TableProperties.VERSION_COLUMN));
     Optional<Duration> retention = parseRetention(table, properties.get(TableProperties.TOMBSTONE_RETENTION));
     int slices = parseSliceCount(table, properties.get(TableProperties.SLICE_COUNT));
-    return new TableSettings(table, mode, key, version, retention, slices);
+    return new TableSettings(table, mode, key, version, retention, slices, shredding);
   }
 
   /**

@@ -5,7 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.iceberg.Schema;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
@@ -43,12 +42,11 @@ public record VariantShredding(Mode mode, Types.StructType fields) {
   /** The writer's choice per row group. */
   public static final VariantShredding AUTO = new VariantShredding(Mode.AUTO, null);
 
-  /** The shredding of every variant column of {@code table} that does not use {@link #AUTO}, by column name. */
-  public static Map<String, VariantShredding> of(Table table) {
-    return of(table.name(), table.schema(), table.properties());
-  }
-
-  /** As {@link #of(Table)} for a table named {@code table} with {@code schema} and {@code properties}. */
+  /**
+   * The shredding of every variant column that does not use {@link #AUTO}, by column name, of a
+   * table named {@code table} with {@code schema} and {@code properties}; read through
+   * {@link TableSettings#variantShredding()}.
+   */
   public static Map<String, VariantShredding> of(String table, Schema schema, Map<String, String> properties) {
     Map<String, VariantShredding> result = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : properties.entrySet()) {

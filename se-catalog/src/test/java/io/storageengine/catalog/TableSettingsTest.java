@@ -54,6 +54,25 @@ class TableSettingsTest {
   }
 
   @Test
+  void variantShreddingIsCarriedForAppendAndEntityTables() {
+    Schema withVariant = new Schema(List.of(
+        required(1, "id", Types.LongType.get()),
+        optional(2, "doc", Types.VariantType.get()),
+        optional(3, "raw", Types.VariantType.get())), Set.of(1));
+    Map<String, String> props = new HashMap<>(Map.of(
+        "se.variant.shredding.doc", "a bigint", "se.variant.shredding.raw", "auto"));
+    TableSettings append = TableSettings.of("c.a.t", withVariant, props);
+    assertThat(append.variantShredding()).containsOnlyKeys("doc");
+    assertThat(append.variantShredding().get("doc").mode()).isEqualTo(VariantShredding.Mode.TYPED);
+    props.put(TableProperties.MODE, "entity");
+    props.put("se.variant.shredding.raw", "off");
+    TableSettings entity = TableSettings.of("c.a.t", withVariant, props);
+    assertThat(entity.variantShredding()).containsOnlyKeys("doc", "raw");
+    assertThat(entity.variantShredding().get("raw").mode()).isEqualTo(VariantShredding.Mode.OFF);
+    assertThat(settings(Map.of()).variantShredding()).isEmpty();
+  }
+
+  @Test
   void modeDefaultsToAppendAndIsCaseInsensitive() {
     assertThat(settings(Map.of()).mode()).isEqualTo(TableDefinition.Mode.APPEND);
     assertThat(settings(Map.of()).entity()).isFalse();

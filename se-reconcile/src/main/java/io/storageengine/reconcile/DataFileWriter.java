@@ -1,6 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.catalog.LocationConfinement;
+import io.storageengine.catalog.TableSettings;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileLocations;
 import io.storageengine.catalog.VariantShredding;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.iceberg.DataFile;
@@ -54,11 +56,14 @@ public final class DataFileWriter {
   private int fileCounter;
   /** The slice every file written belongs to (its name says so), or -1 for none. */
   private int slice = -1;
+  /** The table's variant columns not shredded by DuckDB's choice, read once per writer. */
+  private final Map<String, VariantShredding> shredding;
 
   public DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
     this.duck = duck;
     this.table = table;
     this.options = options;
+    this.shredding = TableSettings.of(table).variantShredding();
   }
 
   /**
@@ -208,7 +213,6 @@ public final class DataFileWriter {
    * STRUCT type for typed fields; empty when every variant column is left to DuckDB.
    */
   private String shreddingOption(List<Types.NestedField> columns) {
-    java.util.Map<String, VariantShredding> shredding = VariantShredding.of(table);
     List<String> entries = new ArrayList<>();
     for (Types.NestedField c : columns) {
       VariantShredding s = shredding.get(c.name());
