@@ -7,6 +7,7 @@ import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.Ids;
+import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalOperation;
@@ -14,9 +15,14 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.BaseTable;
+import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Schema;
+import org.apache.iceberg.StaticTableOperations;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
@@ -31,11 +37,27 @@ import org.slf4j.LoggerFactory;
  * Finds (or, for bulk ingest, creates) the target table in its tenant's catalog and turns it into
  * an {@link IngestTarget}. Catalog failures other than "not found" are UNAVAILABLE: the catalog
  * may come back, and nothing was written.
+ *
+ * <p>Every lookup asks the catalog for the table's current metadata (a stream never validates
+ * against a table state older than its own start), but a table looked up before is
+ * <em>refreshed</em> instead of loaded again: the catalog is asked where the table's metadata is,
+ * and the metadata file is read and parsed only when that changed. With a JDBC catalog a stream
+ * open then costs one catalog query, not a query, a file read and a JSON parse; a burst of streams
+ * on one table shares one refresh (a lookup waits for a refresh that started after it arrived
+ * and takes its result). What a lookup returns is pinned to the metadata it found: later
+ * refreshes do not change it under its caller. The access check of {@link TenantCatalogs} runs on
+ * every lookup; at most {@value #MAX_TABLES} tables are kept (least recently used dropped), and
+ * an entry is used only with the catalog instance it was loaded from (a catalog whose config
+ * changed starts afresh).
  */
 final class TableResolver {
   private static final Logger LOG = LoggerFactory.getLogger(TableResolver.class);
+  static final int MAX_TABLES = 1024;
+
+  private record Key(String catalogId, TableIdentifier identifier) {}
 
   private final TenantCatalogs catalogs;
+  private final Map<Key, KnownTable> known = new LruMap<>(MAX_TABLES);
 
   TableResolver(TenantCatalogs catalogs) {
     this.catalogs = catalogs;
@@ -44,15 +66,96 @@ final class TableResolver {
   /** Loads the table; empty when it does not exist. */
   Optional<Table> find(String catalogId, TableIdentifier identifier) {
     Catalog catalog = catalog(catalogId);
+    Key key = new Key(catalogId, identifier);
     try {
-      return Optional.of(catalog.loadTable(identifier));
+      KnownTable table = known(key);
+      if (table != null && table.catalog() == catalog) {
+        try {
+          return Optional.of(table.current(System.nanoTime()));
+        } catch (RuntimeException e) {
+          // Dropped, or dropped and created again (Iceberg refuses a refresh to another table's
+          // metadata), or the catalog failed: a fresh load answers, with its own error.
+          forget(key);
+        }
+      }
+      Table loaded = catalog.loadTable(identifier);
+      if (loaded instanceof HasTableOperations) {
+        KnownTable made = new KnownTable(catalog, loaded);
+        remember(key, made);
+        return Optional.of(made.loaded());
+      }
+      return Optional.of(loaded);
     } catch (NoSuchTableException | NoSuchNamespaceException e) {
+      forget(key);
       return Optional.empty();
     } catch (SeException e) {
+      forget(key);
       throw e;
     } catch (RuntimeException e) {
+      forget(key);
       throw unavailable(catalogId, identifier, e);
     }
+  }
+
+  /**
+   * A table loaded before from {@code catalog}, refreshed on every use. {@link #current} is
+   * serialized per table; a caller that arrived before a refresh started takes that refresh's
+   * result instead of starting its own.
+   */
+  private static final class KnownTable {
+    private final Catalog catalog;
+    private final Table live;
+    private final TableOperations ops;
+    private long refreshStartedNanos;
+    private Table pinned;
+
+    KnownTable(Catalog catalog, Table live) {
+      this.catalog = catalog;
+      this.live = live;
+      this.ops = ((HasTableOperations) live).operations();
+      this.refreshStartedNanos = System.nanoTime();
+      this.pinned = pinned(ops.current());
+    }
+
+    Catalog catalog() {
+      return catalog;
+    }
+
+    /** The table as it was loaded. */
+    synchronized Table loaded() {
+      return pinned;
+    }
+
+    /** The table as the catalog has it now, for a caller that arrived at {@code arrivedNanos}. */
+    synchronized Table current(long arrivedNanos) {
+      if (refreshStartedNanos - arrivedNanos > 0) {
+        return pinned; // a refresh that started after the caller arrived
+      }
+      refreshStartedNanos = System.nanoTime();
+      TableMetadata before = ops.current();
+      TableMetadata now = ops.refresh();
+      if (now != before) {
+        pinned = pinned(now);
+      }
+      return pinned;
+    }
+
+    /** {@code metadata} of this table as a table that never changes. */
+    Table pinned(TableMetadata metadata) {
+      return new BaseTable(new StaticTableOperations(metadata, ops.io(), ops.locationProvider()), live.name());
+    }
+  }
+
+  private synchronized KnownTable known(Key key) {
+    return known.get(key);
+  }
+
+  private synchronized void remember(Key key, KnownTable table) {
+    known.put(key, table);
+  }
+
+  private synchronized void forget(Key key) {
+    known.remove(key);
   }
 
   /** Loads the table or fails with NOT_FOUND naming it. */
