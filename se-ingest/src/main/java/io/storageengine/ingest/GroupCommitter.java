@@ -22,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 final class GroupCommitter implements AutoCloseable {
   private final WalWriter wal;
   private final TenantCatalogs catalogs;
+  private final TableResolver tables;
   private final IngestListener listener;
   private final IngestConfig config;
   private final ScheduledThreadPoolExecutor executor;
@@ -38,8 +39,18 @@ final class GroupCommitter implements AutoCloseable {
    */
   GroupCommitter(WalWriter wal, TenantCatalogs catalogs, IngestListener listener,
       IngestConfig config, ThreadFactory threads) {
+    this(wal, catalogs, new TableResolver(catalogs), listener, config, threads);
+  }
+
+  /**
+   * @param tables how the segments' tables are found again before their batches are
+   *     acknowledged (the ingest service's own, so stream opens and flushes share what it knows)
+   */
+  GroupCommitter(WalWriter wal, TenantCatalogs catalogs, TableResolver tables, IngestListener listener,
+      IngestConfig config, ThreadFactory threads) {
     this.wal = wal;
     this.catalogs = catalogs;
+    this.tables = tables;
     this.listener = listener;
     this.config = config;
     this.executor = Threads.scheduledPool(config.flushThreads(), threads);
@@ -57,7 +68,7 @@ final class GroupCommitter implements AutoCloseable {
       return committers.computeIfAbsent(target.wal(), table -> {
         TableCommitter[] self = new TableCommitter[1];
         self[0] = new TableCommitter(table, wal, executor, listener, config,
-            new TableIdentityCheck(catalogs, target), () -> committers.remove(table, self[0]));
+            new TableIdentityCheck(catalogs, tables, target), () -> committers.remove(table, self[0]));
         return self[0];
       });
     } catch (SeException e) {

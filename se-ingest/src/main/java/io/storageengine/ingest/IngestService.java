@@ -124,7 +124,7 @@ public final class IngestService implements AutoCloseable {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.config = Objects.requireNonNull(config, "config");
     this.resolver = new TableResolver(Objects.requireNonNull(catalogs, "catalogs"));
-    this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"), catalogs,
+    this.committer = new GroupCommitter(Objects.requireNonNull(wal, "wal"), catalogs, resolver,
         listener == null ? IngestListener.NONE : listener, config, Objects.requireNonNull(threads, "threads"));
     this.producers = new ProducerWindowCache(wal);
     this.budget = new ByteBudget(config.globalBytes());

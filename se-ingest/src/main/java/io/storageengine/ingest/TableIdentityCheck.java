@@ -5,15 +5,12 @@ import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.Optional;
 import java.util.UUID;
-import org.apache.iceberg.Table;
 import org.apache.iceberg.catalog.Catalog;
 import org.apache.iceberg.catalog.Namespace;
 import org.apache.iceberg.catalog.SupportsNamespaces;
 import org.apache.iceberg.catalog.TableIdentifier;
 import org.apache.iceberg.exceptions.NoSuchNamespaceException;
-import org.apache.iceberg.exceptions.NoSuchTableException;
 
 /**
  * Confirms, after a WAL segment is durable and before its batches are acknowledged, that the
@@ -21,21 +18,25 @@ import org.apache.iceberg.exceptions.NoSuchTableException;
  * Iceberg table UUID. A batch acknowledged for a dropped table would sit in a WAL nobody ever
  * publishes, so it must be refused instead.
  *
- * <p>One catalog load per segment (under the name the table was last seen by); only when that
- * name is gone or now holds another table (renamed, or dropped and re-created) does it search the
- * catalog's namespaces for the UUID, so a renamed table keeps being acknowledged.
+ * <p>One catalog lookup per segment (under the name the table was last seen by, through the
+ * {@link TableResolver}: the catalog is asked for the table's current metadata, whose file is read
+ * again only when it changed); only when that name is gone or now holds another table (renamed,
+ * or dropped and re-created) does it search the catalog's namespaces for the UUID, so a renamed
+ * table keeps being acknowledged.
  *
  * <p>Not thread-safe: each {@link TableCommitter} owns one and writes one segment at a time.
  */
 final class TableIdentityCheck {
   private final TenantCatalogs catalogs;
+  private final TableResolver tables;
   private final String catalogId;
   private final UUID uuid;
   private final String displayName;
   private TableIdentifier lastSeen;
 
-  TableIdentityCheck(TenantCatalogs catalogs, IngestTarget target) {
+  TableIdentityCheck(TenantCatalogs catalogs, TableResolver tables, IngestTarget target) {
     this.catalogs = catalogs;
+    this.tables = tables;
     this.catalogId = target.catalogId();
     this.uuid = target.wal().tableUuid();
     this.displayName = target.displayName();
@@ -49,8 +50,7 @@ final class TableIdentityCheck {
   void requireExists() {
     boolean found;
     try {
-      Catalog catalog = catalogs.catalog(catalogId);
-      found = matches(catalog, lastSeen) || search(catalog);
+      found = matches(lastSeen) || search(catalogs.catalog(catalogId));
     } catch (SeException e) {
       if (e.code() == ErrorCode.NOT_FOUND) {
         throw dropped("its catalog `" + catalogId + "` no longer exists");
@@ -64,13 +64,8 @@ final class TableIdentityCheck {
     }
   }
 
-  private boolean matches(Catalog catalog, TableIdentifier id) {
-    try {
-      Table table = catalog.loadTable(id);
-      return uuid.equals(table.uuid());
-    } catch (NoSuchTableException | NoSuchNamespaceException e) {
-      return false;
-    }
+  private boolean matches(TableIdentifier id) {
+    return tables.find(catalogId, id).map(table -> uuid.equals(table.uuid())).orElse(false);
   }
 
   private boolean search(Catalog catalog) {
@@ -82,7 +77,7 @@ final class TableIdentityCheck {
       Namespace ns = pending.pop();
       try {
         for (TableIdentifier id : catalog.listTables(ns)) {
-          if (!id.equals(lastSeen) && matches(catalog, id)) {
+          if (!id.equals(lastSeen) && matches(id)) {
             lastSeen = id; // renamed: later segments load it under its new name
             return true;
           }

@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
 import org.apache.iceberg.PartitionSpec;
@@ -39,8 +40,8 @@ import org.slf4j.LoggerFactory;
  * may come back, and nothing was written.
  *
  * <p>Every lookup asks the catalog for the table's current metadata (a stream never validates
- * against a table state older than its own start), but a table looked up before is
- * <em>refreshed</em> instead of loaded again: the catalog is asked where the table's metadata is,
+ * against a table state older than its own start), but a table of a JDBC catalog looked up
+ * before is <em>refreshed</em> instead of loaded again (see {@link #refreshable}): the catalog is asked where the table's metadata is,
  * and the metadata file is read and parsed only when that changed. With a JDBC catalog a stream
  * open then costs one catalog query, not a query, a file read and a JSON parse; a burst of streams
  * on one table shares one refresh (a lookup waits for a refresh that started after it arrived
@@ -53,6 +54,7 @@ import org.slf4j.LoggerFactory;
 final class TableResolver {
   private static final Logger LOG = LoggerFactory.getLogger(TableResolver.class);
   static final int MAX_TABLES = 1024;
+  private static final Set<String> REFRESHABLE_OPERATIONS = Set.of("org.apache.iceberg.jdbc.JdbcTableOperations");
 
   private record Key(String catalogId, TableIdentifier identifier) {}
 
@@ -79,7 +81,7 @@ final class TableResolver {
         }
       }
       Table loaded = catalog.loadTable(identifier);
-      if (loaded instanceof HasTableOperations) {
+      if (refreshable(loaded)) {
         KnownTable made = new KnownTable(catalog, loaded);
         remember(key, made);
         return Optional.of(made.loaded());
@@ -95,6 +97,18 @@ final class TableResolver {
       forget(key);
       throw unavailable(catalogId, identifier, e);
     }
+  }
+
+  /**
+   * Whether {@code table}'s operations are known to answer a refresh of a dropped table with
+   * {@link NoSuchTableException} and of a dropped and re-created one with an error or the new
+   * table's metadata. Iceberg's JDBC catalog (the {@code sql} and {@code embedded} catalog types)
+   * does; others are loaded again on every lookup (Iceberg's in-memory catalog, for one, keeps
+   * a dropped table's last metadata on refresh, and a REST catalog's refresh is a full load).
+   */
+  private static boolean refreshable(Table table) {
+    return table instanceof HasTableOperations ops
+        && REFRESHABLE_OPERATIONS.contains(ops.operations().getClass().getName());
   }
 
   /**
