@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableStateCache;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
 import io.storageengine.common.ErrorCode;

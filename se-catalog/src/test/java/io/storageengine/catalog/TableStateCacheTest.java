@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -156,5 +156,25 @@ class TableStateCacheTest {
     }
     assertThat(cache.size()).isEqualTo(TableStateCache.MAX_TABLES);
     assertThat(List.of(catalog.loadTable(ID).name())).containsExactly("one.ns.events");
+  }
+
+  @Test
+  void tablesOfACatalogWhoseRefreshMissesDropsAreLoadedEveryTime() {
+    // Iceberg's in-memory catalog keeps a dropped table's last metadata on refresh.
+    org.apache.iceberg.inmemory.InMemoryCatalog memory = new org.apache.iceberg.inmemory.InMemoryCatalog();
+    memory.initialize("memory", Map.of());
+    memory.createNamespace(Namespace.of("ns"));
+    memory.createTable(ID, SCHEMA, PartitionSpec.unpartitioned());
+    AtomicInteger memoryLoads = new AtomicInteger();
+    java.util.function.Supplier<Table> current = () -> cache.current("memory-tenant", memory, ID, () -> {
+      memoryLoads.incrementAndGet();
+      return memory.loadTable(ID);
+    });
+    current.get();
+    current.get();
+    assertThat(memoryLoads).as("loaded on every call, never kept").hasValue(2);
+    assertThat(cache.size()).isZero();
+    memory.dropTable(ID);
+    assertThatThrownBy(current::get).isInstanceOf(NoSuchTableException.class);
   }
 }

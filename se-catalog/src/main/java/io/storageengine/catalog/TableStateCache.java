@@ -1,7 +1,8 @@
-package io.storageengine.query;
+package io.storageengine.catalog;
 
 import io.storageengine.common.LruMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.iceberg.BaseTable;
 import org.apache.iceberg.HasTableOperations;
@@ -14,24 +15,36 @@ import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.LocationProvider;
 
 /**
- * The current state of the tables queries read, without reading and parsing a table's metadata
- * file again while it has not changed.
+ * The current state of tables as their tenant's catalog has it, without reading and parsing a
+ * table's metadata file again while it has not changed: what queries read, and the tables
+ * ingest streams validate against and segments are checked against before their batches are
+ * acknowledged.
  *
- * <p>The first query of a table loads it through the tenant's catalog and keeps it; later queries
+ * <p>The first use of a table loads it through the tenant's catalog and keeps it; later uses
  * {@linkplain TableOperations#refresh refresh} the kept table, which for catalogs that look up
  * the current metadata location first (the embedded and {@code sql} catalogs) reads metadata only
- * when the location moved, and for a REST catalog asks the catalog again. Each query gets its own
- * read-only {@link Table} fixed at the state it was given, so concurrent queries never see a
- * table change under them; its {@link Table#refresh()} refreshes the kept table and moves only
- * that query's view forward.
+ * when the location moved, and for a REST catalog asks the catalog again. So every call sees the
+ * catalog's state as of the call, never an older one. Each call gets its own read-only
+ * {@link Table} fixed at the state it was given, so concurrent users never see a table change
+ * under them; its {@link Table#refresh()} refreshes the kept table and moves only that view
+ * forward. Refreshes of one table are serialized, and a call that arrived while another's refresh
+ * was waiting takes the result of a refresh that started after it arrived instead of starting its
+ * own: a burst of streams on one table costs about one catalog round trip, not one each.
  *
- * <p>A kept table is dropped, and the table loaded again, when the refresh fails (the table was
- * dropped, or replaced by another one of that name) or the tenant's catalog object is not the one
- * it was loaded from (the tenant's configuration changed). At most {@link #MAX_TABLES} tables are
- * kept, least recently used first out.
+ * <p>Only tables whose operations report a drop on refresh are kept (Iceberg's JDBC and REST
+ * catalogs: a dropped table's refresh fails, a dropped and re-created one's fails or answers the
+ * new table); others (Iceberg's in-memory catalog keeps a dropped table's last metadata on
+ * refresh) are loaded on every call. A kept table is dropped, and the table loaded again, when
+ * the refresh fails (the table was dropped, or replaced by another one of that name) or the
+ * tenant's catalog object is not the one it was loaded from (the tenant's configuration
+ * changed). At most {@link #MAX_TABLES} tables are kept, least recently used first out.
  */
-final class TableStateCache {
-  static final int MAX_TABLES = 1024;
+public final class TableStateCache {
+  public static final int MAX_TABLES = 1024;
+
+  /** The operations whose refresh of a dropped table fails (see the class comment). */
+  private static final Set<String> REFRESHABLE = Set.of(
+      "org.apache.iceberg.jdbc.JdbcTableOperations", "org.apache.iceberg.rest.RESTTableOperations");
 
   private record Key(String catalogId, TableIdentifier id) {}
 
@@ -47,8 +60,22 @@ final class TableStateCache {
       this.operations = operations;
     }
 
+    private long refreshStartedNanos = System.nanoTime();
+    private TableMetadata refreshed;
+
+    /** The table's current metadata for a caller that arrived at {@code arrivedNanos}. */
+    synchronized TableMetadata refresh(long arrivedNanos) {
+      if (refreshed != null && refreshStartedNanos - arrivedNanos > 0) {
+        return refreshed; // a refresh that started after the caller arrived
+      }
+      refreshStartedNanos = System.nanoTime();
+      refreshed = null;
+      refreshed = operations.refresh();
+      return refreshed;
+    }
+
     synchronized TableMetadata refresh() {
-      return operations.refresh();
+      return refresh(System.nanoTime());
     }
 
     synchronized TableMetadata current() {
@@ -62,7 +89,8 @@ final class TableStateCache {
    * The current state of table {@code id} of tenant {@code catalogId}, whose live catalog is
    * {@code catalog}; {@code load} loads it through that catalog (and throws its not-found error).
    */
-  Table current(String catalogId, Catalog catalog, TableIdentifier id, Supplier<Table> load) {
+  public Table current(String catalogId, Catalog catalog, TableIdentifier id, Supplier<Table> load) {
+    long arrived = System.nanoTime();
     Key key = new Key(catalogId, id);
     Kept entry;
     synchronized (this) {
@@ -70,14 +98,15 @@ final class TableStateCache {
     }
     if (entry != null && entry.catalog == catalog) {
       try {
-        return queryTable(entry, entry.refresh());
+        return queryTable(entry, entry.refresh(arrived));
       } catch (RuntimeException e) {
         // Dropped, replaced, or the catalog failed: load it the ordinary way (which reports it).
         forget(key, entry);
       }
     }
     Table table = load.get();
-    if (!(table instanceof HasTableOperations withOperations) || !(table instanceof BaseTable)) {
+    if (!(table instanceof HasTableOperations withOperations) || !(table instanceof BaseTable)
+        || !REFRESHABLE.contains(withOperations.operations().getClass().getName())) {
       return table;
     }
     Kept fresh = new Kept(catalog, table, withOperations.operations());
@@ -87,8 +116,8 @@ final class TableStateCache {
     return queryTable(fresh, fresh.current());
   }
 
-  /** Tables kept (for tests). */
-  synchronized int size() {
+  /** How many tables are kept now. */
+  public synchronized int size() {
     return kept.size();
   }
 
@@ -102,7 +131,7 @@ final class TableStateCache {
   }
 
   /**
-   * One query's view of a kept table: {@link #current()} is the state the query was given until
+   * One caller's view of a kept table: {@link #current()} is the state the query was given until
    * {@link #refresh()} asks the catalog again. Read-only: commits are refused.
    */
   private static final class QueryTableOperations implements TableOperations {
@@ -127,7 +156,7 @@ final class TableStateCache {
 
     @Override
     public void commit(TableMetadata base, TableMetadata metadata) {
-      throw new UnsupportedOperationException("a query's table is read-only");
+      throw new UnsupportedOperationException("a table of the table state cache is read-only: commit through the catalog");
     }
 
     @Override

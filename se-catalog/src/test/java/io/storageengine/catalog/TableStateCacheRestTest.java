@@ -1,4 +1,4 @@
-package io.storageengine.query;
+package io.storageengine.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
