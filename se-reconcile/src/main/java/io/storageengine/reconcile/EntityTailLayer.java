@@ -51,16 +51,19 @@ final class EntityTailLayer {
   /** The tail's slices on a sliced table (null: not sliced). */
   private final SliceTail slices;
 
-  EntityTailLayer(DuckSession duck, Table table) {
-    this(duck, table, null);
-  }
+  /** Plans the candidate files of the snapshot's rows. */
+  private final CandidateFiles.Cache candidates;
 
-  /** @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced) */
-  EntityTailLayer(DuckSession duck, Table table, SliceTail slices) {
+  /**
+   * @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced)
+   * @param candidates plans the snapshot's candidate files
+   */
+  EntityTailLayer(DuckSession duck, Table table, SliceTail slices, CandidateFiles.Cache candidates) {
     this.duck = duck;
     this.table = table;
     this.columns = new EntityColumns(table);
     this.slices = slices;
+    this.candidates = candidates;
   }
 
   /**
@@ -94,9 +97,9 @@ final class EntityTailLayer {
     }
     // Keys all folded before need no snapshot rows (an empty key range would plan every file).
     boolean anyFresh = !prior || duck.queryLong("SELECT count(*) FROM " + freshKeys) > 0;
-    CurrentRows candidates = new CurrentRows(duck, table, anyFresh
-        ? CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
-    BatchCurrentRows.load(duck, columns, freshKeys, candidates);
+    CurrentRows current = new CurrentRows(duck, table, anyFresh
+        ? candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
+    BatchCurrentRows.load(duck, columns, freshKeys, current);
     new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys,
         slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
     duck.execute("CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "

@@ -40,6 +40,8 @@ public final class WalTailRows {
   private final ObjectStore clusterStore;
   private final TombstoneCache tombstones;
   private final ReconcileOptions options;
+  /** The candidate files of the snapshots folded onto, planned in memory for small snapshots. */
+  private final CandidateFiles.Cache candidates = new CandidateFiles.Cache();
 
   /**
    * @param clusterStore where entity tables' tombstones are (null: entity tables cannot be folded)
@@ -128,8 +130,8 @@ public final class WalTailRows {
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
       TableWal tableWal = new TableWal(scope, table.uuid());
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
-      return new EntityTailLayer(duck, table, SliceTail.of(clusterStore, tableWal, table, snapshot)).fold(snapshot, highWaterMark, store, options, priorStates, layer,
-          segments, rowsTarget, stateTarget)
+      return new EntityTailLayer(duck, table, SliceTail.of(clusterStore, tableWal, table, snapshot), candidates)
+          .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, stateTarget)
           .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows()));
     }
   }
