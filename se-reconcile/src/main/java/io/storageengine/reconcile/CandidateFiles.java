@@ -37,37 +37,74 @@ final class CandidateFiles {
 
   /** The key-range filter of the keys in temp table {@code keysTable} (one row per key). */
   static Expression keyRangeFilter(DuckSession duck, EntityColumns columns, String keysTable) {
-    Expression filter = Expressions.alwaysTrue();
+    List<String> bounds = boundsSql(columns, "");
+    if (bounds.isEmpty()) {
+      return Expressions.alwaysTrue();
+    }
+    List<String> values = new ArrayList<>();
+    duck.query("SELECT " + String.join(", ", bounds) + " FROM " + keysTable, rs -> {
+      for (int i = 1; i <= bounds.size(); i++) {
+        values.add(rs.getString(i));
+      }
+    });
+    return keyRangeFilter(columns, values);
+  }
+
+  /**
+   * The aggregates (over key columns of alias {@code alias}) whose values, as text, make the
+   * key-range filter ({@link #keyRangeFilter(EntityColumns, List)}): the least and greatest
+   * value of each key column of an orderable type, in key order; empty when no key prunes.
+   */
+  static List<String> boundsSql(EntityColumns columns, String alias) {
+    List<String> out = new ArrayList<>();
     for (Types.NestedField k : columns.keys()) {
-      String col = SqlQuoting.identifier(k.name());
-      String sql = switch (k.type().typeId()) {
-        case INTEGER, LONG -> "SELECT CAST(min(" + col + ") AS VARCHAR), CAST(max(" + col + ") AS VARCHAR) FROM "
-            + keysTable;
-        case DATE -> "SELECT CAST(min(" + col + ") - DATE '1970-01-01' AS VARCHAR), CAST(max(" + col
-            + ") - DATE '1970-01-01' AS VARCHAR) FROM " + keysTable;
-        case TIMESTAMP -> "SELECT CAST(epoch_us(min(" + col + ")) AS VARCHAR), CAST(epoch_us(max(" + col
-            + ")) AS VARCHAR) FROM " + keysTable;
-        case STRING, UUID, DECIMAL -> "SELECT CAST(min(" + col + ") AS VARCHAR), CAST(max(" + col
-            + ") AS VARCHAR) FROM " + keysTable;
-        default -> null;
-      };
-      if (sql == null) {
+      String col = alias + SqlQuoting.identifier(k.name());
+      switch (k.type().typeId()) {
+        case INTEGER, LONG, STRING, UUID, DECIMAL -> {
+          out.add("CAST(min(" + col + ") AS VARCHAR)");
+          out.add("CAST(max(" + col + ") AS VARCHAR)");
+        }
+        case DATE -> {
+          out.add("CAST(min(" + col + ") - DATE '1970-01-01' AS VARCHAR)");
+          out.add("CAST(max(" + col + ") - DATE '1970-01-01' AS VARCHAR)");
+        }
+        case TIMESTAMP -> {
+          out.add("CAST(epoch_us(min(" + col + ")) AS VARCHAR)");
+          out.add("CAST(epoch_us(max(" + col + ")) AS VARCHAR)");
+        }
+        default -> {
+          // not orderable here: does not prune
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The key-range filter of the values of {@link #boundsSql} (NULL ones: no keys, no range). */
+  static Expression keyRangeFilter(EntityColumns columns, List<String> values) {
+    Expression filter = Expressions.alwaysTrue();
+    int i = 0;
+    for (Types.NestedField k : columns.keys()) {
+      if (!prunes(k.type())) {
         continue;
       }
-      String[] bounds = new String[2];
-      duck.query(sql, rs -> {
-        bounds[0] = rs.getString(1);
-        bounds[1] = rs.getString(2);
-      });
-      if (bounds[0] == null) {
+      String lo = values.get(i++);
+      String hi = values.get(i++);
+      if (lo == null) {
         continue;
       }
-      Object lo = boundValue(k.type(), bounds[0]);
-      Object hi = boundValue(k.type(), bounds[1]);
       filter = Expressions.and(filter, Expressions.and(
-          Expressions.greaterThanOrEqual(k.name(), lo), Expressions.lessThanOrEqual(k.name(), hi)));
+          Expressions.greaterThanOrEqual(k.name(), boundValue(k.type(), lo)),
+          Expressions.lessThanOrEqual(k.name(), boundValue(k.type(), hi))));
     }
     return filter;
+  }
+
+  private static boolean prunes(Type type) {
+    return switch (type.typeId()) {
+      case INTEGER, LONG, DATE, TIMESTAMP, STRING, UUID, DECIMAL -> true;
+      default -> false;
+    };
   }
 
   private static Object boundValue(Type type, String text) {

@@ -9,8 +9,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.types.Types;
 
 /**
  * One step of an entity table's incremental WAL tail fold: new segments folded onto the result
@@ -36,6 +38,9 @@ import org.apache.iceberg.Table;
 final class EntityTailLayer {
   /** The {@code __file} of a current row that is an earlier layer's state, not a snapshot row. */
   private static final String PRIOR = "<wal-tail-layer>";
+  /** Columns of the step's table {@code layer}: the earlier layer and row a key's row replaces. */
+  private static final String REPLACED_LAYER = "__replaced_layer";
+  private static final String REPLACED_ROW = "__replaced_row";
 
   /**
    * What a step made: {@code rows} rows written, the snapshot rows it replaces for the first time
@@ -76,93 +81,178 @@ final class EntityTailLayer {
       List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
     boolean prior = !priorStates.isEmpty();
     String keys = columns.keyList("");
-    WalStaging.load(duck, table.schema(), segments);
+    WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
+        "wal_frames_");
     if (slices != null) {
       slices.dropReconciled(duck);
     }
-    duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
-    String freshKeys = "tail_keys";
-    if (prior) {
+    BatchTombstones tombs = new BatchTombstones(duck, table, columns, tombstones, options);
+    long tombstoneMark = slices == null ? highWaterMark : slices.mostProgress();
+    String tombstoneMarkSql = slices == null ? null : slices.markSql();
+    // The snapshot's version of each key new to the fold (the greater of its current row's and
+    // its tombstone's), or none when nothing of the snapshot can apply to them.
+    boolean freshInit;
+    if (!prior) {
+      duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
+      CurrentRows current = new CurrentRows(duck, table,
+          candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, "tail_keys")));
+      BatchCurrentRows.load(duck, columns, "tail_keys", current);
+      tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
+      duck.execute(freshInitSql(keys));
+      freshInit = true;
+    } else {
       List<String> files = new ArrayList<>();
       priorStates.forEach(p -> files.add(SqlQuoting.literal(p.toString())));
       duck.execute("CREATE OR REPLACE TEMP TABLE prior AS SELECT s.* FROM read_parquet([" + String.join(", ", files)
-          + "]) s JOIN tail_keys k ON " + columns.keyJoin("s", "k") + " QUALIFY row_number() OVER (PARTITION BY "
-          + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
-      if (reordersEarlierOperations()) {
+          + "]) s SEMI JOIN " + WalStaging.TABLE + " k ON " + columns.keyJoin("s", "k")
+          + " QUALIFY row_number() OVER (PARTITION BY " + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
+      // One query: whether the new operations reorder earlier ones, whether they touch keys new
+      // to the fold, and those keys' range (the candidate files' filter).
+      List<String> bounds = CandidateFiles.boundsSql(columns, "k.");
+      long[] check = new long[2];
+      List<String> values = new ArrayList<>();
+      duck.query("SELECT (" + reorderCount() + "), count(*)" + (bounds.isEmpty() ? "" : ", " + String.join(", ", bounds))
+          + " FROM " + WalStaging.TABLE + " k ANTI JOIN prior p ON " + columns.keyJoin("k", "p"), rs -> {
+            check[0] = rs.getLong(1);
+            check[1] = rs.getLong(2);
+            for (int i = 0; i < bounds.size(); i++) {
+              values.add(rs.getString(i + 3));
+            }
+          });
+      if (check[0] > 0) {
         return Optional.empty();
       }
-      duck.execute("CREATE OR REPLACE TEMP TABLE fresh_keys AS SELECT k.* FROM tail_keys k ANTI JOIN prior p ON "
-          + columns.keyJoin("k", "p"));
-      freshKeys = "fresh_keys";
-    }
-    // Keys all folded before need no snapshot rows (an empty key range would plan every file).
-    boolean anyFresh = !prior || duck.queryLong("SELECT count(*) FROM " + freshKeys) > 0;
-    CurrentRows current = new CurrentRows(duck, table, anyFresh
-        ? candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
-    BatchCurrentRows.load(duck, columns, freshKeys, current);
-    new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys,
-        slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
-    duck.execute("CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
-        + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
-        + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys);
-    if (prior) {
+      boolean anyFresh = check[1] > 0;
+      // Keys all folded before need no snapshot rows (an empty key range would plan every file).
+      List<FileScanTask> planned = anyFresh
+          ? candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(columns, values)) : List.of();
+      boolean stored = anyFresh && tombs.anyStored();
+      if (!planned.isEmpty() || stored) {
+        duck.execute("CREATE OR REPLACE TEMP TABLE fresh_keys AS SELECT DISTINCT " + columns.keyList("k.") + " FROM "
+            + WalStaging.TABLE + " k ANTI JOIN prior p ON " + columns.keyJoin("k", "p"));
+      }
       // The earlier layers' state of a key is its current row (if it ends upserted) and its
       // tombstone at the last applied version: nothing older than that can apply any more.
-      duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + " SELECT " + columns.columnList("") + ", "
-          + SqlQuoting.literal(PRIOR) + ", 0, __orid FROM prior WHERE __last_op = 1");
-      if (columns.version() != null) {
-        duck.execute("INSERT INTO " + BatchTombstones.TABLE + " SELECT " + keys + ", __last_ver FROM prior"
-            + " WHERE __last_ver IS NOT NULL");
+      String priorRows = " SELECT " + columns.columnList("") + ", " + SqlQuoting.literal(PRIOR) + ", 0, __orid FROM prior"
+          + " WHERE __last_op = 1";
+      String priorTombs = columns.version() == null ? null
+          : " SELECT " + keys + ", __last_ver FROM prior WHERE __last_ver IS NOT NULL";
+      if (planned.isEmpty()) {
+        // No snapshot row of a fresh key: the current rows are the earlier layers' alone.
+        duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchCurrentRows.TABLE + " AS" + typed(
+            currentRowColumns(), priorRows));
+      } else {
+        BatchCurrentRows.load(duck, columns, "fresh_keys", new CurrentRows(duck, table, planned));
+      }
+      if (!stored) {
+        // No tombstone stored (or no version column): only the earlier layers' apply.
+        duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchTombstones.TABLE + " AS" + (priorTombs == null
+            ? " SELECT " + keys + ", CAST(NULL AS " + columns.versionType() + ") AS __tv FROM prior WHERE FALSE"
+            : " SELECT " + keys + ", CAST(__last_ver AS " + columns.versionType() + ") AS __tv FROM ("
+                + priorTombs + ")"));
+      } else {
+        tombs.load("fresh_keys", tombstoneMark, tombstoneMarkSql, true);
+      }
+      freshInit = !planned.isEmpty() || stored;
+      if (freshInit) {
+        duck.execute(freshInitSql(keys));
+      }
+      if (!planned.isEmpty()) {
+        duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + priorRows);
+      }
+      if (stored) {
+        duck.execute("INSERT INTO " + BatchTombstones.TABLE + priorTombs);
       }
     }
     EntityFold.fold(duck, columns);
 
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
+    String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
     duck.execute("CREATE OR REPLACE TEMP TABLE layer AS SELECT " + columns.columnList("f.")
         + ", f.__last_op, f.__last_ver, "
-        + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__init" : "NULL") + " ELSE i.__init END AS __init, "
+        + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__init" : "NULL") + " ELSE " + init + " END AS __init, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__ofile" : "NULL") + " ELSE f.__file END AS __ofile, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__opos" : "NULL") + " ELSE f.__pos END AS __opos, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__orid" : "NULL") + " ELSE f.__rid END AS __orid, "
         + "CAST(" + layer + " AS INTEGER) AS __layer, "
         + "CASE WHEN f.__last_op = 1 THEN row_number() OVER (PARTITION BY f.__last_op = 1 ORDER BY "
         + columns.keyList("f.") + ") - 1 END AS __row"
-        + " FROM " + EntityFold.TABLE + " f LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i")
+        + (prior ? ", p.__layer AS " + REPLACED_LAYER + ", p.__row AS " + REPLACED_ROW : "")
+        + " FROM " + EntityFold.TABLE + " f"
+        + (freshInit ? " LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i") : "")
         + (prior ? " LEFT JOIN prior p ON " + columns.keyJoin("f", "p") : "")
         + " WHERE f.__max_ord > 0");
     duck.execute("COPY (SELECT " + columns.columnList("") + " FROM layer WHERE __last_op = 1 ORDER BY __row) TO "
         + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
-    duck.execute("COPY (SELECT * FROM layer) TO " + SqlQuoting.literal(stateTarget.toString()) + " (FORMAT parquet)");
+    duck.execute("COPY (SELECT * " + (prior ? "EXCLUDE (" + REPLACED_LAYER + ", " + REPLACED_ROW + ") " : "")
+        + "FROM layer) TO " + SqlQuoting.literal(stateTarget.toString()) + " (FORMAT parquet)");
 
-    long rows = duck.queryLong("SELECT count(*) FROM layer WHERE __last_op = 1");
+    // One query: the rows written (kind 0), the snapshot rows replaced (1: file, position) and
+    // the earlier layers' rows replaced (2: layer, row).
+    long[] rows = new long[1];
     Map<String, List<Long>> snapshotRows = new HashMap<>();
-    duck.query("SELECT __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
-        + " AND __file <> " + SqlQuoting.literal(PRIOR),
-        rs -> snapshotRows.computeIfAbsent(rs.getString(1), f -> new ArrayList<>()).add(rs.getLong(2)));
     Map<Integer, List<Long>> layerRows = new HashMap<>();
-    if (prior) {
-      duck.query("SELECT p.__layer, p.__row FROM prior p JOIN layer l ON " + columns.keyJoin("p", "l")
-          + " WHERE p.__row IS NOT NULL",
-          rs -> layerRows.computeIfAbsent(rs.getInt(1), l -> new ArrayList<>()).add(rs.getLong(2)));
+    duck.query("SELECT 0, NULL, count(*) FROM layer WHERE __last_op = 1"
+        + " UNION ALL SELECT 1, __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
+        + " AND __file <> " + SqlQuoting.literal(PRIOR)
+        + (prior ? " UNION ALL SELECT 2, CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM layer"
+            + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""),
+        rs -> {
+          switch (rs.getInt(1)) {
+            case 0 -> rows[0] = rs.getLong(3);
+            case 1 -> snapshotRows.computeIfAbsent(rs.getString(2), f -> new ArrayList<>()).add(rs.getLong(3));
+            default -> layerRows.computeIfAbsent(Integer.parseInt(rs.getString(2)), l -> new ArrayList<>())
+                .add(rs.getLong(3));
+          }
+        });
+    return Optional.of(new Result(rows[0], sorted(snapshotRows), sorted(layerRows)));
+  }
+
+  /** The fresh keys' snapshot version: of their current rows and tombstones, before the earlier layers' are added. */
+  private String freshInitSql(String keys) {
+    return "CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
+        + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
+        + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys;
+  }
+
+  /** The columns of {@link BatchCurrentRows#TABLE} with their DuckDB types. */
+  private List<String[]> currentRowColumns() {
+    List<String[]> out = new ArrayList<>();
+    for (Types.NestedField c : table.schema().columns()) {
+      out.add(new String[] {SqlQuoting.identifier(c.name()), DuckSql.type(c.type())});
     }
-    return Optional.of(new Result(rows, sorted(snapshotRows), sorted(layerRows)));
+    out.add(new String[] {"__file", "VARCHAR"});
+    out.add(new String[] {"__pos", "BIGINT"});
+    out.add(new String[] {"__rid", "BIGINT"});
+    return out;
+  }
+
+  /** {@code select} with its columns cast to {@code columns} (name, type), in order. */
+  private static String typed(List<String[]> columns, String select) {
+    List<String> casts = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    for (String[] c : columns) {
+      names.add("__c" + names.size());
+      casts.add("CAST(" + names.get(names.size() - 1) + " AS " + c[1] + ") AS " + c[0]);
+    }
+    return " SELECT " + String.join(", ", casts) + " FROM (" + select + ") t(" + String.join(", ", names) + ")";
   }
 
   /**
-   * Whether a staged operation on a key of the earlier layers would sort before the key's last
-   * applied operation in a whole fold (and is not dropped there by the snapshot's version of the
-   * key): then only a whole fold gives the normative result.
+   * A count of the staged operations on keys of the earlier layers that would sort before the
+   * key's last applied operation in a whole fold (and are not dropped there by the snapshot's
+   * version of the key): when any, only a whole fold gives the normative result.
    */
-  private boolean reordersEarlierOperations() {
+  private String reorderCount() {
     if (columns.version() == null) {
-      return false; // every operation has version 0: arrival order alone
+      return "SELECT 0"; // every operation has version 0: arrival order alone
     }
     String ver = columns.versionExpr("o.");
     String droppedAnyway = "(p.__init IS NOT NULL AND (" + ver + " IS NULL OR " + ver + " < p.__init))";
     String sortsEarlier = "(p.__last_ver IS NOT NULL AND (" + ver + " IS NULL OR " + ver + " < p.__last_ver))";
-    return duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE + " o JOIN prior p ON " + columns.keyJoin("o", "p")
-        + " WHERE " + sortsEarlier + " AND NOT " + droppedAnyway) > 0;
+    return "SELECT count(*) FROM " + WalStaging.TABLE + " o JOIN prior p ON " + columns.keyJoin("o", "p")
+        + " WHERE " + sortsEarlier + " AND NOT " + droppedAnyway;
   }
 
   private static <K> Map<K, long[]> sorted(Map<K, List<Long>> positions) {
