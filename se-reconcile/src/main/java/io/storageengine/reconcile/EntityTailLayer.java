@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.SeException;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
@@ -19,13 +20,17 @@ import org.apache.iceberg.types.Types;
  * of folding the segments before them (the earlier <em>layers</em>), so a new segment costs work
  * in proportion to its own keys, not to the whole tail.
  *
- * <p>A layer is two Parquet files: the <b>rows</b> (the final rows of the keys the step's
- * segments touched, with the table's field ids, what a query reads) and the <b>state</b> (every
+ * <p>A layer is a Parquet file and a table: the <b>rows</b> file (the final rows of the keys the
+ * step's segments touched, with the table's field ids, what a query reads) and the <b>state</b>, a
+ * table of the shared DuckDB database (see {@link WalTailRows#newEntityState}) that the next
+ * step reads with no file opened (every
  * touched key, deleted ones too, with the bookkeeping the next step needs: {@code __last_op},
  * {@code __last_ver}, {@code __init} (the greater of the snapshot row's and the snapshot
  * tombstone's version), the replaced snapshot row ({@code __ofile}, {@code __opos},
  * {@code __orid}), the layer's number {@code __layer} and the key's position in the rows file
- * {@code __row}, NULL when deleted). A key's state is the one of the highest layer holding it.
+ * {@code __row}, NULL when deleted; and the earlier layer and row it replaces,
+ * {@code __replaced_layer} and {@code __replaced_row}). A key's state is the one of the highest
+ * layer holding it.
  *
  * <p>The step is exactly the whole fold ({@link EntityFold} over all segments) when, for every
  * key the earlier layers hold, the new operations that a whole fold would not drop have a
@@ -38,16 +43,17 @@ import org.apache.iceberg.types.Types;
 final class EntityTailLayer {
   /** The {@code __file} of a current row that is an earlier layer's state, not a snapshot row. */
   private static final String PRIOR = "<wal-tail-layer>";
-  /** Columns of the step's table {@code layer}: the earlier layer and row a key's row replaces. */
+  /** Columns of a layer's state: the earlier layer and row a key's row replaces (NULL: none). */
   private static final String REPLACED_LAYER = "__replaced_layer";
   private static final String REPLACED_ROW = "__replaced_row";
 
   /**
    * What a step made: {@code rows} rows written, the snapshot rows it replaces for the first time
-   * (by local path, sorted positions), and the rows of earlier layers it replaces (by layer
-   * number, sorted positions in that layer's rows file).
+   * (by local path, sorted positions), the rows of earlier layers it replaces (by layer number,
+   * sorted positions in that layer's rows file) and the rows of its state.
    */
-  record Result(long rows, Map<String, long[]> replacedPositions, Map<Integer, long[]> replacedLayerRows) {}
+  record Result(long rows, Map<String, long[]> replacedPositions, Map<Integer, long[]> replacedLayerRows,
+      long stateRows) {}
 
   private final DuckSession duck;
   private final Table table;
@@ -72,13 +78,13 @@ final class EntityTailLayer {
   }
 
   /**
-   * Folds {@code segments} onto the layers whose state files are {@code priorStates} (none: onto
+   * Folds {@code segments} onto the layers whose state tables are {@code priorStates} (none: onto
    * the snapshot alone, the whole fold) as layer number {@code layer}, writing its rows to
-   * {@code rowsTarget} and its state to {@code stateTarget}; empty when the step would differ
-   * from a whole fold (nothing is written then).
+   * {@code rowsTarget} and its state to the new table {@code state}; empty when the step would
+   * differ from a whole fold, or an earlier state is gone (nothing is made then).
    */
   Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
-      List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
+      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
     boolean prior = !priorStates.isEmpty();
     String keys = columns.keyList("");
     WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
@@ -101,11 +107,18 @@ final class EntityTailLayer {
       duck.execute(freshInitSql(keys));
       freshInit = true;
     } else {
-      List<String> files = new ArrayList<>();
-      priorStates.forEach(p -> files.add(SqlQuoting.literal(p.toString())));
-      duck.execute("CREATE OR REPLACE TEMP TABLE prior AS SELECT s.* FROM read_parquet([" + String.join(", ", files)
-          + "]) s SEMI JOIN " + WalStaging.TABLE + " k ON " + columns.keyJoin("s", "k")
-          + " QUALIFY row_number() OVER (PARTITION BY " + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
+      List<String> states = new ArrayList<>();
+      priorStates.forEach(p -> states.add("SELECT * FROM " + p));
+      try {
+        duck.execute("CREATE OR REPLACE TEMP TABLE prior AS SELECT s.* FROM (" + String.join(" UNION ALL ", states)
+            + ") s SEMI JOIN " + WalStaging.TABLE + " k ON " + columns.keyJoin("s", "k")
+            + " QUALIFY row_number() OVER (PARTITION BY " + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
+      } catch (SeException e) {
+        if (String.valueOf(e.getMessage()).contains("Catalog Error")) {
+          return Optional.empty(); // an earlier layer's state is gone
+        }
+        throw e;
+      }
       // One query: whether the new operations reorder earlier ones, whether they touch keys new
       // to the fold, and those keys' range (the candidate files' filter).
       List<String> bounds = CandidateFiles.boundsSql(columns, "k.");
@@ -168,7 +181,10 @@ final class EntityTailLayer {
 
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
     String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
-    duck.execute("CREATE OR REPLACE TEMP TABLE layer AS SELECT " + columns.columnList("f.")
+    if (!prior) {
+      duck.execute("CREATE SCHEMA IF NOT EXISTS " + state.substring(0, state.indexOf('.')));
+    }
+    duck.execute("CREATE TABLE " + state + " AS SELECT " + columns.columnList("f.")
         + ", f.__last_op, f.__last_ver, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__init" : "NULL") + " ELSE " + init + " END AS __init, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__ofile" : "NULL") + " ELSE f.__file END AS __ofile, "
@@ -177,36 +193,37 @@ final class EntityTailLayer {
         + "CAST(" + layer + " AS INTEGER) AS __layer, "
         + "CASE WHEN f.__last_op = 1 THEN row_number() OVER (PARTITION BY f.__last_op = 1 ORDER BY "
         + columns.keyList("f.") + ") - 1 END AS __row"
-        + (prior ? ", p.__layer AS " + REPLACED_LAYER + ", p.__row AS " + REPLACED_ROW : "")
+        + (prior ? ", p.__layer" : ", CAST(NULL AS INTEGER)") + " AS " + REPLACED_LAYER
+        + (prior ? ", p.__row" : ", CAST(NULL AS BIGINT)") + " AS " + REPLACED_ROW
         + " FROM " + EntityFold.TABLE + " f"
         + (freshInit ? " LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i") : "")
         + (prior ? " LEFT JOIN prior p ON " + columns.keyJoin("f", "p") : "")
         + " WHERE f.__max_ord > 0");
-    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM layer WHERE __last_op = 1 ORDER BY __row) TO "
-        + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
+    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM " + state + " WHERE __last_op = 1 ORDER BY __row)"
+        + " TO " + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
-    duck.execute("COPY (SELECT * " + (prior ? "EXCLUDE (" + REPLACED_LAYER + ", " + REPLACED_ROW + ") " : "")
-        + "FROM layer) TO " + SqlQuoting.literal(stateTarget.toString()) + " (FORMAT parquet)");
 
-    // One query: the rows written (kind 0), the snapshot rows replaced (1: file, position) and
-    // the earlier layers' rows replaced (2: layer, row).
-    long[] rows = new long[1];
+    // One query: the rows written (kind 0), the state's rows (3), the snapshot rows replaced (1:
+    // file, position) and the earlier layers' rows replaced (2: layer, row).
+    long[] rows = new long[2];
     Map<String, List<Long>> snapshotRows = new HashMap<>();
     Map<Integer, List<Long>> layerRows = new HashMap<>();
-    duck.query("SELECT 0, NULL, count(*) FROM layer WHERE __last_op = 1"
+    duck.query("SELECT 0, NULL, count(*) FILTER (WHERE __last_op = 1) FROM " + state
+        + " UNION ALL SELECT 3, NULL, count(*) FROM " + state
         + " UNION ALL SELECT 1, __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
         + " AND __file <> " + SqlQuoting.literal(PRIOR)
-        + (prior ? " UNION ALL SELECT 2, CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM layer"
+        + (prior ? " UNION ALL SELECT 2, CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM " + state
             + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""),
         rs -> {
           switch (rs.getInt(1)) {
             case 0 -> rows[0] = rs.getLong(3);
+            case 3 -> rows[1] = rs.getLong(3);
             case 1 -> snapshotRows.computeIfAbsent(rs.getString(2), f -> new ArrayList<>()).add(rs.getLong(3));
             default -> layerRows.computeIfAbsent(Integer.parseInt(rs.getString(2)), l -> new ArrayList<>())
                 .add(rs.getLong(3));
           }
         });
-    return Optional.of(new Result(rows[0], sorted(snapshotRows), sorted(layerRows)));
+    return Optional.of(new Result(rows[0], sorted(snapshotRows), sorted(layerRows), rows[1]));
   }
 
   /** The fresh keys' snapshot version: of their current rows and tombstones, before the earlier layers' are added. */
