@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.reconcile.WalTailRows;
@@ -18,6 +19,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
@@ -34,8 +38,8 @@ import org.apache.iceberg.Table;
  * the names of the layers' rows files and the positions they replace; the files are in the
  * DuckDB runtime's file cache, which may evict them between queries. Each layer's state (what the
  * next layer folds onto) is a table of the runtime's shared DuckDB database
- * ({@link WalTailRows#newEntityState}), dropped with its layer: when the fold is replaced or
- * dropped, and, least recently used tables first, while the states of all tables hold more than
+ * ({@link WalTailRows#newEntityState}), dropped with its layer (in the background): when the
+ * fold is replaced or dropped, and, least recently used tables first, while the states of all tables hold more than
  * {@value #MAX_STATE_ROWS} rows. The whole tail is folded again (into one layer) when a layer's
  * file or state is gone, when a new segment has an operation that sorts between earlier ones (an
  * out-of-order version), and after {@value #MAX_LAYERS} layers, which bounds the files a query
@@ -90,6 +94,10 @@ final class EntityTailFolds {
   /** The folds, least recently used first. */
   private final LinkedHashMap<TableWal, Fold> folds = new LinkedHashMap<>(16, 0.75f, true);
 
+  /** Drops the states of replaced folds, off the queries that replaced them. */
+  private final ScheduledThreadPoolExecutor drops = Threads.scheduledPool(1,
+      Threads.daemonNamed("se-wal-tail-fold-drops"));
+
   EntityTailFolds(DataFileCache files, WalTailRows rows) {
     this.files = files;
     this.rows = rows;
@@ -128,7 +136,7 @@ final class EntityTailFolds {
         remember(key, made.fold());
       } else {
         // A read pinned before the known fold's end does not replace it: its own layer goes.
-        rows.dropEntityStates(statesLeft(made.fold(), known));
+        dropLater(statesLeft(made.fold(), known));
       }
       leases.addAll(taken);
       return read(made);
@@ -276,7 +284,19 @@ final class EntityTailFolds {
         gone.layers().forEach(layer -> dropped.add(layer.state()));
       }
     }
-    rows.dropEntityStates(dropped);
+    dropLater(dropped);
+  }
+
+  /** Drops {@code states} in the background. */
+  private void dropLater(List<String> states) {
+    if (states.isEmpty()) {
+      return;
+    }
+    try {
+      drops.execute(() -> rows.dropEntityStates(states));
+    } catch (RejectedExecutionException e) {
+      rows.dropEntityStates(states); // closed: at once
+    }
   }
 
   /** The states of {@code fold}'s layers that {@code kept} does not hold. */
@@ -300,8 +320,14 @@ final class EntityTailFolds {
     return rows;
   }
 
-  /** Drops every fold and its states. */
+  /** Drops every fold and its states (after the drops queued). */
   void close() {
+    drops.shutdown();
+    try {
+      drops.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     List<String> dropped = new ArrayList<>();
     synchronized (this) {
       folds.values().forEach(fold -> fold.layers().forEach(layer -> dropped.add(layer.state())));
