@@ -98,7 +98,9 @@ public final class DuckRuntime implements AutoCloseable {
 
   /**
    * A new connection to the runtime's shared in-memory database with {@code threads} worker
-   * threads, for work that creates only temporary objects (reconcile and maintenance passes).
+   * threads, for work that creates only temporary objects (reconcile and maintenance passes),
+   * except the states of entity WAL tail folds (tables of one schema, which their owner drops,
+   * see {@code WalTailRows.newEntityState}; they go with the database when it is discarded).
    * Temporary tables, registered Arrow streams and session settings belong to the connection;
    * sharing the database bounds DuckDB's threads and memory per process instead of per pass, and
    * a connection costs about a millisecond where starting a database costs tens.

@@ -1,24 +1,27 @@
 package io.storageengine.query;
 
-import io.storageengine.common.LruMap;
-import io.storageengine.common.SeException;
+import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalSegment;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
@@ -32,24 +35,31 @@ import org.apache.iceberg.Table;
  * <p>A table keeps the fold of one base (snapshot, schema and its {@code se.wal.seq}): a fold on
  * another base (a new snapshot, a schema change) replaces it, and at most
  * {@value #MAX_TABLES} tables are kept (least recently used dropped). What it keeps in memory is
- * the names of the layers' files and the positions they replace; the files are in the DuckDB
- * runtime's file cache, which may evict them between queries. The whole tail is folded again
- * (into one layer) when a layer's file is gone, when a new segment has an operation that sorts
- * between earlier ones (an out-of-order version), and after {@value #MAX_LAYERS} layers, which
- * bounds the files a query reads.
+ * the names of the layers' rows files and the positions they replace; the files are in the
+ * DuckDB runtime's file cache, which may evict them between queries. Each layer's state (what the
+ * next layer folds onto) is a table of the runtime's shared DuckDB database
+ * ({@link WalTailRows#newEntityState}), dropped with its layer (in the background): when the
+ * fold is replaced or dropped, and, least recently used tables first, while the states of all tables hold more than
+ * {@value #MAX_STATE_ROWS} rows. The whole tail is folded again (into one layer) when a layer's
+ * file or state is gone, when a new segment has an operation that sorts between earlier ones (an
+ * out-of-order version), and after {@value #MAX_LAYERS} layers, which bounds the files a query
+ * reads.
  */
 final class EntityTailFolds {
   static final int MAX_LAYERS = 16;
   static final int MAX_TABLES = 32;
+  /** Rows (keys) of the layer states kept, over all tables. */
+  static final long MAX_STATE_ROWS = 4_000_000;
 
   /** What a fold is of: the tail of {@code afterSeq} on a snapshot (null: none) and schema. */
   private record Base(Long snapshotId, int schemaId, long afterSeq) {}
 
   /**
-   * One layer: the segments through {@code throughSeq}, its files' cache names, what it replaces,
-   * and where the tail's producer dedup stands after it (the next layer's pass resumes there).
+   * One layer: the segments through {@code throughSeq}, its rows file's cache name, its state's
+   * table, what it replaces, and where the tail's producer dedup stands after it (the next
+   * layer's pass resumes there).
    */
-  private record Layer(long throughSeq, String rowsName, String stateName, WalTailRows.EntityLayer made,
+  private record Layer(long throughSeq, String rowsName, String state, WalTailRows.EntityLayer made,
       ProducerDedup.State dedup) {}
 
   private record Fold(Base base, List<Layer> layers) {}
@@ -81,7 +91,12 @@ final class EntityTailFolds {
 
   private final DataFileCache files;
   private final WalTailRows rows;
-  private final Map<TableWal, Fold> folds = new LruMap<>(MAX_TABLES);
+  /** The folds, least recently used first. */
+  private final LinkedHashMap<TableWal, Fold> folds = new LinkedHashMap<>(16, 0.75f, true);
+
+  /** Drops the states of replaced folds, off the queries that replaced them. */
+  private final ScheduledThreadPoolExecutor drops = Threads.scheduledPool(1,
+      Threads.daemonNamed("se-wal-tail-fold-drops"));
 
   EntityTailFolds(DataFileCache files, WalTailRows rows) {
     this.files = files;
@@ -118,8 +133,10 @@ final class EntityTailFolds {
         }
       }
       if (known == null || !known.base().equals(base) || throughSeq(known) <= last) {
-        // A read pinned before the known fold's end does not replace it.
         remember(key, made.fold());
+      } else {
+        // A read pinned before the known fold's end does not replace it: its own layer goes.
+        dropLater(statesLeft(made.fold(), known));
       }
       leases.addAll(taken);
       return read(made);
@@ -143,13 +160,9 @@ final class EntityTailFolds {
       return null;
     }
     List<Path> rowsPaths = new ArrayList<>();
-    List<Path> states = new ArrayList<>();
     try {
       for (Layer layer : layers) {
         rowsPaths.add(acquireKept(catalogId, layer.rowsName(), taken));
-        if (grows) {
-          states.add(acquireKept(catalogId, layer.stateName(), taken));
-        }
       }
     } catch (LayerGone e) {
       return null;
@@ -168,13 +181,12 @@ final class EntityTailFolds {
     String name = "wal-fold:" + table.uuid() + ":" + (base.snapshotId() == null ? "none" : base.snapshotId())
         + ":schema-" + base.schemaId() + ":" + base.afterSeq() + ":" + (through + 1) + ".." + last + ":"
         + UUID.randomUUID();
+    List<String> states = layers.stream().map(Layer::state).toList();
+    String state = rows.newEntityState();
     WalTailRows.EntityLayer[] made = new WalTailRows.EntityLayer[1];
-    Path[] stateScratch = new Path[1];
     DataFileCache.Lease rowsLease;
     try {
       rowsLease = files.acquire(catalogId, name + ":rows", target -> {
-        Path state = target.resolveSibling(target.getFileName() + ".state");
-        stateScratch[0] = state;
         Optional<WalTailRows.EntityLayer> layer = rows.foldEntityLayer(catalogId, table, snapshot, base.afterSeq(),
             states, out.size(), added, target, state);
         if (layer.isEmpty()) {
@@ -183,17 +195,14 @@ final class EntityTailFolds {
         made[0] = layer.get();
       });
     } catch (LayerGone e) {
-      deleteQuietly(stateScratch[0]);
-      return null;
+      return null; // nothing was kept
+    } catch (RuntimeException e) {
+      rows.dropEntityStates(List.of(state));
+      throw e;
     }
     taken.add(rowsLease);
     rowsPaths.add(rowsLease.path());
-    try {
-      taken.add(files.acquire(catalogId, name + ":state", target -> move(stateScratch[0], target)));
-    } finally {
-      deleteQuietly(stateScratch[0]);
-    }
-    out.add(new Layer(last, name + ":rows", name + ":state", made[0], dedup.state()));
+    out.add(new Layer(last, name + ":rows", state, made[0], dedup.state()));
     return new Leased(new Fold(base, out), rowsPaths);
   }
 
@@ -246,29 +255,84 @@ final class EntityTailFolds {
     leases.forEach(DataFileCache.Lease::close);
   }
 
-  private static void move(Path from, Path to) {
-    try {
-      Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
-    } catch (IOException e) {
-      throw SeException.internal("cannot store a WAL tail fold's state in the data file cache", e);
-    }
-  }
-
-  private static void deleteQuietly(Path path) {
-    if (path != null) {
-      try {
-        Files.deleteIfExists(path);
-      } catch (IOException e) {
-        // A scratch file left behind is removed with the cache directory.
-      }
-    }
-  }
-
   private synchronized Fold fold(TableWal key) {
     return folds.get(key);
   }
 
-  private synchronized void remember(TableWal key, Fold fold) {
-    folds.put(key, fold);
+  /**
+   * Keeps {@code fold} as {@code key}'s and drops the states no fold keeps any more: those of the
+   * fold it replaces that it does not share, and those of the folds dropped to stay within
+   * {@value #MAX_TABLES} tables and {@value #MAX_STATE_ROWS} state rows (least recently used
+   * first; the new fold too when it alone holds more).
+   */
+  private void remember(TableWal key, Fold fold) {
+    List<String> dropped = new ArrayList<>();
+    synchronized (this) {
+      Fold old = folds.put(key, fold);
+      if (old != null) {
+        dropped.addAll(statesLeft(old, fold));
+      }
+      long stateRows = 0;
+      for (Fold kept : folds.values()) {
+        stateRows += stateRows(kept);
+      }
+      Iterator<Map.Entry<TableWal, Fold>> eldest = folds.entrySet().iterator();
+      while (eldest.hasNext() && (folds.size() > MAX_TABLES || stateRows > MAX_STATE_ROWS)) {
+        Fold gone = eldest.next().getValue();
+        eldest.remove();
+        stateRows -= stateRows(gone);
+        gone.layers().forEach(layer -> dropped.add(layer.state()));
+      }
+    }
+    dropLater(dropped);
+  }
+
+  /** Drops {@code states} in the background. */
+  private void dropLater(List<String> states) {
+    if (states.isEmpty()) {
+      return;
+    }
+    try {
+      drops.execute(() -> rows.dropEntityStates(states));
+    } catch (RejectedExecutionException e) {
+      rows.dropEntityStates(states); // closed: at once
+    }
+  }
+
+  /** The states of {@code fold}'s layers that {@code kept} does not hold. */
+  private static List<String> statesLeft(Fold fold, Fold kept) {
+    Set<String> keep = new HashSet<>();
+    kept.layers().forEach(layer -> keep.add(layer.state()));
+    List<String> left = new ArrayList<>();
+    fold.layers().forEach(layer -> {
+      if (!keep.contains(layer.state())) {
+        left.add(layer.state());
+      }
+    });
+    return left;
+  }
+
+  private static long stateRows(Fold fold) {
+    long rows = 0;
+    for (Layer layer : fold.layers()) {
+      rows += layer.made().stateRows();
+    }
+    return rows;
+  }
+
+  /** Drops every fold and its states (after the drops queued). */
+  void close() {
+    drops.shutdown();
+    try {
+      drops.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    List<String> dropped = new ArrayList<>();
+    synchronized (this) {
+      folds.values().forEach(fold -> fold.layers().forEach(layer -> dropped.add(layer.state())));
+      folds.clear();
+    }
+    rows.dropEntityStates(dropped);
   }
 }

@@ -416,10 +416,14 @@ final class WalTail implements AutoCloseable {
     }
   }
 
-  /** Stops background staging; a segment being staged is left to the cache's own cleanup. */
+  /**
+   * Stops background staging (a segment being staged is left to the cache's own cleanup) and
+   * drops the entity folds' states.
+   */
   @Override
   public void close() {
     stagings.shutdownNow();
+    entityFolds.close();
   }
 
   private static long frameBytes(WalSegment segment) {

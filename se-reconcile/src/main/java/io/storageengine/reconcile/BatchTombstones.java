@@ -54,8 +54,21 @@ final class BatchTombstones {
    * further limit) gives for it: on a sliced table, the progress of the key's slice.
    */
   void load(String keysTable, long highWaterMark, String committedSeqSql) {
+    load(keysTable, highWaterMark, committedSeqSql, anyStored());
+  }
+
+  /**
+   * Whether {@link #load} can find a tombstone at all: the table has a version column and
+   * tombstones stored (a listing of the store).
+   */
+  boolean anyStored() {
+    return columns.version() != null && !tombstones.isEmpty();
+  }
+
+  /** As {@link #load(String, long, String)}, where {@code anyStored} is what {@link #anyStored} just answered. */
+  void load(String keysTable, long highWaterMark, String committedSeqSql, boolean anyStored) {
     duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR, __s BIGINT)");
-    if (columns.version() != null && !tombstones.isEmpty()) {
+    if (anyStored) {
       Map<String, TombstoneStore.Tombstone> found;
       if (duck.queryLong("SELECT count(*) FROM " + keysTable) <= KEYS_FOR_BUCKETED_TOMBSTONE_READ) {
         List<String> keyTexts = new ArrayList<>();

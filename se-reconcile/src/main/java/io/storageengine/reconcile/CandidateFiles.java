@@ -4,14 +4,22 @@ import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
+import io.storageengine.common.LruMap;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SnapshotSummary;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Evaluator;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.expressions.InclusiveMetricsEvaluator;
+import org.apache.iceberg.expressions.Projections;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
@@ -29,37 +37,74 @@ final class CandidateFiles {
 
   /** The key-range filter of the keys in temp table {@code keysTable} (one row per key). */
   static Expression keyRangeFilter(DuckSession duck, EntityColumns columns, String keysTable) {
-    Expression filter = Expressions.alwaysTrue();
+    List<String> bounds = boundsSql(columns, "");
+    if (bounds.isEmpty()) {
+      return Expressions.alwaysTrue();
+    }
+    List<String> values = new ArrayList<>();
+    duck.query("SELECT " + String.join(", ", bounds) + " FROM " + keysTable, rs -> {
+      for (int i = 1; i <= bounds.size(); i++) {
+        values.add(rs.getString(i));
+      }
+    });
+    return keyRangeFilter(columns, values);
+  }
+
+  /**
+   * The aggregates (over key columns of alias {@code alias}) whose values, as text, make the
+   * key-range filter ({@link #keyRangeFilter(EntityColumns, List)}): the least and greatest
+   * value of each key column of an orderable type, in key order; empty when no key prunes.
+   */
+  static List<String> boundsSql(EntityColumns columns, String alias) {
+    List<String> out = new ArrayList<>();
     for (Types.NestedField k : columns.keys()) {
-      String col = SqlQuoting.identifier(k.name());
-      String sql = switch (k.type().typeId()) {
-        case INTEGER, LONG -> "SELECT CAST(min(" + col + ") AS VARCHAR), CAST(max(" + col + ") AS VARCHAR) FROM "
-            + keysTable;
-        case DATE -> "SELECT CAST(min(" + col + ") - DATE '1970-01-01' AS VARCHAR), CAST(max(" + col
-            + ") - DATE '1970-01-01' AS VARCHAR) FROM " + keysTable;
-        case TIMESTAMP -> "SELECT CAST(epoch_us(min(" + col + ")) AS VARCHAR), CAST(epoch_us(max(" + col
-            + ")) AS VARCHAR) FROM " + keysTable;
-        case STRING, UUID, DECIMAL -> "SELECT CAST(min(" + col + ") AS VARCHAR), CAST(max(" + col
-            + ") AS VARCHAR) FROM " + keysTable;
-        default -> null;
-      };
-      if (sql == null) {
+      String col = alias + SqlQuoting.identifier(k.name());
+      switch (k.type().typeId()) {
+        case INTEGER, LONG, STRING, UUID, DECIMAL -> {
+          out.add("CAST(min(" + col + ") AS VARCHAR)");
+          out.add("CAST(max(" + col + ") AS VARCHAR)");
+        }
+        case DATE -> {
+          out.add("CAST(min(" + col + ") - DATE '1970-01-01' AS VARCHAR)");
+          out.add("CAST(max(" + col + ") - DATE '1970-01-01' AS VARCHAR)");
+        }
+        case TIMESTAMP -> {
+          out.add("CAST(epoch_us(min(" + col + ")) AS VARCHAR)");
+          out.add("CAST(epoch_us(max(" + col + ")) AS VARCHAR)");
+        }
+        default -> {
+          // not orderable here: does not prune
+        }
+      }
+    }
+    return out;
+  }
+
+  /** The key-range filter of the values of {@link #boundsSql} (NULL ones: no keys, no range). */
+  static Expression keyRangeFilter(EntityColumns columns, List<String> values) {
+    Expression filter = Expressions.alwaysTrue();
+    int i = 0;
+    for (Types.NestedField k : columns.keys()) {
+      if (!prunes(k.type())) {
         continue;
       }
-      String[] bounds = new String[2];
-      duck.query(sql, rs -> {
-        bounds[0] = rs.getString(1);
-        bounds[1] = rs.getString(2);
-      });
-      if (bounds[0] == null) {
+      String lo = values.get(i++);
+      String hi = values.get(i++);
+      if (lo == null) {
         continue;
       }
-      Object lo = boundValue(k.type(), bounds[0]);
-      Object hi = boundValue(k.type(), bounds[1]);
       filter = Expressions.and(filter, Expressions.and(
-          Expressions.greaterThanOrEqual(k.name(), lo), Expressions.lessThanOrEqual(k.name(), hi)));
+          Expressions.greaterThanOrEqual(k.name(), boundValue(k.type(), lo)),
+          Expressions.lessThanOrEqual(k.name(), boundValue(k.type(), hi))));
     }
     return filter;
+  }
+
+  private static boolean prunes(Type type) {
+    return switch (type.typeId()) {
+      case INTEGER, LONG, DATE, TIMESTAMP, STRING, UUID, DECIMAL -> true;
+      default -> false;
+    };
   }
 
   private static Object boundValue(Type type, String text) {
@@ -90,5 +135,93 @@ final class CandidateFiles {
       throw new UncheckedIOException(e);
     }
     return candidates;
+  }
+
+  /**
+   * The data files of small snapshots, kept in memory to plan candidate files from: a snapshot of
+   * at most {@value #MAX_FILES} data files (by its summary) is scanned once without a filter,
+   * with the files' column statistics, and each key-range filter's candidates are pruned from
+   * that list with Iceberg's own evaluators, as {@link #plan} prunes the files of the manifests
+   * it reads (partition values by the filter's inclusive projection, then column bounds and
+   * counts; case-sensitive, bound to the schema of the file's partition spec): the same files, with no manifest
+   * read. Larger snapshots, and filters the evaluators cannot bind, are planned by {@link #plan}.
+   * At most {@value #MAX_SNAPSHOTS} snapshots are kept, least recently used dropped. Thread-safe.
+   */
+  static final class Cache {
+    static final long MAX_FILES = 1_000;
+    static final int MAX_SNAPSHOTS = 32;
+
+    private record Key(UUID table, long snapshotId) {}
+
+    private final Map<Key, List<FileScanTask>> tasks = new LruMap<>(MAX_SNAPSHOTS);
+
+    /** The candidate files of {@code base} for {@code filter}, as {@link #plan} finds them. */
+    List<FileScanTask> plan(Table table, Snapshot base, Expression filter) {
+      if (base == null) {
+        return new ArrayList<>();
+      }
+      if (!small(base)) {
+        return CandidateFiles.plan(table, base, filter);
+      }
+      Key key = new Key(table.uuid(), base.snapshotId());
+      List<FileScanTask> all = cached(key);
+      if (all == null) {
+        all = scanAll(table, base);
+        remember(key, all);
+      }
+      if (filter.op() == Expression.Operation.TRUE) {
+        return new ArrayList<>(all);
+      }
+      List<FileScanTask> kept = new ArrayList<>();
+      try {
+        Map<Integer, Evaluator> partitions = new HashMap<>();
+        Map<Integer, InclusiveMetricsEvaluator> metrics = new HashMap<>();
+        for (FileScanTask task : all) {
+          int specId = task.file().specId();
+          PartitionSpec spec = table.specs().get(specId);
+          Evaluator partition = partitions.computeIfAbsent(specId, id -> new Evaluator(spec.partitionType(),
+              Projections.inclusive(spec, true).project(filter), true));
+          InclusiveMetricsEvaluator bounds = metrics.computeIfAbsent(specId,
+              id -> new InclusiveMetricsEvaluator(spec.schema(), filter, true));
+          if (partition.eval(task.file().partition()) && bounds.eval(task.file())) {
+            kept.add(task);
+          }
+        }
+      } catch (RuntimeException e) {
+        // A filter the evaluators cannot bind: the scan decides.
+        return CandidateFiles.plan(table, base, filter);
+      }
+      return kept;
+    }
+
+    private static boolean small(Snapshot snapshot) {
+      String files = snapshot.summary() == null ? null : snapshot.summary().get(SnapshotSummary.TOTAL_DATA_FILES_PROP);
+      try {
+        return files != null && Long.parseLong(files) <= MAX_FILES;
+      } catch (NumberFormatException e) {
+        return false;
+      }
+    }
+
+    private static List<FileScanTask> scanAll(Table table, Snapshot base) {
+      List<FileScanTask> all = new ArrayList<>();
+      try (CloseableIterable<FileScanTask> scanned = table.newScan().useSnapshot(base.snapshotId())
+          .includeColumnStats().ignoreResiduals().planFiles()) {
+        for (FileScanTask task : scanned) {
+          all.add(task);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      return List.copyOf(all);
+    }
+
+    private synchronized List<FileScanTask> cached(Key key) {
+      return tasks.get(key);
+    }
+
+    private synchronized void remember(Key key, List<FileScanTask> files) {
+      tasks.put(key, files);
+    }
   }
 }

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.SeException;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
@@ -9,21 +10,27 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.types.Types;
 
 /**
  * One step of an entity table's incremental WAL tail fold: new segments folded onto the result
  * of folding the segments before them (the earlier <em>layers</em>), so a new segment costs work
  * in proportion to its own keys, not to the whole tail.
  *
- * <p>A layer is two Parquet files: the <b>rows</b> (the final rows of the keys the step's
- * segments touched, with the table's field ids, what a query reads) and the <b>state</b> (every
+ * <p>A layer is a Parquet file and a table: the <b>rows</b> file (the final rows of the keys the
+ * step's segments touched, with the table's field ids, what a query reads) and the <b>state</b>, a
+ * table of the shared DuckDB database (see {@link WalTailRows#newEntityState}) that the next
+ * step reads with no file opened (every
  * touched key, deleted ones too, with the bookkeeping the next step needs: {@code __last_op},
  * {@code __last_ver}, {@code __init} (the greater of the snapshot row's and the snapshot
  * tombstone's version), the replaced snapshot row ({@code __ofile}, {@code __opos},
  * {@code __orid}), the layer's number {@code __layer} and the key's position in the rows file
- * {@code __row}, NULL when deleted). A key's state is the one of the highest layer holding it.
+ * {@code __row}, NULL when deleted; and the earlier layer and row it replaces,
+ * {@code __replaced_layer} and {@code __replaced_row}). A key's state is the one of the highest
+ * layer holding it.
  *
  * <p>The step is exactly the whole fold ({@link EntityFold} over all segments) when, for every
  * key the earlier layers hold, the new operations that a whole fold would not drop have a
@@ -36,13 +43,17 @@ import org.apache.iceberg.Table;
 final class EntityTailLayer {
   /** The {@code __file} of a current row that is an earlier layer's state, not a snapshot row. */
   private static final String PRIOR = "<wal-tail-layer>";
+  /** Columns of a layer's state: the earlier layer and row a key's row replaces (NULL: none). */
+  private static final String REPLACED_LAYER = "__replaced_layer";
+  private static final String REPLACED_ROW = "__replaced_row";
 
   /**
    * What a step made: {@code rows} rows written, the snapshot rows it replaces for the first time
-   * (by local path, sorted positions), and the rows of earlier layers it replaces (by layer
-   * number, sorted positions in that layer's rows file).
+   * (by local path, sorted positions), the rows of earlier layers it replaces (by layer number,
+   * sorted positions in that layer's rows file) and the rows of its state.
    */
-  record Result(long rows, Map<String, long[]> replacedPositions, Map<Integer, long[]> replacedLayerRows) {}
+  record Result(long rows, Map<String, long[]> replacedPositions, Map<Integer, long[]> replacedLayerRows,
+      long stateRows) {}
 
   private final DuckSession duck;
   private final Table table;
@@ -51,115 +62,214 @@ final class EntityTailLayer {
   /** The tail's slices on a sliced table (null: not sliced). */
   private final SliceTail slices;
 
-  EntityTailLayer(DuckSession duck, Table table) {
-    this(duck, table, null);
-  }
+  /** Plans the candidate files of the snapshot's rows. */
+  private final CandidateFiles.Cache candidates;
 
-  /** @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced) */
-  EntityTailLayer(DuckSession duck, Table table, SliceTail slices) {
+  /**
+   * @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced)
+   * @param candidates plans the snapshot's candidate files
+   */
+  EntityTailLayer(DuckSession duck, Table table, SliceTail slices, CandidateFiles.Cache candidates) {
     this.duck = duck;
     this.table = table;
     this.columns = new EntityColumns(table);
     this.slices = slices;
+    this.candidates = candidates;
   }
 
   /**
-   * Folds {@code segments} onto the layers whose state files are {@code priorStates} (none: onto
+   * Folds {@code segments} onto the layers whose state tables are {@code priorStates} (none: onto
    * the snapshot alone, the whole fold) as layer number {@code layer}, writing its rows to
-   * {@code rowsTarget} and its state to {@code stateTarget}; empty when the step would differ
-   * from a whole fold (nothing is written then).
+   * {@code rowsTarget} and its state to the new table {@code state}; empty when the step would
+   * differ from a whole fold, or an earlier state is gone (nothing is made then).
    */
   Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
-      List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
+      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
     boolean prior = !priorStates.isEmpty();
     String keys = columns.keyList("");
-    WalStaging.load(duck, table.schema(), segments);
+    WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
+        "wal_frames_");
     if (slices != null) {
       slices.dropReconciled(duck);
     }
-    duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
-    String freshKeys = "tail_keys";
-    if (prior) {
-      List<String> files = new ArrayList<>();
-      priorStates.forEach(p -> files.add(SqlQuoting.literal(p.toString())));
-      duck.execute("CREATE OR REPLACE TEMP TABLE prior AS SELECT s.* FROM read_parquet([" + String.join(", ", files)
-          + "]) s JOIN tail_keys k ON " + columns.keyJoin("s", "k") + " QUALIFY row_number() OVER (PARTITION BY "
-          + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
-      if (reordersEarlierOperations()) {
+    BatchTombstones tombs = new BatchTombstones(duck, table, columns, tombstones, options);
+    long tombstoneMark = slices == null ? highWaterMark : slices.mostProgress();
+    String tombstoneMarkSql = slices == null ? null : slices.markSql();
+    // The snapshot's version of each key new to the fold (the greater of its current row's and
+    // its tombstone's), or none when nothing of the snapshot can apply to them.
+    boolean freshInit;
+    if (!prior) {
+      duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
+      CurrentRows current = new CurrentRows(duck, table,
+          candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, "tail_keys")));
+      BatchCurrentRows.load(duck, columns, "tail_keys", current);
+      tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
+      duck.execute(freshInitSql(keys));
+      freshInit = true;
+    } else {
+      List<String> states = new ArrayList<>();
+      priorStates.forEach(p -> states.add("SELECT * FROM " + p));
+      try {
+        duck.execute("CREATE OR REPLACE TEMP TABLE prior AS SELECT s.* FROM (" + String.join(" UNION ALL ", states)
+            + ") s SEMI JOIN " + WalStaging.TABLE + " k ON " + columns.keyJoin("s", "k")
+            + " QUALIFY row_number() OVER (PARTITION BY " + columns.keyList("s.") + " ORDER BY s.__layer DESC) = 1");
+      } catch (SeException e) {
+        if (String.valueOf(e.getMessage()).contains("Catalog Error")) {
+          return Optional.empty(); // an earlier layer's state is gone
+        }
+        throw e;
+      }
+      // One query: whether the new operations reorder earlier ones, whether they touch keys new
+      // to the fold, and those keys' range (the candidate files' filter).
+      List<String> bounds = CandidateFiles.boundsSql(columns, "k.");
+      long[] check = new long[2];
+      List<String> values = new ArrayList<>();
+      duck.query("SELECT (" + reorderCount() + "), count(*)" + (bounds.isEmpty() ? "" : ", " + String.join(", ", bounds))
+          + " FROM " + WalStaging.TABLE + " k ANTI JOIN prior p ON " + columns.keyJoin("k", "p"), rs -> {
+            check[0] = rs.getLong(1);
+            check[1] = rs.getLong(2);
+            for (int i = 0; i < bounds.size(); i++) {
+              values.add(rs.getString(i + 3));
+            }
+          });
+      if (check[0] > 0) {
         return Optional.empty();
       }
-      duck.execute("CREATE OR REPLACE TEMP TABLE fresh_keys AS SELECT k.* FROM tail_keys k ANTI JOIN prior p ON "
-          + columns.keyJoin("k", "p"));
-      freshKeys = "fresh_keys";
-    }
-    // Keys all folded before need no snapshot rows (an empty key range would plan every file).
-    boolean anyFresh = !prior || duck.queryLong("SELECT count(*) FROM " + freshKeys) > 0;
-    CurrentRows candidates = new CurrentRows(duck, table, anyFresh
-        ? CandidateFiles.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, freshKeys)) : List.of());
-    BatchCurrentRows.load(duck, columns, freshKeys, candidates);
-    new BatchTombstones(duck, table, columns, tombstones, options).load(freshKeys,
-        slices == null ? highWaterMark : slices.mostProgress(), slices == null ? null : slices.markSql());
-    duck.execute("CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
-        + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
-        + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys);
-    if (prior) {
+      boolean anyFresh = check[1] > 0;
+      // Keys all folded before need no snapshot rows (an empty key range would plan every file).
+      List<FileScanTask> planned = anyFresh
+          ? candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(columns, values)) : List.of();
+      boolean stored = anyFresh && tombs.anyStored();
+      if (!planned.isEmpty() || stored) {
+        duck.execute("CREATE OR REPLACE TEMP TABLE fresh_keys AS SELECT DISTINCT " + columns.keyList("k.") + " FROM "
+            + WalStaging.TABLE + " k ANTI JOIN prior p ON " + columns.keyJoin("k", "p"));
+      }
       // The earlier layers' state of a key is its current row (if it ends upserted) and its
       // tombstone at the last applied version: nothing older than that can apply any more.
-      duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + " SELECT " + columns.columnList("") + ", "
-          + SqlQuoting.literal(PRIOR) + ", 0, __orid FROM prior WHERE __last_op = 1");
-      if (columns.version() != null) {
-        duck.execute("INSERT INTO " + BatchTombstones.TABLE + " SELECT " + keys + ", __last_ver FROM prior"
-            + " WHERE __last_ver IS NOT NULL");
+      String priorRows = " SELECT " + columns.columnList("") + ", " + SqlQuoting.literal(PRIOR) + ", 0, __orid FROM prior"
+          + " WHERE __last_op = 1";
+      String priorTombs = columns.version() == null ? null
+          : " SELECT " + keys + ", __last_ver FROM prior WHERE __last_ver IS NOT NULL";
+      if (planned.isEmpty()) {
+        // No snapshot row of a fresh key: the current rows are the earlier layers' alone.
+        duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchCurrentRows.TABLE + " AS" + typed(
+            currentRowColumns(), priorRows));
+      } else {
+        BatchCurrentRows.load(duck, columns, "fresh_keys", new CurrentRows(duck, table, planned));
+      }
+      if (!stored) {
+        // No tombstone stored (or no version column): only the earlier layers' apply.
+        duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchTombstones.TABLE + " AS" + (priorTombs == null
+            ? " SELECT " + keys + ", CAST(NULL AS " + columns.versionType() + ") AS __tv FROM prior WHERE FALSE"
+            : " SELECT " + keys + ", CAST(__last_ver AS " + columns.versionType() + ") AS __tv FROM ("
+                + priorTombs + ")"));
+      } else {
+        tombs.load("fresh_keys", tombstoneMark, tombstoneMarkSql, true);
+      }
+      freshInit = !planned.isEmpty() || stored;
+      if (freshInit) {
+        duck.execute(freshInitSql(keys));
+      }
+      if (!planned.isEmpty()) {
+        duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + priorRows);
+      }
+      if (stored) {
+        duck.execute("INSERT INTO " + BatchTombstones.TABLE + priorTombs);
       }
     }
     EntityFold.fold(duck, columns);
 
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
-    duck.execute("CREATE OR REPLACE TEMP TABLE layer AS SELECT " + columns.columnList("f.")
+    String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
+    if (!prior) {
+      duck.execute("CREATE SCHEMA IF NOT EXISTS " + state.substring(0, state.indexOf('.')));
+    }
+    duck.execute("CREATE TABLE " + state + " AS SELECT " + columns.columnList("f.")
         + ", f.__last_op, f.__last_ver, "
-        + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__init" : "NULL") + " ELSE i.__init END AS __init, "
+        + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__init" : "NULL") + " ELSE " + init + " END AS __init, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__ofile" : "NULL") + " ELSE f.__file END AS __ofile, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__opos" : "NULL") + " ELSE f.__pos END AS __opos, "
         + "CASE WHEN " + fromPrior + " THEN " + (prior ? "p.__orid" : "NULL") + " ELSE f.__rid END AS __orid, "
         + "CAST(" + layer + " AS INTEGER) AS __layer, "
         + "CASE WHEN f.__last_op = 1 THEN row_number() OVER (PARTITION BY f.__last_op = 1 ORDER BY "
         + columns.keyList("f.") + ") - 1 END AS __row"
-        + " FROM " + EntityFold.TABLE + " f LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i")
+        + (prior ? ", p.__layer" : ", CAST(NULL AS INTEGER)") + " AS " + REPLACED_LAYER
+        + (prior ? ", p.__row" : ", CAST(NULL AS BIGINT)") + " AS " + REPLACED_ROW
+        + " FROM " + EntityFold.TABLE + " f"
+        + (freshInit ? " LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i") : "")
         + (prior ? " LEFT JOIN prior p ON " + columns.keyJoin("f", "p") : "")
         + " WHERE f.__max_ord > 0");
-    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM layer WHERE __last_op = 1 ORDER BY __row) TO "
-        + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
+    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM " + state + " WHERE __last_op = 1 ORDER BY __row)"
+        + " TO " + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
-    duck.execute("COPY (SELECT * FROM layer) TO " + SqlQuoting.literal(stateTarget.toString()) + " (FORMAT parquet)");
 
-    long rows = duck.queryLong("SELECT count(*) FROM layer WHERE __last_op = 1");
+    // One query: the rows written (kind 0), the state's rows (3), the snapshot rows replaced (1:
+    // file, position) and the earlier layers' rows replaced (2: layer, row).
+    long[] rows = new long[2];
     Map<String, List<Long>> snapshotRows = new HashMap<>();
-    duck.query("SELECT __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
-        + " AND __file <> " + SqlQuoting.literal(PRIOR),
-        rs -> snapshotRows.computeIfAbsent(rs.getString(1), f -> new ArrayList<>()).add(rs.getLong(2)));
     Map<Integer, List<Long>> layerRows = new HashMap<>();
-    if (prior) {
-      duck.query("SELECT p.__layer, p.__row FROM prior p JOIN layer l ON " + columns.keyJoin("p", "l")
-          + " WHERE p.__row IS NOT NULL",
-          rs -> layerRows.computeIfAbsent(rs.getInt(1), l -> new ArrayList<>()).add(rs.getLong(2)));
+    duck.query("SELECT 0, NULL, count(*) FILTER (WHERE __last_op = 1) FROM " + state
+        + " UNION ALL SELECT 3, NULL, count(*) FROM " + state
+        + " UNION ALL SELECT 1, __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
+        + " AND __file <> " + SqlQuoting.literal(PRIOR)
+        + (prior ? " UNION ALL SELECT 2, CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM " + state
+            + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""),
+        rs -> {
+          switch (rs.getInt(1)) {
+            case 0 -> rows[0] = rs.getLong(3);
+            case 3 -> rows[1] = rs.getLong(3);
+            case 1 -> snapshotRows.computeIfAbsent(rs.getString(2), f -> new ArrayList<>()).add(rs.getLong(3));
+            default -> layerRows.computeIfAbsent(Integer.parseInt(rs.getString(2)), l -> new ArrayList<>())
+                .add(rs.getLong(3));
+          }
+        });
+    return Optional.of(new Result(rows[0], sorted(snapshotRows), sorted(layerRows), rows[1]));
+  }
+
+  /** The fresh keys' snapshot version: of their current rows and tombstones, before the earlier layers' are added. */
+  private String freshInitSql(String keys) {
+    return "CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
+        + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
+        + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys;
+  }
+
+  /** The columns of {@link BatchCurrentRows#TABLE} with their DuckDB types. */
+  private List<String[]> currentRowColumns() {
+    List<String[]> out = new ArrayList<>();
+    for (Types.NestedField c : table.schema().columns()) {
+      out.add(new String[] {SqlQuoting.identifier(c.name()), DuckSql.type(c.type())});
     }
-    return Optional.of(new Result(rows, sorted(snapshotRows), sorted(layerRows)));
+    out.add(new String[] {"__file", "VARCHAR"});
+    out.add(new String[] {"__pos", "BIGINT"});
+    out.add(new String[] {"__rid", "BIGINT"});
+    return out;
+  }
+
+  /** {@code select} with its columns cast to {@code columns} (name, type), in order. */
+  private static String typed(List<String[]> columns, String select) {
+    List<String> casts = new ArrayList<>();
+    List<String> names = new ArrayList<>();
+    for (String[] c : columns) {
+      names.add("__c" + names.size());
+      casts.add("CAST(" + names.get(names.size() - 1) + " AS " + c[1] + ") AS " + c[0]);
+    }
+    return " SELECT " + String.join(", ", casts) + " FROM (" + select + ") t(" + String.join(", ", names) + ")";
   }
 
   /**
-   * Whether a staged operation on a key of the earlier layers would sort before the key's last
-   * applied operation in a whole fold (and is not dropped there by the snapshot's version of the
-   * key): then only a whole fold gives the normative result.
+   * A count of the staged operations on keys of the earlier layers that would sort before the
+   * key's last applied operation in a whole fold (and are not dropped there by the snapshot's
+   * version of the key): when any, only a whole fold gives the normative result.
    */
-  private boolean reordersEarlierOperations() {
+  private String reorderCount() {
     if (columns.version() == null) {
-      return false; // every operation has version 0: arrival order alone
+      return "SELECT 0"; // every operation has version 0: arrival order alone
     }
     String ver = columns.versionExpr("o.");
     String droppedAnyway = "(p.__init IS NOT NULL AND (" + ver + " IS NULL OR " + ver + " < p.__init))";
     String sortsEarlier = "(p.__last_ver IS NOT NULL AND (" + ver + " IS NULL OR " + ver + " < p.__last_ver))";
-    return duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE + " o JOIN prior p ON " + columns.keyJoin("o", "p")
-        + " WHERE " + sortsEarlier + " AND NOT " + droppedAnyway) > 0;
+    return "SELECT count(*) FROM " + WalStaging.TABLE + " o JOIN prior p ON " + columns.keyJoin("o", "p")
+        + " WHERE " + sortsEarlier + " AND NOT " + droppedAnyway;
   }
 
   private static <K> Map<K, long[]> sorted(Map<K, List<Long>> positions) {

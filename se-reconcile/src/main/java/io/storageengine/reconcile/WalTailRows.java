@@ -7,15 +7,19 @@ import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.types.Types;
 import org.duckdb.DuckDBConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * What reconciliation will make of WAL segments not reconciled yet, for readers that show it
@@ -40,6 +44,11 @@ public final class WalTailRows {
   private final ObjectStore clusterStore;
   private final TombstoneCache tombstones;
   private final ReconcileOptions options;
+  /** The candidate files of the snapshots folded onto, planned in memory for small snapshots. */
+  private final CandidateFiles.Cache candidates = new CandidateFiles.Cache();
+  /** The schema of the shared DuckDB database holding entity folds' layer states. */
+  static final String STATE_SCHEMA = "se_wal_tail_state";
+  private static final Logger LOG = LoggerFactory.getLogger(WalTailRows.class);
 
   /**
    * @param clusterStore where entity tables' tombstones are (null: entity tables cannot be folded)
@@ -54,7 +63,7 @@ public final class WalTailRows {
     this.options = options;
   }
 
-  /** Whether {@link #foldEntityRows} is available (tombstones can be read). */
+  /** Whether {@link #foldEntityLayer} is available (tombstones can be read). */
   public boolean foldsEntities() {
     return clusterStore != null && tombstones != null;
   }
@@ -101,26 +110,28 @@ public final class WalTailRows {
    * rows written; per data file of the snapshot (by the local path the DuckDB runtime reads it
    * at, see {@link DuckRuntime#localCopy}) the sorted positions of the rows it replaces or deletes
    * that no earlier layer replaced; per earlier layer (by number) the sorted positions of the rows
-   * of its rows file that this one replaces or deletes.
+   * of its rows file that this one replaces or deletes; {@code stateRows} rows (keys) in its state.
    */
   public record EntityLayer(long rows, Map<String, long[]> replacedPositions,
-      Map<Integer, long[]> replacedLayerRows) {}
+      Map<Integer, long[]> replacedLayerRows, long stateRows) {}
 
   /**
    * Folds {@code segments} (after {@code highWaterMark}, the snapshot's {@code se.wal.seq}, and
    * after the segments of the earlier layers) into {@code snapshot} (null: none) of entity table
-   * {@code table} and the earlier layers whose state files are {@code priorStates} (oldest first;
+   * {@code table} and the earlier layers whose states are {@code priorStates} (oldest first;
    * none: the segments are the whole tail), as a reconcile pass on that snapshot over all of them
    * would, with the table's current schema. Writes the keys' final rows to the Parquet file
-   * {@code rowsTarget} (read as one more data file of the table) and the fold's state to
-   * {@code stateTarget} (the next layer's input). Empty when an operation sorts between the
-   * earlier layers' operations (an out-of-order version): only a fold of the whole tail is exact
-   * then; with no earlier layers it is never empty. On a sliced table {@code highWaterMark} is
-   * the least progress of its slices, and each key's operations count only above its own slice's
-   * progress ({@link SliceTail}).
+   * {@code rowsTarget} (read as one more data file of the table) and keeps the fold's state (the
+   * next layer's input) as {@code state}, a name from {@link #newEntityState}, until
+   * {@link #dropEntityStates} drops it. Empty when an operation sorts between the earlier layers'
+   * operations (an out-of-order version) or an earlier layer's state is gone (dropped, or the
+   * DuckDB database it was in replaced): only a fold of the whole tail is exact then; with no
+   * earlier layers it is never empty. Nothing is kept when it is empty or fails. On a sliced
+   * table {@code highWaterMark} is the least progress of its slices, and each key's operations
+   * count only above its own slice's progress ({@link SliceTail}).
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
-      List<Path> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, Path stateTarget) {
+      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }
@@ -128,9 +139,49 @@ public final class WalTailRows {
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
       TableWal tableWal = new TableWal(scope, table.uuid());
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
-      return new EntityTailLayer(duck, table, SliceTail.of(clusterStore, tableWal, table, snapshot)).fold(snapshot, highWaterMark, store, options, priorStates, layer,
-          segments, rowsTarget, stateTarget)
-          .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows()));
+      SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
+      try {
+        return new EntityTailLayer(duck, table, sliceTail, candidates)
+            .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, state)
+            .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows()));
+      } catch (RuntimeException e) {
+        dropQuietly(duck, state);
+        throw e;
+      }
+    }
+  }
+
+  /**
+   * A new name for a layer's state ({@link #foldEntityLayer}): a table of the DuckDB runtime's
+   * shared database (see {@link DuckRuntime#connectShared}), in its schema
+   * {@value #STATE_SCHEMA}, held in DuckDB's memory (spilled to its temporary directory beyond
+   * the memory limit) until {@link #dropEntityStates} drops it.
+   */
+  public String newEntityState() {
+    return STATE_SCHEMA + ".layer_" + UUID.randomUUID().toString().replace("-", "");
+  }
+
+  /** Drops the layer states {@code states} ({@link #newEntityState}); those gone already are skipped. */
+  public void dropEntityStates(Collection<String> states) {
+    if (states.isEmpty()) {
+      return;
+    }
+    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-drop", 0, Long.MAX_VALUE);
+        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), "wal-tail")) {
+      for (String state : states) {
+        dropQuietly(duck, state);
+      }
+    } catch (RuntimeException e) {
+      // The states go with the shared database at the latest.
+      LOG.debug("cannot drop WAL tail fold states: {}", e.toString());
+    }
+  }
+
+  private static void dropQuietly(DuckSession duck, String state) {
+    try {
+      duck.execute("DROP TABLE IF EXISTS " + state);
+    } catch (RuntimeException e) {
+      LOG.debug("cannot drop WAL tail fold state {}: {}", state, e.toString());
     }
   }
 

@@ -480,7 +480,7 @@ class SliceSplitTest {
           TestEnvironment.options());
       Path target = dir.resolve("tail.parquet");
       WalTailRows.EntityLayer folded = rows.foldEntityLayer(TestEnvironment.CATALOG, load.table, snapshot,
-          reconciled, List.of(), 0, segments, target, dir.resolve("tail.state.parquet")).orElseThrow();
+          reconciled, List.of(), 0, segments, target, rows.newEntityState()).orElseThrow();
       // The tail holds the final rows of the touched keys of slices 3 and 1 only.
       java.util.Set<Long> expected = new java.util.TreeSet<>();
       long replaced = 0;

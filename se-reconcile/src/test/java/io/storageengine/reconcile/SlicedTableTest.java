@@ -207,7 +207,7 @@ class SlicedTableTest {
           TestEnvironment.options());
       Path target = dir.resolve("tail.parquet");
       WalTailRows.EntityLayer folded = rows.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 2,
-          List.of(), 0, segments, target, dir.resolve("tail.state.parquet")).orElseThrow();
+          List.of(), 0, segments, target, rows.newEntityState()).orElseThrow();
 
       // The tail holds the final rows of slice 1's touched keys only; slice 0's are in the snapshot.
       List<TableSlices.Slice> slices = TableSlices.uniform(2);

@@ -364,6 +364,66 @@ class ReadYourOwnWritesTest {
     assertThat(manySmallEntitySegments(48)).as("fold layers of one tail").isGreaterThan(3);
   }
 
+  /**
+   * Random upserts, partial upserts, deletes and late versions over keys that are in the
+   * snapshot, in its tombstones and new, one to four operations per segment, reconciled after a
+   * random number of segments (the first tail of 20 segments
+   * outgrows the 16 fold layers a table keeps): after every segment the answer equals the model's, and the answer just before
+   * each reconcile is exactly what the reconcile then publishes.
+   */
+  @Test
+  void randomSmallEntitySegmentsReadExactlyWhatReconcilePublishes() throws Exception {
+    TableIdentifier id = TableIdentifier.of("crm", "members");
+    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
+    Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
+            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
+            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
+            TableProperties.VERSION_COLUMN, "v")).create();
+    TableWal wal = new TableWal(CATALOG_ID, table.uuid());
+    Random random = new Random(19);
+    Map<Long, Row> reconciled = new java.util.TreeMap<>();
+    List<Op> pending = new ArrayList<>();
+    String sql = "SELECT id, v, name, score FROM crm.members";
+    int counter = 0;
+    int mostLayers = 0;
+    int untilReconcile = 20;
+    for (int segment = 0; segment < 70; segment++) {
+      int kind = random.nextInt(6); // 0 full; 1-3 partial; 4, 5 delete
+      boolean delete = kind >= 4;
+      boolean withName = kind == 0 || random.nextBoolean();
+      boolean withScore = kind == 0 || !withName;
+      List<Op> batch = new ArrayList<>();
+      int rows = 1 + random.nextInt(4);
+      for (int r = 0; r < rows; r++) {
+        // Few keys, so that late versions meet the operations they sort between; some keys
+        // only ever arrive after a reconcile (new to the snapshot).
+        long key = random.nextInt(segment < 20 ? 10 : 14);
+        long version = random.nextInt(4) == 0 ? random.nextInt(10 * segment + 3) : 10L * segment + random.nextInt(4);
+        counter++;
+        batch.add(delete ? new Op(key, version, true, false, null, false, null)
+            : new Op(key, version, false, withName, random.nextInt(5) == 0 ? null : "m" + counter, withScore,
+                random.nextInt(5) == 0 ? null : counter));
+      }
+      sendEntity(id, batch, delete, withName, withScore);
+      pending.addAll(batch);
+      List<String> expected = render(fold(reconciled, pending));
+      List<String> read = rows(sql, LATEST);
+      assertThat(read).as("segment %d: snapshot folded with the WAL tail", segment)
+          .containsExactlyInAnyOrderElementsOf(expected);
+      mostLayers = Math.max(mostLayers, foldLayers("EXPLAIN " + sql));
+      if (--untilReconcile == 0) {
+        assertThat(reconciler.reconcile(wal).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        reconciled = fold(reconciled, pending);
+        pending.clear();
+        assertThat(rows(sql, SNAPSHOT)).as("segment %d: what reconcile published", segment)
+            .containsExactlyInAnyOrderElementsOf(read);
+        untilReconcile = 1 + random.nextInt(12);
+      }
+    }
+    assertThat(mostLayers).as("fold layers of one tail").isGreaterThan(3);
+  }
+
   /** With a file cache too small to keep any file between queries, every fold is whole again. */
   @Test
   void evictedFoldLayersAreFoldedWholeAgain() throws Exception {

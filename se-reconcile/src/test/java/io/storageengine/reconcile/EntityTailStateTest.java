@@ -1,0 +1,69 @@
+package io.storageengine.reconcile;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalSegment;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Snapshot;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The states of an entity WAL tail fold's layers ({@link WalTailRows#foldEntityLayer}): a layer
+ * folds onto the states of the layers before it, and one whose earlier state is gone (dropped,
+ * or its database replaced) answers empty, so the caller folds the whole tail again.
+ */
+class EntityTailStateTest {
+  @TempDir Path dir;
+
+  @Test
+  void aLayerFoldsOntoEarlierStatesAndAnswersEmptyWhenOneIsGone() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("members", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "members");
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 100, 1));
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(90, 110, 2)); // 10 snapshot keys, 10 new
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(95, 120, 3)); // 15 folded keys, 10 new
+      table.refresh();
+      Snapshot snapshot = table.currentSnapshot();
+      WalSegment second = env.wal.read(tw, 2).orElseThrow();
+      WalSegment third = env.wal.read(tw, 3).orElseThrow();
+      WalTailRows rows = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options());
+
+      String first = rows.newEntityState();
+      WalTailRows.EntityLayer layer0 = rows.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(), 0,
+          List.of(second), dir.resolve("layer0.parquet"), first).orElseThrow();
+      assertThat(layer0.rows()).isEqualTo(20);
+      assertThat(layer0.stateRows()).isEqualTo(20);
+      assertThat(layer0.replacedPositions().values().stream().mapToInt(p -> p.length).sum()).isEqualTo(10);
+
+      String next = rows.newEntityState();
+      WalTailRows.EntityLayer layer1 = rows.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
+          List.of(first), 1, List.of(third), dir.resolve("layer1.parquet"), next).orElseThrow();
+      assertThat(layer1.rows()).isEqualTo(25);
+      assertThat(layer1.replacedPositions()).as("the keys new to the fold are not in the snapshot").isEmpty();
+      assertThat(layer1.replacedLayerRows()).containsOnlyKeys(0);
+      assertThat(layer1.replacedLayerRows().get(0)).hasSize(15);
+
+      rows.dropEntityStates(List.of(first, next));
+      String again = rows.newEntityState();
+      Optional<WalTailRows.EntityLayer> gone = rows.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
+          List.of(first, next), 2, List.of(third), dir.resolve("layer2.parquet"), again);
+      assertThat(gone).as("an earlier state is gone").isEmpty();
+      rows.dropEntityStates(List.of(again));
+    }
+  }
+}
