@@ -1,10 +1,10 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.LruMap;
 import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
-import io.storageengine.common.LruMap;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -151,19 +151,27 @@ final class CandidateFiles {
     static final long MAX_FILES = 1_000;
     static final int MAX_SNAPSHOTS = 32;
 
-    private record Key(UUID table, long snapshotId) {}
+    /**
+     * A snapshot of one tenant's table: the tenant is part of the key, so no tenant is ever given
+     * another's file list (a table's UUID and snapshot id are not secrets), and so is the
+     * snapshot's manifest list, which is what the file list was read from.
+     */
+    private record Key(String scope, UUID table, long snapshotId, String manifestList) {}
 
     private final Map<Key, List<FileScanTask>> tasks = new LruMap<>(MAX_SNAPSHOTS);
 
-    /** The candidate files of {@code base} for {@code filter}, as {@link #plan} finds them. */
-    List<FileScanTask> plan(Table table, Snapshot base, Expression filter) {
+    /**
+     * The candidate files of {@code base} of tenant {@code scope}'s {@code table} for
+     * {@code filter}, as {@link #plan} finds them.
+     */
+    List<FileScanTask> plan(String scope, Table table, Snapshot base, Expression filter) {
       if (base == null) {
         return new ArrayList<>();
       }
       if (!small(base)) {
         return CandidateFiles.plan(table, base, filter);
       }
-      Key key = new Key(table.uuid(), base.snapshotId());
+      Key key = new Key(scope, table.uuid(), base.snapshotId(), base.manifestListLocation());
       List<FileScanTask> all = cached(key);
       if (all == null) {
         all = scanAll(table, base);

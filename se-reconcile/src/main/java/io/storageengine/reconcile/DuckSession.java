@@ -51,6 +51,11 @@ public final class DuckSession implements AutoCloseable {
    * The session has no scratch directory and changes no setting (the connection's database may
    * have them frozen); what it creates lives as long as the connection's owner keeps it.
    */
+  /** The tenant (catalog id) whose data files the session reads. */
+  String scope() {
+    return scope;
+  }
+
   DuckSession(DuckDBConnection connection, BufferAllocator allocator, String scope) {
     this.runtime = null;
     this.scope = scope;

@@ -101,7 +101,7 @@ final class EntityTailLayer {
     if (!prior) {
       duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
       CurrentRows current = new CurrentRows(duck, table,
-          candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, "tail_keys")));
+          candidates.plan(duck.scope(), table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, "tail_keys")));
       BatchCurrentRows.load(duck, columns, "tail_keys", current);
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
       duck.execute(freshInitSql(keys));
@@ -138,7 +138,7 @@ final class EntityTailLayer {
       boolean anyFresh = check[1] > 0;
       // Keys all folded before need no snapshot rows (an empty key range would plan every file).
       List<FileScanTask> planned = anyFresh
-          ? candidates.plan(table, snapshot, CandidateFiles.keyRangeFilter(columns, values)) : List.of();
+          ? candidates.plan(duck.scope(), table, snapshot, CandidateFiles.keyRangeFilter(columns, values)) : List.of();
       boolean stored = anyFresh && tombs.anyStored();
       if (!planned.isEmpty() || stored) {
         duck.execute("CREATE OR REPLACE TEMP TABLE fresh_keys AS SELECT DISTINCT " + columns.keyList("k.") + " FROM "
