@@ -374,12 +374,7 @@ class ReadYourOwnWritesTest {
   @Test
   void randomSmallEntitySegmentsReadExactlyWhatReconcilePublishes() throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "members");
-    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
-    Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
-            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
-            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
-        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
-            TableProperties.VERSION_COLUMN, "v")).create();
+    Table table = createVersionedEntityTable(id);
     TableWal wal = new TableWal(CATALOG_ID, table.uuid());
     Random random = new Random(19);
     Map<Long, Row> reconciled = new java.util.TreeMap<>();
@@ -432,18 +427,23 @@ class ReadYourOwnWritesTest {
     assertThat(manySmallEntitySegments(12)).as("fold layers of one tail").isEqualTo(1);
   }
 
+  /** A new entity table {@code id} (its namespace created): key {@code id}, version {@code v}, name, score. */
+  private Table createVersionedEntityTable(TableIdentifier id) {
+    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
+    return catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
+            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
+            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
+        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
+            TableProperties.VERSION_COLUMN, "v")).create();
+  }
+
   /**
    * Ingests {@code segments} small entity segments with a query after each and reconciles now
    * and then, comparing every answer with the model; returns the most fold layers seen.
    */
   private int manySmallEntitySegments(int segments) throws Exception {
     TableIdentifier id = TableIdentifier.of("crm", "accounts");
-    ((SupportsNamespaces) catalog).createNamespace(id.namespace());
-    Table table = catalog.buildTable(id, new Schema(List.of(required(1, "id", Types.LongType.get()),
-            required(2, "v", Types.LongType.get()), optional(3, "name", Types.StringType.get()),
-            optional(4, "score", Types.IntegerType.get())), Set.of(1)))
-        .withProperties(Map.of("format-version", "3", TableProperties.MODE, "entity",
-            TableProperties.VERSION_COLUMN, "v")).create();
+    Table table = createVersionedEntityTable(id);
     TableWal wal = new TableWal(CATALOG_ID, table.uuid());
     Random random = new Random(2024);
     Map<Long, Row> reconciled = new java.util.TreeMap<>();
