@@ -53,6 +53,9 @@ public final class TableStateCache {
     final Catalog catalog;
     final Table table;
     final TableOperations operations;
+    /** When the last refresh started, and what it answered (null: none yet, or it failed). */
+    private long refreshStartedNanos;
+    private TableMetadata refreshed;
 
     Kept(Catalog catalog, Table table, TableOperations operations) {
       this.catalog = catalog;
@@ -60,16 +63,13 @@ public final class TableStateCache {
       this.operations = operations;
     }
 
-    private long refreshStartedNanos = System.nanoTime();
-    private TableMetadata refreshed;
-
     /** The table's current metadata for a caller that arrived at {@code arrivedNanos}. */
     synchronized TableMetadata refresh(long arrivedNanos) {
       if (refreshed != null && refreshStartedNanos - arrivedNanos > 0) {
         return refreshed; // a refresh that started after the caller arrived
       }
       refreshStartedNanos = System.nanoTime();
-      refreshed = null;
+      refreshed = null; // a refresh that throws leaves nothing for later callers to take
       refreshed = operations.refresh();
       return refreshed;
     }
