@@ -21,6 +21,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.StringJoiner;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.duckdb.DuckDBConnection;
 
@@ -42,7 +43,9 @@ import org.duckdb.DuckDBConnection;
  * <p>Between queries the query's connection (with its temporary objects) is closed and the
  * in-memory catalog {@code default} holding the query's views and tables is detached. Before a
  * database goes back to the pool it must show no attached catalog, table, view or schema other
- * than DuckDB's own; otherwise, or after any error, it is closed instead. A database that passes
+ * than DuckDB's own; otherwise, or after any error, it is closed instead. A query that finds no idle
+ * database but one being reset that would serve it waits for that one (a few milliseconds) rather
+ * than open another, at most {@link #RESET_WAIT_NANOS}. A database that passes
  * gets the next query's connection set up at once (a fresh, empty {@code default} attached and in
  * use), so the next query does not wait for it. At most
  * {@link #MAX_IDLE_PER_TENANT} databases per tenant and {@link #MAX_IDLE} in all stay idle, each
@@ -65,12 +68,18 @@ public final class QueryDatabasePool implements AutoCloseable {
   /** Above this many known directories a tenant's databases allow only what the query needs. */
   static final int MAX_REMEMBERED_DIRECTORIES = 256;
 
-  private static final String LEFTOVERS_SQL = "SELECT "
-      + "(SELECT count(*) FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory') "
-      + "+ (SELECT count(*) FROM duckdb_tables() WHERE NOT internal) "
-      + "+ (SELECT count(*) FROM duckdb_views() WHERE NOT internal) "
-      + "+ (SELECT count(*) FROM duckdb_schemas() WHERE NOT internal) "
-      + "+ (SELECT count(*) FROM duckdb_sequences())";
+  /** One row per object a query could have left behind; one statement, one pass over each list. */
+  private static final String LEFTOVERS_SQL = "SELECT count(*) FROM ("
+      + "SELECT 1 FROM duckdb_databases() WHERE NOT internal AND database_name <> 'memory' "
+      + "UNION ALL SELECT 1 FROM duckdb_tables() WHERE NOT internal "
+      + "UNION ALL SELECT 1 FROM duckdb_views() WHERE NOT internal "
+      + "UNION ALL SELECT 1 FROM duckdb_schemas() WHERE NOT internal "
+      + "UNION ALL SELECT 1 FROM duckdb_sequences())";
+  /**
+   * How long a query that finds no idle database waits for one of its tenant being reset by the
+   * query before (a few milliseconds) rather than opening another (tens of milliseconds).
+   */
+  static final long RESET_WAIT_NANOS = 100_000_000L;
 
   private final String memoryLimit;
   private final int threads;
@@ -78,8 +87,12 @@ public final class QueryDatabasePool implements AutoCloseable {
   private final Path spillRoot;
   private final Map<String, Deque<Database>> idle = new HashMap<>();
   private final Map<String, Set<String>> knownDirectories = new HashMap<>();
+  /** Per tenant, the databases whose lease is closing (being reset); guarded by this. */
+  private final Map<String, List<Database>> resetting = new HashMap<>();
   private int idleCount;
   private long created;
+  /** Runs in a lease's close once its database is marked as being reset (tests pause it there). */
+  volatile Runnable beforeReset = () -> { };
   private boolean closed;
 
   /** A pool whose databases spill as much as DuckDB's default allows. */
@@ -113,6 +126,8 @@ public final class QueryDatabasePool implements AutoCloseable {
     long idleSince;
     /** The connection the next query gets, set up while the database was idle (or null). */
     DuckDBConnection ready;
+    /** While it is being reset: the query's thread waiting for it, or null (guarded by the pool). */
+    Thread awaitedBy;
 
     Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill, int threads) {
       this.tenant = tenant;
@@ -186,6 +201,8 @@ public final class QueryDatabasePool implements AutoCloseable {
         return;
       }
       released = true;
+      resetting(database);
+      beforeReset.run();
       boolean clean;
       try {
         connection.close();
@@ -227,6 +244,10 @@ public final class QueryDatabasePool implements AutoCloseable {
         throw SeException.unavailable("the query engine is shutting down", null);
       }
       expire(System.nanoTime(), stale);
+      awaitReset(tenant, directories, threadCount);
+      if (closed) {
+        throw SeException.unavailable("the query engine is shutting down", null);
+      }
       Deque<Database> queue = idle.get(tenant);
       if (queue != null) {
         for (Iterator<Database> it = queue.iterator(); it.hasNext(); ) {
@@ -277,9 +298,77 @@ public final class QueryDatabasePool implements AutoCloseable {
     return idleCount;
   }
 
+  /**
+   * While no idle database of {@code tenant} serves the request but one being reset would, and
+   * no other query waits for that one, waits for it (at most {@link #RESET_WAIT_NANOS}); the
+   * caller then takes an idle database as usual, or opens one. Holds this pool's lock.
+   */
+  private void awaitReset(String tenant, Set<String> directories, int threadCount) {
+    Database awaited = null;
+    long deadline = System.nanoTime() + RESET_WAIT_NANOS;
+    try {
+      while (!closed && !idleServes(tenant, directories, threadCount)) {
+        List<Database> candidates = resetting.getOrDefault(tenant, List.of());
+        if (awaited == null || !candidates.contains(awaited)) {
+          awaited = null;
+          for (Database candidate : candidates) {
+            if (candidate.awaitedBy == null && candidate.serves(directories, threadCount)) {
+              awaited = candidate;
+              break;
+            }
+          }
+          if (awaited == null) {
+            return;
+          }
+          awaited.awaitedBy = Thread.currentThread();
+        }
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return;
+        }
+        try {
+          TimeUnit.NANOSECONDS.timedWait(this, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          return;
+        }
+      }
+    } finally {
+      if (awaited != null && awaited.awaitedBy == Thread.currentThread()) {
+        awaited.awaitedBy = null;
+      }
+    }
+  }
+
+  private boolean idleServes(String tenant, Set<String> directories, int threadCount) {
+    Deque<Database> queue = idle.get(tenant);
+    if (queue != null) {
+      for (Database candidate : queue) {
+        if (candidate.serves(directories, threadCount)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Marks {@code database} as being reset by its lease's close (see {@link #awaitReset}). */
+  private synchronized void resetting(Database database) {
+    resetting.computeIfAbsent(database.tenant, k -> new ArrayList<>()).add(database);
+  }
+
   private void release(Database database, boolean clean) {
     List<Database> toClose = new ArrayList<>();
     synchronized (this) {
+      List<Database> reset = resetting.get(database.tenant);
+      if (reset != null) {
+        reset.remove(database);
+        if (reset.isEmpty()) {
+          resetting.remove(database.tenant);
+        }
+      }
+      database.awaitedBy = null;
+      notifyAll();
       if (!clean || closed || !knownDirectories.getOrDefault(database.tenant, Set.of()).containsAll(database.allowed)) {
         toClose.add(database);
       } else {
@@ -419,6 +508,7 @@ public final class QueryDatabasePool implements AutoCloseable {
     List<Database> all = new ArrayList<>();
     synchronized (this) {
       closed = true;
+      notifyAll();
       idle.values().forEach(all::addAll);
       idle.clear();
       idleCount = 0;

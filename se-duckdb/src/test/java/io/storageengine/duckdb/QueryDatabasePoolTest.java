@@ -10,10 +10,15 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class QueryDatabasePoolTest {
   @TempDir Path dir;
@@ -143,16 +148,83 @@ class QueryDatabasePoolTest {
     assertThat(pool.created() - before).isEqualTo(1);
   }
 
-  @Test
-  void aDatabaseWithLeftoversIsClosedInsteadOfReused() throws Exception {
+  @ParameterizedTest
+  @ValueSource(strings = {"CREATE TABLE memory.main.leftover (a INTEGER)", "CREATE VIEW memory.main.leftover AS SELECT 1",
+      "CREATE SCHEMA memory.leftover", "CREATE SEQUENCE memory.main.leftover", "ATTACH ':memory:' AS leftover"})
+  void aDatabaseWithLeftoversIsClosedInsteadOfReused(String leftover) throws Exception {
     try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
-      execute(lease.connection(), "CREATE TABLE memory.main.leftover (a INTEGER)");
+      execute(lease.connection(), leftover);
     }
+    assertThat(pool.idleCount()).as("not back in the pool: " + leftover).isZero();
     long before = pool.created();
     try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
       assertThat(query(lease.connection(), "SELECT count(*) FROM duckdb_tables() WHERE NOT internal")).isEqualTo("0");
+      assertThat(query(lease.connection(), "SELECT count(*) FROM duckdb_databases() WHERE NOT internal")).isEqualTo("2");
     }
     assertThat(pool.created() - before).isEqualTo(1);
+  }
+
+  @Test
+  void aQueryWaitsForADatabaseBeingResetInsteadOfOpeningAnother() throws Exception {
+    try (QueryDatabasePool.Lease warm = pool.acquire("t", Set.of(mine))) {
+      execute(warm.connection(), "SELECT 1");
+    }
+    long before = pool.created();
+    CountDownLatch resetting = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    QueryDatabasePool.Lease first = pool.acquire("t", Set.of(mine));
+    pool.beforeReset = () -> {
+      resetting.countDown();
+      await(finish);
+    };
+    Thread closer = new Thread(first::close);
+    closer.start();
+    assertThat(resetting.await(10, TimeUnit.SECONDS)).isTrue();
+    pool.beforeReset = () -> { };
+    CompletableFuture<QueryDatabasePool.Lease> second = CompletableFuture.supplyAsync(() -> pool.acquire("t", Set.of(mine)));
+    Thread.sleep(30);
+    assertThat(second).as("waits while the only database is being reset").isNotDone();
+    finish.countDown();
+    try (QueryDatabasePool.Lease lease = second.get(10, TimeUnit.SECONDS)) {
+      assertThat(query(lease.connection(), "SELECT current_database()")).isEqualTo("default");
+    }
+    closer.join();
+    assertThat(pool.created()).as("the reset database was reused").isEqualTo(before);
+  }
+
+  @Test
+  void aQueryOpensAnotherDatabaseWhenAResetTakesTooLong() throws Exception {
+    QueryDatabasePool.Lease first = pool.acquire("t", Set.of(mine));
+    long before = pool.created();
+    CountDownLatch resetting = new CountDownLatch(1);
+    CountDownLatch finish = new CountDownLatch(1);
+    pool.beforeReset = () -> {
+      resetting.countDown();
+      await(finish);
+    };
+    Thread closer = new Thread(first::close);
+    closer.start();
+    try {
+      assertThat(resetting.await(10, TimeUnit.SECONDS)).isTrue();
+      pool.beforeReset = () -> { };
+      long start = System.nanoTime();
+      try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine))) {
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(QueryDatabasePool.RESET_WAIT_NANOS);
+        assertThat(query(lease.connection(), "SELECT 1")).isEqualTo("1");
+      }
+      assertThat(pool.created()).isEqualTo(before + 1);
+    } finally {
+      finish.countDown();
+      closer.join();
+    }
+  }
+
+  private static void await(CountDownLatch latch) {
+    try {
+      latch.await(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Test
