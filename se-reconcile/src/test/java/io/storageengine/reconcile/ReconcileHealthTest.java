@@ -73,7 +73,8 @@ class ReconcileHealthTest {
       try (ReconcileLoop loop = new ReconcileLoop(reconciler, env.wal,
           TestEnvironment.CATALOG, Duration.ofMillis(20), results::add)
           .withStatusStore(statuses).withClock(Clock.fixed(NOW, ZoneOffset.UTC)).start()) {
-        await(() -> loop.status(tw).consecutiveFailures() >= 3);
+        // The loop counts a failure before it records it in the status store.
+        await(() -> loop.status(tw).consecutiveFailures() >= 3 && statuses.read(tw).consecutiveFailures() >= 3);
 
         ReconcileStatus status = statuses.read(tw);
         assertThat(status.failing()).isTrue();
