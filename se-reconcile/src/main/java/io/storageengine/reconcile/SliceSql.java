@@ -3,6 +3,7 @@ package io.storageengine.reconcile;
 import io.storageengine.catalog.TableSlices;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 
 /**
  * The slice hash in DuckDB ({@link TableSlices#hash}, computed on the canonical key text) and
@@ -11,6 +12,9 @@ import java.util.Map;
  * TableSlices.Slice)}.
  */
 public final class SliceSql {
+  /** The column a staged row's key hash is computed into while a slice's rows are kept. */
+  private static final String HASH_COLUMN = "__slice_hash";
+
   private SliceSql() {}
 
   /**
@@ -32,9 +36,14 @@ public final class SliceSql {
     return "(" + h + " >= " + slice.lo() + " AND " + h + " < " + slice.hi() + ")";
   }
 
-  /** Removes from the staged WAL rows every row of a key that {@code slice} does not own. */
-  static void keepOnly(DuckSession duck, EntityColumns columns, TableSlices.Slice slice) {
-    duck.execute("DELETE FROM " + WalStaging.TABLE + " WHERE NOT " + owns(columns, "", slice));
+  /**
+   * For {@link WalStaging#load(DuckSession, org.apache.iceberg.Schema, List, UnaryOperator)}: keeps
+   * the WAL rows of the keys {@code slice} owns, hashing each row's key once, as it is staged.
+   */
+  static UnaryOperator<String> keepOnly(EntityColumns columns, TableSlices.Slice slice) {
+    return rows -> "SELECT * EXCLUDE (" + HASH_COLUMN + ") FROM (SELECT *, " + hash(columns, "") + " AS "
+        + HASH_COLUMN + " FROM (" + rows + ")) WHERE " + HASH_COLUMN + " >= " + slice.lo() + " AND "
+        + HASH_COLUMN + " < " + slice.hi();
   }
 
   /**

@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.AppendFiles;
 import org.apache.iceberg.DataFile;
@@ -356,14 +357,12 @@ final class TableReconciler {
         DuckSession duck = new DuckSession(duckdb, passAllocator, options.duckdbThreads(), tableWal.catalogId())) {
       times.lap("open DuckDB");
       try {
-        walRows = WalStaging.load(duck, table.schema(), segments);
+        // A slice's pass stages the rows of its own keys only.
+        walRows = WalStaging.load(duck, table.schema(), segments, slice == null ? UnaryOperator.identity()
+            : SliceSql.keepOnly(new EntityColumns(table), slice.slice()));
       } catch (WalFrameRunReader.CorruptFrameException e) {
         quarantine(tableWal, table, e);
         throw e;
-      }
-      if (slice != null) {
-        SliceSql.keepOnly(duck, new EntityColumns(table), slice.slice());
-        walRows = duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE);
       }
       times.lap("stage " + walRows + " rows");
       changes = entity

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Types;
@@ -41,7 +42,17 @@ final class WalStaging {
 
   /** Creates the staging table and loads every frame; returns the number of rows loaded. */
   static long load(DuckSession duck, Schema schema, List<WalSegment> segments) {
-    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_");
+    return load(duck, schema, segments, UnaryOperator.identity());
+  }
+
+  /**
+   * As {@link #load(DuckSession, Schema, List)}, keeping only the rows {@code keep} selects:
+   * it wraps the query of a run's rows (a {@code SELECT} whose columns are the staging table's,
+   * named as there) in a query of the same columns, e.g. a filter; rows it drops are never
+   * stored. Returns the number of rows kept.
+   */
+  static long load(DuckSession duck, Schema schema, List<WalSegment> segments, UnaryOperator<String> keep) {
+    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_", keep);
     return duck.queryLong("SELECT count(*) FROM " + TABLE);
   }
 
@@ -52,6 +63,11 @@ final class WalStaging {
    */
   static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
       String viewPrefix) {
+    load(duck, schema, segments, create, table, viewPrefix, UnaryOperator.identity());
+  }
+
+  private static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
+      String viewPrefix, UnaryOperator<String> keep) {
     List<Types.NestedField> columns = schema.columns();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : columns) {
@@ -77,7 +93,7 @@ final class WalStaging {
         org.apache.arrow.vector.types.pojo.Schema frameSchema =
             WalFrameRunReader.schemaOf(duck.allocator(), frame.arrowIpc(), segment.seq());
         if (runSchema != null && !frameSchema.equals(runSchema)) {
-          loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo++);
+          loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo++, keep);
           run = new ArrayList<>();
         }
         if (run.isEmpty()) {
@@ -89,7 +105,7 @@ final class WalStaging {
       }
     }
     if (!run.isEmpty()) {
-      loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo);
+      loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo, keep);
     }
   }
 
@@ -99,23 +115,25 @@ final class WalStaging {
    */
   private static void loadRun(DuckSession duck, List<Types.NestedField> columns,
       org.apache.arrow.vector.types.pojo.Schema frameSchema, List<WalFrameRunReader.Frame> run, String table,
-      String view) {
+      String view, UnaryOperator<String> keep) {
     Map<Integer, Field> byId = DuckSql.childrenById(frameSchema.getFields());
     List<String> values = new ArrayList<>();
     List<String> flags = new ArrayList<>();
-    for (Types.NestedField c : columns) {
+    for (int i = 0; i < columns.size(); i++) {
+      Types.NestedField c = columns.get(i);
       Field f = byId.get(c.fieldId());
+      String name = " AS " + SqlQuoting.identifier(c.name());
       if (f == null) {
-        values.add(DuckSql.writeDefault(c));
-        flags.add("FALSE");
+        values.add(DuckSql.writeDefault(c) + name);
+        flags.add("FALSE AS " + presentFlag(i));
       } else {
-        values.add(DuckSql.conform(SqlQuoting.identifier(f.getName()), f, c.type()));
-        flags.add("TRUE");
+        values.add(DuckSql.conform(SqlQuoting.identifier(f.getName()), f, c.type()) + name);
+        flags.add("TRUE AS " + presentFlag(i));
       }
     }
-    String sql = "INSERT INTO " + table + " SELECT " + String.join(", ", values) + ", "
+    String sql = "INSERT INTO " + table + " " + keep.apply("SELECT " + String.join(", ", values) + ", "
         + String.join(", ", flags) + ", " + WalFrameRunReader.OP + ", " + WalFrameRunReader.SEQ
-        + " FROM " + view;
+        + " FROM " + view);
     try (WalFrameRunReader reader = new WalFrameRunReader(duck.allocator(), frameSchema, run)) {
       try {
         duck.withArrowStream(view, reader, () -> duck.execute(sql));
