@@ -134,12 +134,11 @@ public final class CurrentRows {
     if (withDeletes.isEmpty()) {
       return;
     }
-    Map<String, List<Long>> matched = new HashMap<>();
-    duck.query("SELECT __file, __pos FROM " + target + " WHERE __file IN (" + String.join(", ", withDeletes) + ")",
-        rs -> matched.computeIfAbsent(rs.getString(1), f -> new ArrayList<>()).add(rs.getLong(2)));
+    Map<String, long[]> matched = duck.positionsByFile("SELECT __file, __pos FROM " + target + " WHERE __file IN ("
+        + String.join(", ", withDeletes) + ")", "__file", "__pos");
     long dead = 0;
     try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, List<Long>> e : matched.entrySet()) {
+      for (Map.Entry<String, long[]> e : matched.entrySet()) {
         FileScanTask task = byLocalPath.get(e.getKey());
         if (task.deletes().isEmpty()) {
           continue;

@@ -2,9 +2,7 @@ package io.storageengine.reconcile;
 
 import io.storageengine.common.SeException;
 import java.io.IOException;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -32,10 +30,8 @@ final class DeletionVectors {
    * @throws SeException (unavailable) when a vector cannot be written
    */
   static DeleteWriteResult write(DuckSession duck, Table table, CurrentRows files) {
-    Map<String, List<Long>> positions = new LinkedHashMap<>();
-    duck.query("SELECT __file, __pos FROM " + EntityFold.TABLE
-        + " WHERE __max_ord > 0 AND __file IS NOT NULL ORDER BY __file, __pos",
-        rs -> positions.computeIfAbsent(rs.getString(1), f -> new ArrayList<>()).add(rs.getLong(2)));
+    Map<String, long[]> positions = duck.positionsByFile("SELECT __file, __pos FROM " + EntityFold.TABLE
+        + " WHERE __max_ord > 0 AND __file IS NOT NULL", "__file", "__pos");
     if (positions.isEmpty()) {
       return new DeleteWriteResult(List.of());
     }
@@ -51,7 +47,7 @@ final class DeletionVectors {
       return task == null || task.deletes().isEmpty() ? null : files.deletes(task);
     });
     try (writer) {
-      for (Map.Entry<String, List<Long>> e : positions.entrySet()) {
+      for (Map.Entry<String, long[]> e : positions.entrySet()) {
         DataFile file = candidates.get(e.getKey()).file();
         for (long pos : e.getValue()) {
           writer.delete(file.location(), pos, table.specs().get(file.specId()), file.partition());

@@ -6,6 +6,7 @@ import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.ResultSet;
@@ -13,12 +14,17 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.apache.arrow.c.ArrowArrayStream;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
@@ -145,6 +151,32 @@ public final class DuckSession implements AutoCloseable {
     } catch (SQLException e) {
       throw failed("DuckDB query failed: ", e);
     }
+  }
+
+  /**
+   * The row positions {@code from} lists per file: {@code from} is a query (or table) with the
+   * columns {@code fileColumn} (VARCHAR, never NULL) and {@code positionColumn} (BIGINT); the
+   * result maps each file to its positions in ascending order. Read as one list per file through
+   * Arrow, not row by row (a batch's positions are often a hundred thousand).
+   */
+  Map<String, long[]> positionsByFile(String from, String fileColumn, String positionColumn) {
+    Map<String, long[]> out = new LinkedHashMap<>();
+    queryArrow("SELECT " + fileColumn + ", list(" + positionColumn + " ORDER BY " + positionColumn + ") FROM ("
+        + from + ") GROUP BY " + fileColumn + " ORDER BY " + fileColumn, 1024, root -> {
+          VarCharVector files = (VarCharVector) root.getVector(0);
+          ListVector lists = (ListVector) root.getVector(1);
+          BigIntVector values = (BigIntVector) lists.getDataVector();
+          for (int row = 0; row < root.getRowCount(); row++) {
+            int start = lists.getElementStartIndex(row);
+            int end = lists.getElementEndIndex(row);
+            long[] positions = new long[end - start];
+            for (int i = start; i < end; i++) {
+              positions[i - start] = values.get(i);
+            }
+            out.put(new String(files.get(row), StandardCharsets.UTF_8), positions);
+          }
+        });
+    return out;
   }
 
   /** Runs {@code sql} and hands its result, as Arrow batches, to {@code consumer}. */
