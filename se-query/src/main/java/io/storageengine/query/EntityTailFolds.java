@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.common.Cancel;
 import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
@@ -108,7 +109,7 @@ final class EntityTailFolds {
    * schema) onto {@code snapshot}; leases on the files read are added to {@code leases}.
    */
   Read read(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
-      List<DataFileCache.Lease> leases) {
+      List<DataFileCache.Lease> leases, Cancel cancel) {
     TableWal key = new TableWal(catalogId, table.uuid());
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
     Fold known = fold(key);
@@ -123,11 +124,11 @@ final class EntityTailFolds {
     }
     List<DataFileCache.Lease> taken = new ArrayList<>();
     try {
-      Leased made = extend(catalogId, table, snapshot, base, layers, last, segments, taken);
+      Leased made = extend(catalogId, table, snapshot, base, layers, last, segments, taken, cancel);
       if (made == null) {
         release(taken);
         taken.clear();
-        made = extend(catalogId, table, snapshot, base, List.of(), last, segments, taken);
+        made = extend(catalogId, table, snapshot, base, List.of(), last, segments, taken, cancel);
         if (made == null) {
           throw new IllegalStateException("a fold of the whole WAL tail made no layer");
         }
@@ -152,7 +153,7 @@ final class EntityTailFolds {
    * operation, too many layers) and the tail must be folded whole.
    */
   private Leased extend(String catalogId, Table table, Snapshot snapshot, Base base, List<Layer> layers, long last,
-      Segments segments, List<DataFileCache.Lease> taken) {
+      Segments segments, List<DataFileCache.Lease> taken, Cancel cancel) {
     List<Layer> out = new ArrayList<>(layers);
     long through = layers.isEmpty() ? base.afterSeq() : layers.get(layers.size() - 1).throughSeq();
     boolean grows = through < last;
@@ -176,6 +177,7 @@ final class EntityTailFolds {
         : layers.get(layers.size() - 1).dedup());
     List<WalSegment> added = new ArrayList<>();
     for (long seq = through + 1; seq <= last; seq++) {
+      cancel.check();
       added.add(dedup.withoutDuplicates(segments.segment(seq)));
     }
     String name = "wal-fold:" + table.uuid() + ":" + (base.snapshotId() == null ? "none" : base.snapshotId())
@@ -188,7 +190,7 @@ final class EntityTailFolds {
     try {
       rowsLease = files.acquire(catalogId, name + ":rows", target -> {
         Optional<WalTailRows.EntityLayer> layer = rows.foldEntityLayer(catalogId, table, snapshot, base.afterSeq(),
-            states, out.size(), added, target, state);
+            states, out.size(), added, target, state, cancel);
         if (layer.isEmpty()) {
           throw new LayerGone();
         }

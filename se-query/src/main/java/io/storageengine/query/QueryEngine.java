@@ -3,6 +3,7 @@ package io.storageengine.query;
 import io.storageengine.catalog.TableStateCache;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TenantCatalogs;
+import io.storageengine.common.Cancel;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.common.Threads;
@@ -53,7 +54,8 @@ import org.apache.iceberg.expressions.Expressions;
  * before anything parses it ({@link StatementLimits}); a query is planned only once
  * {@link QueryAdmission} admits it, holds its admission until it is closed, and is stopped
  * ({@link PreparedQuery#stop}, TIMED_OUT naming {@code query.timeout}) when it runs longer than
- * the timeout after its admission. Its DuckDB database has the threads its admission gave it
+ * the timeout after its admission, planning included (an entity WAL tail's fold is interrupted, see
+ * {@link Cancel}; so is a fold whose gRPC call was cancelled). Its DuckDB database has the threads its admission gave it
  * ({@link QueryAdmission.Permit#threads}).
  */
 final class QueryEngine implements AutoCloseable {
@@ -133,32 +135,42 @@ final class QueryEngine implements AutoCloseable {
       ReadMode read) {
     statementLimits.check(sql);
     QueryAdmission.Permit permit = admission.admit(catalogId);
-    long deadline = System.nanoTime() + limits.timeout().toNanos();
-    PreparedQuery query;
+    SeException timedOut = new SeException(ErrorCode.TIMED_OUT, String.format("query ran longer than %s, the "
+        + "server's limit (--query.timeout): it was stopped", QueryAdmission.format(limits.timeout())));
+    // The timeout counts from the admission: planning (an entity WAL tail's fold can take long)
+    // stops at it too, and so does a call its client gave up on.
+    Cancel stop = new Cancel();
+    ScheduledFuture<?> timer = null;
     try {
-      query = plan(catalogId, sql, pins, parameters, read, permit.threads());
+      timer = timeouts.schedule(() -> stop.cancel(timedOut), limits.timeout().toNanos(), TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The engine is closing: the query's database is closed with it.
+    }
+    PreparedQuery query;
+    try (CallCancellation ignored = CallCancellation.watch(() -> stop.cancel(PreparedQuery.cancelledError()))) {
+      query = plan(catalogId, sql, pins, parameters, read, permit.threads(), stop);
     } catch (RuntimeException e) {
+      if (timer != null) {
+        timer.cancel(false);
+      }
       permit.close();
       throw e;
     }
-    SeException timedOut = new SeException(ErrorCode.TIMED_OUT, String.format("query ran longer than %s, the "
-        + "server's limit (--query.timeout): it was stopped", QueryAdmission.format(limits.timeout())));
-    try {
-      ScheduledFuture<?> timer = timeouts.schedule(() -> query.stop(timedOut), deadline - System.nanoTime(),
-          TimeUnit.NANOSECONDS);
-      query.closeWith(() -> timer.cancel(false));
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      // The engine is closing: the query's database is closed with it.
+    Cancel.Registration stops = stop.onCancel(() -> query.stop(stop.reason()));
+    query.closeWith(stops::close);
+    if (timer != null) {
+      ScheduledFuture<?> armed = timer;
+      query.closeWith(() -> armed.cancel(false));
     }
     query.closeWith(permit);
     return query;
   }
 
   private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
-      ReadMode read, int threads) {
+      ReadMode read, int threads, Cancel stop) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters, read, threads);
+        return prepareOnce(catalogId, sql, pins, parameters, read, threads, stop);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -168,7 +180,7 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters, ReadMode readMode, int threads) {
+      QueryParameters parameters, ReadMode readMode, int threads, Cancel stop) {
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -262,7 +274,7 @@ final class QueryEngine implements AutoCloseable {
           // or reads row lineage (those read the tail from staged files).
           boolean inline = explain == null && !analysis.lineage();
           WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
-              entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline);
+              entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop);
           pin = pin.withWalThrough(read.throughSeq());
           if (read.loadsInline()) {
             inlineTails.put(view, new InlineTail(entry.getKey(), plannedTable, read, pinned));

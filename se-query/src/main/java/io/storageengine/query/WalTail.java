@@ -1,6 +1,7 @@
 package io.storageengine.query;
 
 import io.storageengine.catalog.TableSettings;
+import io.storageengine.common.Cancel;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.LruMap;
 import io.storageengine.common.SeException;
@@ -173,20 +174,22 @@ final class WalTail implements AutoCloseable {
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases) {
-    return read(catalogId, displayName, table, snapshot, schema, entity, afterSeq, throughSeq, leases, false);
+    return read(catalogId, displayName, table, snapshot, schema, entity, afterSeq, throughSeq, leases, false,
+        Cancel.never());
   }
 
   /**
    * As above; with {@code inline}, append segments not staged yet are left to {@link #load} on
    * the query's connection ({@link Read#loadsInline}), up to {@value #INLINE_MAX_BYTES} bytes of
-   * frames, instead of being staged here.
+   * frames, instead of being staged here. {@code cancel} stops the read between segments and an
+   * entity tail's fold in flight (failing with its reason).
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
-      long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline) {
+      long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel) {
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();
-    long last = segmentsThrough(displayName, tableWal, afterSeq, throughSeq, fresh);
+    long last = segmentsThrough(displayName, tableWal, afterSeq, throughSeq, fresh, cancel);
     if (last == afterSeq) {
       return new Read(afterSeq, List.of(), Map.of());
     }
@@ -203,6 +206,7 @@ final class WalTail implements AutoCloseable {
       long inlineBytes = 0;
       long staged = afterSeq;
       for (long seq = afterSeq + 1; seq <= last; seq++) {
+        cancel.check();
         String name = "wal-segment:" + table.uuid() + ":" + seq + ":schema-" + schema.schemaId();
         long segmentSeq = seq;
         DataFileCache.Lease lease = inline ? duckdb.files().leaseIfPresent(catalogId, name).orElse(null) : null;
@@ -252,7 +256,7 @@ final class WalTail implements AutoCloseable {
           public ProducerDedup.Pass dedup(ProducerDedup.State from) {
             return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
           }
-        }, leases);
+        }, leases, cancel);
     return new Read(last, fold.files(), fold.replacedPositions());
   }
 
@@ -439,9 +443,10 @@ final class WalTail implements AutoCloseable {
    * {@code fresh}.
    */
   private long segmentsThrough(String displayName, TableWal tableWal, long afterSeq, Long throughSeq,
-      Map<Long, WalSegment> fresh) {
+      Map<Long, WalSegment> fresh, Cancel cancel) {
     long last = afterSeq;
     for (long seq = afterSeq + 1; throughSeq == null || seq <= throughSeq; seq++) {
+      cancel.check();
       SegmentKey key = new SegmentKey(tableWal, seq);
       Boolean state = state(key);
       if (Boolean.TRUE.equals(state)) {

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.Cancel;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
@@ -49,6 +50,10 @@ public final class DuckSession implements AutoCloseable {
   private final BufferAllocator allocator;
   private final Path scratch;
   private final AtomicInteger names = new AtomicInteger();
+  /** What stops this session's statements (see {@link #stopOn}). */
+  private volatile Cancel stop = Cancel.never();
+  /** The statement running now, or null. */
+  private volatile Statement running;
   /** Whether the connection is someone else's: not closed here, no scratch directory. */
   private final boolean borrowed;
 
@@ -116,25 +121,69 @@ public final class DuckSession implements AutoCloseable {
     return scratch;
   }
 
+  /**
+   * Makes {@code cancel} stop this session's statements: once it is requested, the statement
+   * running is interrupted and every statement fails with the request's reason, until the
+   * returned registration is closed.
+   */
+  public Cancel.Registration stopOn(Cancel cancel) {
+    stop = cancel;
+    Cancel.Registration registered = cancel.onCancel(this::interrupt);
+    return () -> {
+      registered.close();
+      stop = Cancel.never();
+    };
+  }
+
+  private void interrupt() {
+    Statement st = running;
+    if (st != null) {
+      try {
+        st.cancel();
+      } catch (SQLException e) {
+        // The statement ended meanwhile; the next one sees the request.
+      }
+    }
+  }
+
+  /** A new statement, the one {@link #interrupt} stops; refused once a stop was requested. */
+  private Statement statement() throws SQLException {
+    stop.check();
+    Statement st = connection.createStatement();
+    running = st;
+    return st;
+  }
+
   public void execute(String sql) {
-    try (Statement st = connection.createStatement()) {
+    try (Statement st = statement()) {
       st.execute(sql);
     } catch (SQLException e) {
       throw failed("DuckDB statement failed: ", e);
+    } finally {
+      running = null;
     }
   }
 
   public long queryLong(String sql) {
-    try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+    try (Statement st = statement(); ResultSet rs = st.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
     } catch (SQLException e) {
       throw failed("DuckDB query failed: ", e);
+    } finally {
+      running = null;
     }
   }
 
-  /** The error to throw for {@code e}; a database DuckDB invalidated is not handed out again. */
+  /**
+   * The error to throw for {@code e}: the stop's reason when one was requested (see
+   * {@link #stopOn}); a database DuckDB invalidated is not handed out again.
+   */
   private SeException failed(String what, SQLException e) {
+    SeException stopped = stop.reason();
+    if (stopped != null) {
+      return stopped;
+    }
     String message = String.valueOf(e.getMessage());
     if (message.contains("invalidated") && runtime != null) {
       runtime.discardShared(threads);
@@ -144,12 +193,14 @@ public final class DuckSession implements AutoCloseable {
 
   /** Runs {@code sql} and hands each result row to {@code consumer}. */
   public void query(String sql, RowConsumer consumer) {
-    try (Statement st = connection.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+    try (Statement st = statement(); ResultSet rs = st.executeQuery(sql)) {
       while (rs.next()) {
         consumer.accept(rs);
       }
     } catch (SQLException e) {
       throw failed("DuckDB query failed: ", e);
+    } finally {
+      running = null;
     }
   }
 
@@ -181,7 +232,7 @@ public final class DuckSession implements AutoCloseable {
 
   /** Runs {@code sql} and hands its result, as Arrow batches, to {@code consumer}. */
   void queryArrow(String sql, int batchRows, ArrowConsumer consumer) {
-    try (Statement st = connection.createStatement();
+    try (Statement st = statement();
         DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(sql);
         ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows)) {
       while (reader.loadNextBatch()) {
@@ -190,7 +241,10 @@ public final class DuckSession implements AutoCloseable {
     } catch (SQLException e) {
       throw failed("DuckDB query failed: ", e);
     } catch (IOException e) {
-      throw SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+      SeException stopped = stop.reason();
+      throw stopped != null ? stopped : SeException.internal("DuckDB query failed: " + e.getMessage(), e);
+    } finally {
+      running = null;
     }
   }
 

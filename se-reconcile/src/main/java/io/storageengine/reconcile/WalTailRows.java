@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.common.Cancel;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.objectstore.ObjectStore;
@@ -132,6 +133,17 @@ public final class WalTailRows {
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
+    return foldEntityLayer(scope, table, snapshot, highWaterMark, priorStates, layer, segments, rowsTarget, state,
+        Cancel.never());
+  }
+
+  /**
+   * As {@link #foldEntityLayer(String, Table, Snapshot, long, List, int, List, Path, String)},
+   * stopped by {@code cancel}: once it is requested the DuckDB statement running is interrupted
+   * and the fold fails with the request's reason, keeping nothing.
+   */
+  public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
+      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state, Cancel cancel) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }
@@ -140,13 +152,17 @@ public final class WalTailRows {
       TableWal tableWal = new TableWal(scope, table.uuid());
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
       SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
+      Cancel.Registration stop = duck.stopOn(cancel);
       try {
         return new EntityTailLayer(duck, table, sliceTail, candidates)
             .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, state)
             .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows()));
       } catch (RuntimeException e) {
+        stop.close(); // the state's drop must run
         dropQuietly(duck, state);
         throw e;
+      } finally {
+        stop.close();
       }
     }
   }

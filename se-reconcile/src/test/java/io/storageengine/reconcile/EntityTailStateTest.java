@@ -27,9 +27,7 @@ class EntityTailStateTest {
   @Test
   void aLayerFoldsOntoEarlierStatesAndAnswersEmptyWhenOneIsGone() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("members", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
+      Table table = members(env);
       TableWal tw = env.walOf(table, "members");
       SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 100, 1));
       assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
@@ -65,5 +63,11 @@ class EntityTailStateTest {
       assertThat(gone).as("an earlier state is gone").isEmpty();
       rows.dropEntityStates(List.of(again));
     }
+  }
+
+  /** The unpartitioned entity table {@code members} (schema of {@link EntityModelTest}, version {@code ver}). */
+  static Table members(TestEnvironment env) {
+    return env.createTable("members", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
+        Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY, TableProperties.VERSION_COLUMN, "ver"));
   }
 }
