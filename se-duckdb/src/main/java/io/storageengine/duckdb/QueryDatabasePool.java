@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -249,16 +248,10 @@ public final class QueryDatabasePool implements AutoCloseable {
         throw SeException.unavailable("the query engine is shutting down", null);
       }
       Deque<Database> queue = idle.get(tenant);
-      if (queue != null) {
-        for (Iterator<Database> it = queue.iterator(); it.hasNext(); ) {
-          Database candidate = it.next();
-          if (candidate.serves(directories, threadCount)) {
-            it.remove();
-            idleCount--;
-            reused = candidate;
-            break;
-          }
-        }
+      reused = idleServing(tenant, directories, threadCount);
+      if (reused != null) {
+        queue.remove(reused);
+        idleCount--;
       }
       Set<String> known = knownDirectories.computeIfAbsent(tenant, k -> new LinkedHashSet<>());
       if (!known.containsAll(directories)) {
@@ -307,7 +300,7 @@ public final class QueryDatabasePool implements AutoCloseable {
     Database awaited = null;
     long deadline = System.nanoTime() + RESET_WAIT_NANOS;
     try {
-      while (!closed && !idleServes(tenant, directories, threadCount)) {
+      while (!closed && idleServing(tenant, directories, threadCount) == null) {
         List<Database> candidates = resetting.getOrDefault(tenant, List.of());
         if (awaited == null || !candidates.contains(awaited)) {
           awaited = null;
@@ -340,16 +333,17 @@ public final class QueryDatabasePool implements AutoCloseable {
     }
   }
 
-  private boolean idleServes(String tenant, Set<String> directories, int threadCount) {
+  /** The first idle database of {@code tenant} that serves the request (left idle), or null. */
+  private Database idleServing(String tenant, Set<String> directories, int threadCount) {
     Deque<Database> queue = idle.get(tenant);
     if (queue != null) {
       for (Database candidate : queue) {
         if (candidate.serves(directories, threadCount)) {
-          return true;
+          return candidate;
         }
       }
     }
-    return false;
+    return null;
   }
 
   /** Marks {@code database} as being reset by its lease's close (see {@link #awaitReset}). */
