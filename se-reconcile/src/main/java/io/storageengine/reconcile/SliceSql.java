@@ -32,8 +32,12 @@ public final class SliceSql {
 
   /** A condition true for the keys (columns of {@code alias}) that {@code slice} owns. */
   static String owns(EntityColumns columns, String alias, TableSlices.Slice slice) {
-    String h = hash(columns, alias);
-    return "(" + h + " >= " + slice.lo() + " AND " + h + " < " + slice.hi() + ")";
+    return inRange(hash(columns, alias), slice);
+  }
+
+  /** A condition true when the slice hash {@code hash} (an expression) lies in {@code slice}'s range. */
+  private static String inRange(String hash, TableSlices.Slice slice) {
+    return "(" + hash + " >= " + slice.lo() + " AND " + hash + " < " + slice.hi() + ")";
   }
 
   /**
@@ -42,8 +46,7 @@ public final class SliceSql {
    */
   static UnaryOperator<String> keepOnly(EntityColumns columns, TableSlices.Slice slice) {
     return rows -> "SELECT * EXCLUDE (" + HASH_COLUMN + ") FROM (SELECT *, " + hash(columns, "") + " AS "
-        + HASH_COLUMN + " FROM (" + rows + ")) WHERE " + HASH_COLUMN + " >= " + slice.lo() + " AND "
-        + HASH_COLUMN + " < " + slice.hi();
+        + HASH_COLUMN + " FROM (" + rows + ")) WHERE " + inRange(HASH_COLUMN, slice);
   }
 
   /**
