@@ -4,7 +4,9 @@ import io.storageengine.common.Cancel;
 import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
+import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.reconcile.WalTailRows;
+import io.storageengine.reconcile.maintenance.MaintenancePolicy;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
 import io.storageengine.wal.WalSegment;
@@ -23,6 +25,7 @@ import java.util.UUID;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 
@@ -51,6 +54,16 @@ final class EntityTailFolds {
   static final int MAX_TABLES = 32;
   /** Rows (keys) of the layer states kept, over all tables. */
   static final long MAX_STATE_ROWS = 4_000_000;
+  /** Commits a carried fold's snapshot may be behind the table's current one ({@link #carriedBase}). */
+  static final int MAX_CARRIED_COMMITS = 8;
+  /** How old a carried fold's snapshot may be ({@link #carriedBase}). */
+  static final long MAX_CARRIED_MILLIS = 60_000;
+  /**
+   * Rows (keys) a carried fold's states may hold ({@link #carriedBase}): a fold carried past
+   * commits grows with the whole tail since its snapshot, where a fold on the newest snapshot
+   * holds one pass's worth.
+   */
+  static final long MAX_CARRIED_STATE_ROWS = MAX_STATE_ROWS / 4;
 
   /** What a fold is of: the tail of {@code afterSeq} on a snapshot (null: none) and schema. */
   private record Base(Long snapshotId, int schemaId, long afterSeq) {}
@@ -110,9 +123,24 @@ final class EntityTailFolds {
    */
   Read read(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
       List<DataFileCache.Lease> leases, Cancel cancel) {
+    return read(catalogId, table, snapshot, afterSeq, last, segments, leases, cancel, false);
+  }
+
+  /**
+   * As above; with {@code carried} ({@code snapshot} is a {@link #carriedBase}), null instead of
+   * a fold of the whole tail: when the kept fold is no longer on {@code snapshot}, when the tail
+   * read ends before the kept fold's end (segments collected meanwhile: the read would miss what
+   * the table's current snapshot holds), or when its layers cannot be extended. The caller then
+   * reads the current snapshot.
+   */
+  Read read(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
+      List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
     TableWal key = new TableWal(catalogId, table.uuid());
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
     Fold known = fold(key);
+    if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
+      return null;
+    }
     List<Layer> layers = new ArrayList<>();
     if (known != null && known.base().equals(base)) {
       for (Layer layer : known.layers()) {
@@ -125,6 +153,10 @@ final class EntityTailFolds {
     List<DataFileCache.Lease> taken = new ArrayList<>();
     try {
       Leased made = extend(catalogId, table, snapshot, base, layers, last, segments, taken, cancel);
+      if (made == null && carried) {
+        release(taken);
+        return null;
+      }
       if (made == null) {
         release(taken);
         taken.clear();
@@ -206,6 +238,64 @@ final class EntityTailFolds {
     rowsPaths.add(rowsLease.path());
     out.add(new Layer(last, name + ":rows", state, made[0], dedup.state()));
     return new Leased(new Fold(base, out), rowsPaths);
+  }
+
+  /**
+   * The snapshot of the fold kept for {@code table} when a query of the table's {@code current}
+   * snapshot (whose {@code se.wal.seq} is {@code currentSeq}) may read that snapshot and the
+   * kept fold instead (extended by the segments after it): null unless every condition holds.
+   * Reconciliation commits a new snapshot every pass, and a fold on it starts over from the
+   * whole tail after it (under heavy upserts about a pass's worth of rows, looked up in the whole
+   * table); the kept fold onto an older snapshot already holds those rows. Both reads give the
+   * same rows when:
+   *
+   * <ul>
+   *   <li>the kept fold is on an older snapshot of the same schema as the table's, and reaches at
+   *       least {@code currentSeq} (it holds everything the current snapshot reconciled);</li>
+   *   <li>every commit after the fold's snapshot up to the current one reconciled WAL (it carries
+   *       {@code se.wal.seq}) or only rewrote files ({@code replace}: compaction, slice changes),
+   *       so none changed the table's rows other than by the WAL the fold holds; at most
+   *       {@value #MAX_CARRIED_COMMITS} of them;</li>
+   *   <li>the kept fold's states hold at most {@value #MAX_CARRIED_STATE_ROWS} rows;</li>
+   *   <li>the fold's snapshot is still in the table's metadata, at most
+   *       {@value #MAX_CARRIED_MILLIS} ms old, and within the snapshots the table's maintenance
+   *       keeps ({@code se.maintenance.min-snapshots} by its properties), so its files are not
+   *       expired under the query.</li>
+   * </ul>
+   */
+  Snapshot carriedBase(String catalogId, Table table, Snapshot current, long currentSeq, long nowMillis) {
+    Fold known = fold(new TableWal(catalogId, table.uuid()));
+    if (known == null || current == null || known.base().snapshotId() == null || known.layers().isEmpty()
+        || known.base().snapshotId() == current.snapshotId() || known.base().schemaId() != table.schema().schemaId()
+        || throughSeq(known) < currentSeq || stateRows(known) > MAX_CARRIED_STATE_ROWS) {
+      return null;
+    }
+    Snapshot base = table.snapshot(known.base().snapshotId());
+    if (base == null || base.timestampMillis() < nowMillis - MAX_CARRIED_MILLIS) {
+      return null;
+    }
+    int keep;
+    try {
+      keep = Math.min(MAX_CARRIED_COMMITS,
+          MaintenancePolicy.forTable(table, MaintenancePolicy.defaults()).minSnapshots() - 1);
+    } catch (RuntimeException e) {
+      return null; // a property maintenance refuses: its report names it
+    }
+    Snapshot s = current;
+    for (int commits = 0; commits < keep; commits++) {
+      boolean keepsRows = WalHighWaterMark.seqOf(s) != null || DataOperations.REPLACE.equals(s.operation());
+      if (!keepsRows || s.parentId() == null) {
+        return null;
+      }
+      if (s.parentId() == base.snapshotId()) {
+        return base;
+      }
+      s = table.snapshot(s.parentId());
+      if (s == null) {
+        return null;
+      }
+    }
+    return null;
   }
 
   /** A lease on a layer's file still in the cache, added to {@code taken}; LayerGone when evicted. */

@@ -103,16 +103,19 @@ final class Explain {
    * @param clause the time travel clause as written, null for none
    * @param pinned whether the pin came from the session rather than from the statement or the table
    * @param tail what the WAL tail added (null: not read), {@code afterSeq} the snapshot's seq
+   * @param current the table's current snapshot when the one read is older and carries the WAL
+   *     tail's fold kept on it ({@link EntityTailFolds#carriedBase}), else null
    */
   void table(PlannedTable planned, String clause, boolean pinned, Expression filter,
-      WalTail.Read tail, long afterSeq) {
+      WalTail.Read tail, long afterSeq, Long current) {
     String key = "table " + planned.displayName() + (clause == null ? "" : " FOR " + clause);
     StringBuilder value = new StringBuilder();
     if (planned.snapshotId() == null) {
       line(value, "snapshot", "none (the table has no data yet)");
     } else {
       line(value, "snapshot", planned.snapshotId() + (clause != null ? " (" + clause + ")"
-          : pinned ? " (pinned by the session)" : " (current)"));
+          : pinned ? " (pinned by the session)" : current != null ? " (older than the current " + current
+              + ": the wal tail's fold kept on it holds what the newer snapshots reconciled)" : " (current)"));
       line(value, "pushed filter", filter.toString());
       FileCounts counts = count(planned.table(), planned.snapshotId(), planned.schema(), filter);
       long read = planned.plan() == null ? 0 : planned.plan().files.size();

@@ -255,26 +255,49 @@ final class QueryEngine implements AutoCloseable {
           view = new TableName(TRAVEL_SCHEMA + travelViews.size(), name.table(), name.namespace());
           travelViews.put(entry.getKey(), view);
         }
-        PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
+        boolean pinned = pins.containsKey(entry.getKey());
         // Time travel reads the snapshot it names, never the WAL after it.
-        boolean withTail = pins.containsKey(entry.getKey()) ? pin.walThrough() != null
-            : readMode == ReadMode.LATEST && at == null;
+        boolean withTail = pinned ? pin.walThrough() != null : readMode == ReadMode.LATEST && at == null;
         TableSettings settings = withTail && tail != null ? settings(table) : null;
         boolean entity = settings != null && settings.entity();
-        PlannedTable snapshotFiles = plannedTable;
+        boolean readsTail = settings != null && (!entity || tail.readsEntities());
+        // An entity table's latest state read as an older snapshot plus the tail's fold kept on
+        // it, when that fold holds what the newer snapshots reconciled (no fold starts over).
+        Snapshot carried = readsTail && entity && !pinned && at == null
+            ? tail.carriedBase(catalogId, table, pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId()))
+            : null;
+        SnapshotPin carriedPin = carried == null ? null : new SnapshotPin(carried.snapshotId(), pin.schemaId());
+        PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table,
+            carriedPin == null ? pin : carriedPin, filter, leases);
         WalTail.Read tailRead = null;
         long afterSeq = 0;
-        if (settings != null && (!entity || tail.readsEntities())) {
-          // The snapshot's data files (less the rows the tail replaces) plus what the WAL
-          // segments it does not include yet add.
-          Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
-          afterSeq = WalHighWaterMark.of(table, snapshot);
-          boolean pinned = pins.containsKey(entry.getKey());
+        PlannedTable snapshotFiles = plannedTable;
+        Long carriedFrom = null;
+        if (readsTail) {
           // New append segments are read inline, from their frames, unless the plan is explained
           // or reads row lineage (those read the tail from staged files).
           boolean inline = explain == null && !analysis.lineage();
-          WalTail.Read read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
-              entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop);
+          WalTail.Read read = null;
+          if (carried != null) {
+            afterSeq = WalHighWaterMark.of(table, carried);
+            read = tail.read(catalogId, plannedTable.displayName(), table, carried, plannedTable.schema(), true,
+                afterSeq, null, leases, inline, stop, true);
+            if (read != null) {
+              carriedFrom = pin.snapshotId();
+              pin = carriedPin;
+            } else {
+              plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table, pin, filter, leases);
+              snapshotFiles = plannedTable;
+            }
+          }
+          if (read == null) {
+            // The snapshot's data files (less the rows the tail replaces) plus what the WAL
+            // segments it does not include yet add.
+            Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
+            afterSeq = WalHighWaterMark.of(table, snapshot);
+            read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
+                entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop);
+          }
           pin = pin.withWalThrough(read.throughSeq());
           if (read.loadsInline()) {
             inlineTails.put(view, new InlineTail(entry.getKey(), plannedTable, read, pinned));
@@ -283,8 +306,8 @@ final class QueryEngine implements AutoCloseable {
           tailRead = read;
         }
         if (explain != null) {
-          explain.table(snapshotFiles, at == null ? null : at.written(), pins.containsKey(entry.getKey()), filter,
-              tailRead, afterSeq);
+          explain.table(snapshotFiles, at == null ? null : at.written(), pinned, filter,
+              tailRead, afterSeq, carriedFrom);
         }
         used.put(entry.getKey(), pin);
         planned.put(view, plannedTable);

@@ -9,6 +9,7 @@ import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
+import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
@@ -186,10 +187,36 @@ final class WalTail implements AutoCloseable {
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel) {
+    return read(catalogId, displayName, table, snapshot, schema, entity, afterSeq, throughSeq, leases, inline, cancel,
+        false);
+  }
+
+  /**
+   * The snapshot an entity table's query of its {@code current} snapshot reads instead, with the
+   * tail's fold kept on it ({@link EntityTailFolds#carriedBase}; read it with {@code carried}),
+   * or null.
+   */
+  Snapshot carriedBase(String catalogId, Table table, Snapshot current) {
+    return current == null ? null
+        : entityFolds.carriedBase(catalogId, table, current, WalHighWaterMark.of(table, current),
+            System.currentTimeMillis());
+  }
+
+  /**
+   * As above; with {@code carried} ({@code snapshot} from {@link #carriedBase}), null when the
+   * fold kept on it cannot be extended without folding the whole tail (see
+   * {@link EntityTailFolds#read}): the query reads the current snapshot then.
+   */
+  Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
+      long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
+      boolean carried) {
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();
     long last = segmentsThrough(displayName, tableWal, afterSeq, throughSeq, fresh, cancel);
+    if (carried && last == afterSeq) {
+      return null; // the kept fold's segments were collected
+    }
     if (last == afterSeq) {
       return new Read(afterSeq, List.of(), Map.of());
     }
@@ -256,8 +283,8 @@ final class WalTail implements AutoCloseable {
           public ProducerDedup.Pass dedup(ProducerDedup.State from) {
             return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
           }
-        }, leases, cancel);
-    return new Read(last, fold.files(), fold.replacedPositions());
+        }, leases, cancel, carried);
+    return fold == null ? null : new Read(last, fold.files(), fold.replacedPositions());
   }
 
   /**
