@@ -36,8 +36,21 @@ public final class DuckRuntime implements AutoCloseable {
   /** The bound of the local copies, {@code duckdb.file-cache-size}. */
   public static final Setting<Long> FILE_CACHE_SIZE = Setting.size("duckdb.file-cache-size", "1GiB",
       "local copies of remote data files kept for reconcile and queries (LRU by bytes)");
+  /** Default DuckDB {@code memory_limit} of each shared database ({@link #connectShared}). */
+  public static final long DEFAULT_SHARED_MEMORY_BYTES = 4L << 30;
+  /** Least {@code duckdb.shared-memory-limit} accepted. */
+  static final long MIN_SHARED_MEMORY_BYTES = 64L << 20;
+  /**
+   * The DuckDB {@code memory_limit} of each shared database, {@code duckdb.shared-memory-limit}:
+   * without one DuckDB takes up to 80% of the machine's memory per database, next to the JVM's
+   * heap and the query databases, and a full-speed entity load got the process killed by the
+   * kernel.
+   */
+  public static final Setting<Long> SHARED_MEMORY_LIMIT = Setting.size("duckdb.shared-memory-limit", "4GiB",
+      "DuckDB memory_limit of the shared database of reconcile and maintenance passes and entity WAL tail folds"
+          + " (beyond it their large operators and tables spill to disk)");
   /** Every setting of the DuckDB runtime. */
-  public static final List<Setting<?>> SETTINGS = List.of(FILE_CACHE_SIZE);
+  public static final List<Setting<?>> SETTINGS = List.of(FILE_CACHE_SIZE, SHARED_MEMORY_LIMIT);
 
   private final Path directory;
   private final boolean ownsDirectory;
@@ -45,14 +58,19 @@ public final class DuckRuntime implements AutoCloseable {
   private final ParquetFooters footers = new ParquetFooters(ParquetFooters.DEFAULT_MAX_ENTRIES);
   private final Map<Integer, DuckDBConnection> sharedByThreads = new HashMap<>();
   private final Map<String, QueryDatabasePool> queryPools = new HashMap<>();
+  private final long sharedMemoryBytes;
   private boolean closed;
 
-  private DuckRuntime(Path directory, boolean ownsDirectory, long fileCacheBytes) {
+  private DuckRuntime(Path directory, boolean ownsDirectory, long fileCacheBytes, long sharedMemoryBytes) {
     if (fileCacheBytes < 0) {
       throw SeException.invalid("data file cache size %d: must not be negative", fileCacheBytes);
     }
+    if (sharedMemoryBytes < MIN_SHARED_MEMORY_BYTES) {
+      throw SeException.invalid("%s %d bytes: must be at least 64MiB", SHARED_MEMORY_LIMIT.key(), sharedMemoryBytes);
+    }
     this.directory = directory;
     this.ownsDirectory = ownsDirectory;
+    this.sharedMemoryBytes = sharedMemoryBytes;
     this.files = new DataFileCache(directory.resolve("data-files"), fileCacheBytes);
   }
 
@@ -61,13 +79,23 @@ public final class DuckRuntime implements AutoCloseable {
    * by an earlier run are deleted).
    */
   public static DuckRuntime open(Path directory, long fileCacheBytes) {
-    return new DuckRuntime(directory, false, fileCacheBytes);
+    return open(directory, fileCacheBytes, DEFAULT_SHARED_MEMORY_BYTES);
+  }
+
+  /** As {@link #open(Path, long)}, each shared database limited to {@code sharedMemoryBytes}. */
+  public static DuckRuntime open(Path directory, long fileCacheBytes, long sharedMemoryBytes) {
+    return new DuckRuntime(directory, false, fileCacheBytes, sharedMemoryBytes);
   }
 
   /** A runtime working below a new temporary directory, deleted when it closes. */
   public static DuckRuntime temporary(long fileCacheBytes) {
+    return temporary(fileCacheBytes, DEFAULT_SHARED_MEMORY_BYTES);
+  }
+
+  /** As {@link #temporary(long)}, each shared database limited to {@code sharedMemoryBytes}. */
+  public static DuckRuntime temporary(long fileCacheBytes, long sharedMemoryBytes) {
     try {
-      return new DuckRuntime(Files.createTempDirectory("se-duckdb-"), true, fileCacheBytes);
+      return new DuckRuntime(Files.createTempDirectory("se-duckdb-"), true, fileCacheBytes, sharedMemoryBytes);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -185,8 +213,9 @@ public final class DuckRuntime implements AutoCloseable {
     }
     DuckDBConnection base = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:");
     try (Statement st = base.createStatement()) {
-      // Global settings: worker threads and where large operators spill.
+      // Global settings: worker threads, the memory bound and where large operators spill.
       st.execute("SET threads = " + threads);
+      st.execute("SET memory_limit = '" + Math.max(1, sharedMemoryBytes >> 20) + "MiB'");
       st.execute("SET temp_directory = " + SqlQuoting.literal(spill.toString()));
     } catch (SQLException e) {
       base.close();

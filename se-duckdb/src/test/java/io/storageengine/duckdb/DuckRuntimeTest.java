@@ -52,6 +52,20 @@ class DuckRuntimeTest {
   }
 
   @Test
+  void sharedDatabasesAreBoundedByTheConfiguredMemoryLimit() throws Exception {
+    try (DuckRuntime bounded = DuckRuntime.temporary(1 << 20, 512L << 20);
+        DuckRuntime byDefault = DuckRuntime.temporary(1 << 20)) {
+      try (Connection a = bounded.connectShared(1); Connection b = byDefault.connectShared(2)) {
+        assertThat(query(a, "SELECT current_setting('memory_limit')")).isEqualTo("512.0 MiB");
+        assertThat(query(b, "SELECT current_setting('memory_limit')")).isEqualTo("4.0 GiB");
+      }
+    }
+    assertThatThrownBy(() -> DuckRuntime.temporary(1 << 20, 1 << 20)).isInstanceOf(SeException.class)
+        .hasMessageContaining("duckdb.shared-memory-limit 1048576 bytes: must be at least 64MiB")
+        .satisfies(e -> assertThat(((SeException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+  }
+
+  @Test
   void twoRuntimesShareNothing() throws Exception {
     try (DuckRuntime one = DuckRuntime.open(dir.resolve("one"), 1 << 20);
         DuckRuntime two = DuckRuntime.open(dir.resolve("two"), 1 << 20)) {

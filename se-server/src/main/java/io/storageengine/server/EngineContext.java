@@ -108,9 +108,10 @@ public final class EngineContext implements AutoCloseable {
       // One DuckDB runtime for reconcile, maintenance and queries: they share its databases and
       // its copies of remote data files.
       long fileCacheBytes = config.value(DuckRuntime.FILE_CACHE_SIZE);
+      long sharedMemoryBytes = config.value(DuckRuntime.SHARED_MEMORY_LIMIT);
       this.duckdb = own(builder.duckdbDirectory == null
-          ? DuckRuntime.temporary(fileCacheBytes)
-          : DuckRuntime.open(builder.duckdbDirectory, fileCacheBytes));
+          ? DuckRuntime.temporary(fileCacheBytes, sharedMemoryBytes)
+          : DuckRuntime.open(builder.duckdbDirectory, fileCacheBytes, sharedMemoryBytes));
       this.wal = new ObjectStoreWal(storage.store(), builder.writerPrefix + "-" + ProcessHandle.current().pid()
           + "-" + UUID.randomUUID().toString().substring(0, 8), observability.telemetry());
       this.tombstones = own(new TombstoneCache(TombstoneCache.DEFAULT_MAX_ENTRIES, threads("se-tombstone-io")));
