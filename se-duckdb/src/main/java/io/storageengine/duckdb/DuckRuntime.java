@@ -215,7 +215,7 @@ public final class DuckRuntime implements AutoCloseable {
     try (Statement st = base.createStatement()) {
       // Global settings: worker threads, the memory bound and where large operators spill.
       st.execute("SET threads = " + threads);
-      st.execute("SET memory_limit = '" + Math.max(1, sharedMemoryBytes >> 20) + "MiB'");
+      st.execute("SET memory_limit = '" + (sharedMemoryBytes >> 20) + "MiB'");
       st.execute("SET temp_directory = " + SqlQuoting.literal(spill.toString()));
     } catch (SQLException e) {
       base.close();

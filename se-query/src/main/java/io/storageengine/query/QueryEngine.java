@@ -263,9 +263,9 @@ final class QueryEngine implements AutoCloseable {
         boolean readsTail = settings != null && (!entity || tail.readsEntities());
         // An entity table's latest state read as an older snapshot plus the tail's fold kept on
         // it, when that fold holds what the newer snapshots reconciled (no fold starts over).
+        Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
         Snapshot carried = readsTail && entity && !pinned && at == null
-            ? tail.carriedBase(catalogId, table, pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId()))
-            : null;
+            ? tail.carriedBase(catalogId, table, snapshot) : null;
         SnapshotPin carriedPin = carried == null ? null : new SnapshotPin(carried.snapshotId(), pin.schemaId());
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table,
             carriedPin == null ? pin : carriedPin, filter, leases);
@@ -293,7 +293,6 @@ final class QueryEngine implements AutoCloseable {
           if (read == null) {
             // The snapshot's data files (less the rows the tail replaces) plus what the WAL
             // segments it does not include yet add.
-            Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
             afterSeq = WalHighWaterMark.of(table, snapshot);
             read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
                 entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop);
