@@ -97,6 +97,11 @@ class NativeIngestTest {
 
     List<WalFrame> frames = h.frames(events);
     assertThat(frames).hasSize(3);
+    // The listener hears of a segment after its batches are acknowledged, not before.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (h.segmentsWritten.isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
     assertThat(h.segmentsWritten).isNotEmpty();
     for (int b = 0; b < 3; b++) {
       WalFrame frame = frames.get(b);
