@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -24,6 +26,12 @@ import java.util.concurrent.ConcurrentHashMap;
  * not known here and is written again; readers then skip the later frame ({@link
  * io.storageengine.wal.ProducerDedup}), so the table holds it once either way.
  *
+ * <p>Catch-ups of one table are shared: at most one reads the WAL at a time, and every open
+ * that arrives while one runs waits for the next one, which starts when the running one ends and
+ * serves all of them. So each open still gets windows caught up after it arrived, while a burst
+ * of opens reads the tail at most twice instead of once per open (a long unreconciled tail read
+ * by hundreds of opens at once held as many segments in memory and re-read it as many times).
+ *
  * <p>Thread-safe.
  */
 final class ProducerWindowCache {
@@ -36,6 +44,10 @@ final class ProducerWindowCache {
     /** Batches made durable while a catch-up reads the WAL, replayed onto its result. */
     final List<Learnt> learnt = new ArrayList<>();
     int catchingUp;
+    /** The catch-up reading the WAL now, or null. */
+    CompletableFuture<Void> running;
+    /** The catch-up that starts once {@link #running} ends, shared by the opens waiting for it, or null. */
+    CompletableFuture<Void> next;
   }
 
   private record Learnt(ProducerStamp stamp, long walSeq) {}
@@ -51,6 +63,65 @@ final class ProducerWindowCache {
    */
   void open(TableWal table, Duration retention) {
     Entry entry = tables.computeIfAbsent(table, t -> new Entry());
+    CompletableFuture<Void> round;
+    boolean reads;
+    synchronized (entry) {
+      if (entry.next == null) {
+        entry.next = new CompletableFuture<>();
+      }
+      round = entry.next;
+      try {
+        while (!round.isDone() && entry.running != null && entry.running != round) {
+          entry.wait();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new SeException(ErrorCode.UNAVAILABLE, "interrupted while the producer windows of table "
+            + table.tableUuid() + " were read; retry", e);
+      }
+      // Its round is over (read by another open of it), or runs (another open reads it), or no
+      // round runs (this open reads its round, for every open waiting for it).
+      reads = !round.isDone() && entry.running == null;
+      if (reads) {
+        entry.running = round;
+        entry.next = null;
+      }
+    }
+    if (!reads) {
+      await(round);
+      return;
+    }
+    try {
+      catchUp(entry, table, retention);
+      round.complete(null);
+    } catch (RuntimeException | Error e) {
+      round.completeExceptionally(e);
+      throw e;
+    } finally {
+      synchronized (entry) {
+        entry.running = null;
+        entry.notifyAll();
+      }
+    }
+  }
+
+  /** Waits for a round another open reads, and fails as it failed. */
+  private static void await(CompletableFuture<Void> round) {
+    try {
+      round.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException r) {
+        throw r;
+      }
+      if (e.getCause() instanceof Error err) {
+        throw err;
+      }
+      throw e;
+    }
+  }
+
+  /** One catch-up: the windows known so far (or the stored ones) with the segments after them. */
+  private void catchUp(Entry entry, TableWal table, Duration retention) {
     ProducerWindows known;
     synchronized (entry) {
       known = entry.windows == null ? null : entry.windows.copy();
