@@ -40,7 +40,8 @@ final class ProducerWindowFile {
 
   /**
    * Folds the segments up to {@code throughSeq} into the stored windows (taken from
-   * {@code known} when there, else read with {@code reader}; missing ones are skipped), expires
+   * {@code known} when there, else read with {@code reader} one at a time and not kept; missing
+   * ones are skipped), expires
    * idle producers as of {@code nowMillis}, and stores the result. Does nothing when the file
    * does not exist (no producer ever wrote) or is already that far.
    */
@@ -58,12 +59,11 @@ final class ProducerWindowFile {
       }
       ProducerWindows windows = current.get().windows();
       for (long seq = windows.throughSeq() + 1; seq <= throughSeq; seq++) {
+        // A segment read here is not kept for a retry after a lost race (read again then): GC
+        // advances over every segment it collects, which after a long backlog is gigabytes.
         WalSegment segment = bySeq.get(seq);
         Optional<WalSegment> found = segment != null ? Optional.of(segment) : reader.apply(seq);
-        if (found.isPresent()) {
-          bySeq.put(seq, found.get());
-          windows.fold(found.get(), retention);
-        }
+        found.ifPresent(s -> windows.fold(s, retention));
       }
       windows.foldedThrough(throughSeq);
       windows.expire(nowMillis, retention);
