@@ -207,11 +207,11 @@ final class EntityTailFolds {
     // producers.json and the segments before it.
     ProducerDedup.Pass dedup = segments.dedup(layers.isEmpty() ? ProducerDedup.State.START
         : layers.get(layers.size() - 1).dedup());
-    List<WalSegment> added = new ArrayList<>();
-    for (long seq = through + 1; seq <= last; seq++) {
+    // Read as the fold stages them, one at a time: a long tail is never held in memory whole.
+    SegmentRange added = new SegmentRange(through + 1, last, seq -> {
       cancel.check();
-      added.add(dedup.withoutDuplicates(segments.segment(seq)));
-    }
+      return dedup.withoutDuplicates(segments.segment(seq));
+    });
     String name = "wal-fold:" + table.uuid() + ":" + (base.snapshotId() == null ? "none" : base.snapshotId())
         + ":schema-" + base.schemaId() + ":" + base.afterSeq() + ":" + (through + 1) + ".." + last + ":"
         + UUID.randomUUID();
@@ -233,6 +233,11 @@ final class EntityTailFolds {
     } catch (RuntimeException e) {
       rows.dropEntityStates(List.of(state));
       throw e;
+    }
+    if (!added.consumed()) {
+      rows.dropEntityStates(List.of(state));
+      rowsLease.close();
+      throw new IllegalStateException("the fold of segments " + (through + 1) + ".." + last + " did not read them all");
     }
     taken.add(rowsLease);
     rowsPaths.add(rowsLease.path());

@@ -90,6 +90,12 @@ final class WalTail implements AutoCloseable {
    * until then); beyond it a segment is not queued, and a later query reads it inline again.
    */
   static final long MAX_QUEUED_STAGING_BYTES = 64L << 20;
+  /**
+   * Bytes of frames of the segments a query keeps from finding the tail's end for the rest of its
+   * read; the segments after them are read again when they are staged or folded, one at a time,
+   * so a long tail (gigabytes after a stalled reconciliation) is never held in memory whole.
+   */
+  static final long MAX_KEPT_BYTES = 64L << 20;
   /** How long after its first inline read a segment is staged in the background. */
   static final long STAGING_DELAY_MILLIS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
@@ -146,6 +152,7 @@ final class WalTail implements AutoCloseable {
   /** Frame bytes of the segments in {@link #staging}. */
   private final AtomicLong queuedBytes = new AtomicLong();
   private volatile long stagingDelayMillis = STAGING_DELAY_MILLIS;
+  private volatile long maxKeptBytes = MAX_KEPT_BYTES;
   /** Segments loaded inline so far (for tests). */
   private final AtomicLong inlineLoads = new AtomicLong();
   /** Background stagings skipped because their segment was reconciled meanwhile (for tests). */
@@ -440,6 +447,11 @@ final class WalTail implements AutoCloseable {
     stagingDelayMillis = millis;
   }
 
+  /** Keeps at most {@code bytes} of a query's segments from finding the tail's end instead (for tests). */
+  void keptBytes(long bytes) {
+    maxKeptBytes = bytes;
+  }
+
   /** Waits until the segments queued for background staging are staged (for tests). */
   void awaitStagings() throws InterruptedException {
     while (!staging.isEmpty()) {
@@ -467,11 +479,12 @@ final class WalTail implements AutoCloseable {
 
   /**
    * The last seq of the tail after {@code afterSeq}; segments read for the first time are put in
-   * {@code fresh}.
+   * {@code fresh}, up to {@value #MAX_KEPT_BYTES} bytes of frames.
    */
   private long segmentsThrough(String displayName, TableWal tableWal, long afterSeq, Long throughSeq,
       Map<Long, WalSegment> fresh, Cancel cancel) {
     long last = afterSeq;
+    long kept = 0;
     for (long seq = afterSeq + 1; throughSeq == null || seq <= throughSeq; seq++) {
       cancel.check();
       SegmentKey key = new SegmentKey(tableWal, seq);
@@ -502,16 +515,23 @@ final class WalTail implements AutoCloseable {
         }
         break;
       }
-      fresh.put(seq, segment.get());
+      long bytes = frameBytes(segment.get());
+      if (kept + bytes <= maxKeptBytes) {
+        kept += bytes;
+        fresh.put(seq, segment.get());
+      }
       remember(key);
       last = seq;
     }
     return last;
   }
 
-  /** Segment {@code seq}: read by this query already, or read again (its staged form was evicted). */
+  /**
+   * Segment {@code seq}: kept from this query's first read of it (handed out once, then no longer
+   * kept), or read again (not kept, handed out before, or read by an earlier query).
+   */
   private WalSegment segment(String displayName, TableWal tableWal, long seq, Map<Long, WalSegment> fresh) {
-    WalSegment segment = fresh.get(seq);
+    WalSegment segment = fresh.remove(seq);
     if (segment != null) {
       return segment;
     }

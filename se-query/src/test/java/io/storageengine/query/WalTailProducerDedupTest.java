@@ -54,16 +54,27 @@ class WalTailProducerDedupTest {
 
   @Test
   void resentBatchesAreCountedOnceWithOneReadOfProducersJsonPerQuery() throws Exception {
-    tail(false);
+    tail(false, WalTail.MAX_KEPT_BYTES);
   }
 
   /** An entity table's next fold layer resumes the dedup pass of the layer before it. */
   @Test
   void anEntityTailsNextLayerReadsNoProducersJson() throws Exception {
-    tail(true);
+    tail(true, WalTail.MAX_KEPT_BYTES);
   }
 
-  private void tail(boolean entity) throws Exception {
+  /**
+   * A tail longer than a query keeps from finding its end (gigabytes after a stalled
+   * reconciliation) is read again segment by segment as it is folded or staged: the same rows.
+   */
+  @Test
+  void segmentsAQueryDoesNotKeepAreReadAgainWithTheSameRows() throws Exception {
+    tail(false, 0);
+    tail(true, 0);
+  }
+
+  private void tail(boolean entity, long keptBytes) throws Exception {
+    Path dir = Files.createTempDirectory(this.dir, "tail");
     TestWarehouse warehouse = new TestWarehouse();
     Schema schema = entity ? new Schema(SCHEMA.columns(), Set.of(1)) : SCHEMA;
     Table table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", schema,
@@ -93,12 +104,19 @@ class WalTailProducerDedupTest {
       AtomicLong producerReads = new AtomicLong();
       store.before(FaultInjectingObjectStore.Operation.GET, key -> key.equals(tableWal.producersKey()),
           (op, key) -> producerReads.incrementAndGet());
+      AtomicLong segmentReads = new AtomicLong();
+      store.before(FaultInjectingObjectStore.Operation.GET, key -> key.contains("/wal/"),
+          (op, key) -> segmentReads.incrementAndGet());
       ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
       try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
           QueryConfig.defaults().withThreads(1), wal,
           new WalTailRows(duckdb, allocator, store, TombstoneCache.create(), options))) {
+        producer.engine().tail().keptBytes(keptBytes);
         assertThat(count(producer, allocator)).as("each of %d batches of 2 rows once", batches).isEqualTo(2L * batches);
         assertThat(producerReads).as("producers.json, for a tail of %d segments", batches).hasValue(1);
+        assertThat(segmentReads).as("each segment read %s, and the first missing one", keptBytes == 0
+            ? "twice: to find the tail's end, and to read its rows" : "once")
+            .hasValue((keptBytes == 0 ? 2L * batches : batches) + 1);
 
         producerReads.set(0);
         for (int s = batches; s < batches + 3; s++) {

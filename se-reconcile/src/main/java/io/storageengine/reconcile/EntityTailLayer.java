@@ -84,7 +84,7 @@ final class EntityTailLayer {
    * differ from a whole fold, or an earlier state is gone (nothing is made then).
    */
   Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
-      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
+      List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state) {
     boolean prior = !priorStates.isEmpty();
     String keys = columns.keyList("");
     WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,

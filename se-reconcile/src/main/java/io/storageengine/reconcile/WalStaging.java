@@ -33,6 +33,12 @@ import org.apache.iceberg.types.Types;
  */
 final class WalStaging {
   static final String TABLE = "wal_ops";
+  /**
+   * Most bytes of Arrow frames one insert stages: a longer run of frames with one schema is
+   * staged by several, so that no more than this of frames is held at once while segments are
+   * read as they are staged (a query's fold of a long WAL tail reads them lazily).
+   */
+  static final long MAX_RUN_BYTES = 64L << 20;
 
   private WalStaging() {}
 
@@ -41,7 +47,7 @@ final class WalStaging {
   }
 
   /** Creates the staging table and loads every frame; returns the number of rows loaded. */
-  static long load(DuckSession duck, Schema schema, List<WalSegment> segments) {
+  static long load(DuckSession duck, Schema schema, Iterable<WalSegment> segments) {
     return load(duck, schema, segments, UnaryOperator.identity());
   }
 
@@ -51,8 +57,8 @@ final class WalStaging {
    * named as there) in a query of the same columns, e.g. a filter; rows it drops are never
    * stored. Returns the number of rows kept.
    */
-  static long load(DuckSession duck, Schema schema, List<WalSegment> segments, UnaryOperator<String> keep) {
-    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_", keep);
+  static long load(DuckSession duck, Schema schema, Iterable<WalSegment> segments, UnaryOperator<String> keep) {
+    load(duck, schema, segments, "TEMP TABLE " + TABLE, TABLE, "wal_frames_", keep, MAX_RUN_BYTES);
     return duck.queryLong("SELECT count(*) FROM " + TABLE);
   }
 
@@ -61,13 +67,19 @@ final class WalStaging {
    * {@code table} (a qualified name) created by {@code "CREATE OR REPLACE " + create}, scanning
    * the frames through Arrow views named {@code viewPrefix} and a number.
    */
-  static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
+  static void load(DuckSession duck, Schema schema, Iterable<WalSegment> segments, String create, String table,
       String viewPrefix) {
-    load(duck, schema, segments, create, table, viewPrefix, UnaryOperator.identity());
+    load(duck, schema, segments, create, table, viewPrefix, UnaryOperator.identity(), MAX_RUN_BYTES);
   }
 
-  private static void load(DuckSession duck, Schema schema, List<WalSegment> segments, String create, String table,
-      String viewPrefix, UnaryOperator<String> keep) {
+  /**
+   * The loads above: {@code segments} is iterated once, in order, and a run of frames is staged
+   * as soon as a frame of another schema comes or the next frame would take it past
+   * {@code maxRunBytes}: a lazy {@code segments} is held at most {@code maxRunBytes} of frames
+   * and the segment being read at a time.
+   */
+  static void load(DuckSession duck, Schema schema, Iterable<WalSegment> segments, String create, String table,
+      String viewPrefix, UnaryOperator<String> keep, long maxRunBytes) {
     List<Types.NestedField> columns = schema.columns();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : columns) {
@@ -83,6 +95,7 @@ final class WalStaging {
     // Consecutive frames with one Arrow schema (the common case: one writer, one table
     // schema) are staged by one statement; a schema change starts a new run.
     List<WalFrameRunReader.Frame> run = new ArrayList<>();
+    long runBytes = 0;
     org.apache.arrow.vector.types.pojo.Schema runSchema = null;
     int runNo = 0;
     for (WalSegment segment : segments) {
@@ -92,9 +105,10 @@ final class WalStaging {
         }
         org.apache.arrow.vector.types.pojo.Schema frameSchema =
             WalFrameRunReader.schemaOf(duck.allocator(), frame.arrowIpc(), segment.seq());
-        if (runSchema != null && !frameSchema.equals(runSchema)) {
+        if (!run.isEmpty() && (!frameSchema.equals(runSchema) || runBytes + frame.arrowIpc().length > maxRunBytes)) {
           loadRun(duck, columns, runSchema, run, table, viewPrefix + runNo++, keep);
           run = new ArrayList<>();
+          runBytes = 0;
         }
         if (run.isEmpty()) {
           requireFieldIds(frameSchema.getFields(), segment.seq());
@@ -102,6 +116,7 @@ final class WalStaging {
         }
         byte op = frame.operation() == WalOperation.DELETE ? (byte) 2 : (byte) 1;
         run.add(new WalFrameRunReader.Frame(frame.arrowIpc(), op, segment.seq()));
+        runBytes += frame.arrowIpc().length;
       }
     }
     if (!run.isEmpty()) {

@@ -127,23 +127,25 @@ public final class WalTailRows {
    * {@link #dropEntityStates} drops it. Empty when an operation sorts between the earlier layers'
    * operations (an out-of-order version) or an earlier layer's state is gone (dropped, or the
    * DuckDB database it was in replaced): only a fold of the whole tail is exact then; with no
-   * earlier layers it is never empty. Nothing is kept when it is empty or fails. On a sliced
+   * earlier layers it is never empty. Nothing is kept when it is empty or fails. {@code segments}
+   * is iterated once, in order, and staged as it is read (at most {@link WalStaging#MAX_RUN_BYTES}
+   * of frames held at once), so a lazy one bounds the memory of a long tail. On a sliced
    * table {@code highWaterMark} is the least progress of its slices, and each key's operations
    * count only above its own slice's progress ({@link SliceTail}).
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
-      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state) {
+      List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state) {
     return foldEntityLayer(scope, table, snapshot, highWaterMark, priorStates, layer, segments, rowsTarget, state,
         Cancel.never());
   }
 
   /**
-   * As {@link #foldEntityLayer(String, Table, Snapshot, long, List, int, List, Path, String)},
+   * As {@link #foldEntityLayer(String, Table, Snapshot, long, List, int, Iterable, Path, String)},
    * stopped by {@code cancel}: once it is requested the DuckDB statement running is interrupted
    * and the fold fails with the request's reason, keeping nothing.
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
-      List<String> priorStates, int layer, List<WalSegment> segments, Path rowsTarget, String state, Cancel cancel) {
+      List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state, Cancel cancel) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }

@@ -76,6 +76,52 @@ class WalStagingTest {
   }
 
   @Test
+  void stagesALazyTailAsItIsReadHoldingAtMostTheRunBound() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("events", AppendTableTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of());
+      TableWal tw = env.walOf(table, "events");
+      int segments = 12;
+      for (int s = 0; s < segments; s++) {
+        env.append(tw, fullFrame(env, WalOperation.UPSERT, s * 100L, 100));
+      }
+      long frameBytes = env.wal.read(tw, 1).orElseThrow().frames().get(0).arrowIpc().length;
+      long bound = frameBytes * 5 / 2; // two frames fit, a third does not
+      List<String> seen = new ArrayList<>();
+      try (BufferAllocator pass = env.allocator.newChildAllocator("pass", 0, Long.MAX_VALUE);
+          DuckSession duck = new DuckSession(env.duckdb, pass, 2, TestEnvironment.CATALOG)) {
+        Iterable<WalSegment> lazy = () -> new java.util.Iterator<>() {
+          long next = 1;
+
+          @Override
+          public boolean hasNext() {
+            return next <= segments;
+          }
+
+          @Override
+          public WalSegment next() {
+            // What was read but is not staged yet is the memory held: never more than the bound.
+            long staged = next == 1 ? 0 : duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE);
+            long held = (next - 1) * 100 - staged;
+            seen.add(next + ":" + held);
+            assertThat(held * frameBytes / 100).as("bytes held when segment %d is read", next)
+                .isLessThanOrEqualTo(bound);
+            return env.wal.read(tw, next++).orElseThrow();
+          }
+        };
+        WalStaging.load(duck, table.schema(), lazy, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
+            "wal_frames_", java.util.function.UnaryOperator.identity(), bound);
+        List<Long> ids = new ArrayList<>();
+        duck.query("SELECT id FROM " + WalStaging.TABLE + " ORDER BY rowid", rs -> ids.add(rs.getLong(1)));
+        assertThat(ids).containsExactlyElementsOf(java.util.stream.LongStream.range(0, segments * 100L).boxed()
+            .toList());
+      }
+      // Runs of two frames: after the first two segments, every second read finds two staged.
+      assertThat(seen).startsWith("1:0", "2:100", "3:200", "4:100", "5:200");
+    }
+  }
+
+  @Test
   void rejectsFramesWithoutFieldIds() {
     org.apache.arrow.vector.types.pojo.Field plain = org.apache.arrow.vector.types.pojo.Field.nullable("id",
         new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true));
