@@ -9,6 +9,7 @@ import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.FsObjectStore;
 import io.storageengine.query.QueryMetadataInterceptor;
 import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.ReconcileResult;
 import io.storageengine.reconcile.Reconciler;
 import io.storageengine.reconcile.TombstoneCache;
 import io.storageengine.wal.ObjectStoreWal;
@@ -62,7 +63,10 @@ import org.apache.iceberg.types.Types;
  * {@code --entity-keys} keys (default 1 M), folded by the query as reconcile will.
  * Arguments: {@code --table-rows N} (default 10 M), {@code --tail-mb a,b} (default 10,100),
  * {@code --samples N} (freshness samples, default 50), {@code --threads N}, {@code --freshness-only true}
- * (the freshness samples only, no tail tables).
+ * (the freshness samples only, no tail tables), {@code --max-mb-per-commit N} (the reconcile
+ * passes' bound, default 1024; a measured tail is reconciled by as many passes as it takes). Run
+ * with a small heap ({@code -Xmx}) and a long {@code --entity-tail-mb} it shows whether a query
+ * of a tail larger than the heap answers.
  */
 public final class UnionReadBenchmark {
   private static final Schema NARROW = new Schema(
@@ -93,13 +97,13 @@ public final class UnionReadBenchmark {
   /** Counts appends: the version (ts) of a row grows with it, so a later write of a key wins. */
   private long stamp;
 
-  private UnionReadBenchmark(Path dir, int threads) throws IOException {
+  private UnionReadBenchmark(Path dir, int threads, long maxBytesPerCommit) throws IOException {
     duckdb = DuckRuntime.open(Files.createDirectories(dir.resolve("duckdb")), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     store = new FsObjectStore(Files.createDirectories(dir.resolve("cluster")));
     wal = new ObjectStoreWal(store, "benchmark");
     catalog = BenchFixtures.sqliteCatalog(dir);
     reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
-        ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
+        ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(maxBytesPerCommit));
     server = new BenchFixtures.QueryServer(allocator, catalog, duckdb, store, wal, tombstones, threads);
     sql = server.sql();
   }
@@ -116,12 +120,14 @@ public final class UnionReadBenchmark {
     int entityTailMb = opts.intValue("entity-tail-mb", 10);
     int threads = opts.threads();
     boolean freshnessOnly = Boolean.parseBoolean(opts.string("freshness-only", "false"));
+    long maxBytesPerCommit = opts.longValue("max-mb-per-commit", 1024) << 20;
 
     Path dir = Files.createTempDirectory("se-union-bench-");
     ObjectNode out = Json.object();
     out.put("cpus", Runtime.getRuntime().availableProcessors());
     out.put("duckdb_threads", threads);
-    UnionReadBenchmark bench = new UnionReadBenchmark(dir, threads);
+    out.put("max_heap_mb", Runtime.getRuntime().maxMemory() >> 20);
+    UnionReadBenchmark bench = new UnionReadBenchmark(dir, threads, maxBytesPerCommit);
     try {
       out.set("freshness", bench.freshness("fresh", false, samples));
       out.set("entity_freshness", bench.freshness("fresh_entity", true, samples));
@@ -283,8 +289,12 @@ public final class UnionReadBenchmark {
       seen = query(count, HEADER);
       afterOneMore[i] = (System.nanoTime() - queryStart) / 1e6;
     }
-    reconciler.reconcile(tw);
+    int passes = 0;
+    while (reconciler.reconcile(tw).outcome() == ReconcileResult.Outcome.COMMITTED) {
+      passes++;
+    }
     long reconciled = query(count, HEADER);
+    n.put("reconcile_passes", passes);
     n.put("table_load_seconds", Math.round(loadSeconds * 10) / 10.0);
     n.put("tail_mb", Math.round(tailBytes / 1e5) / 10.0);
     n.put("tail_segments", segments);
