@@ -116,33 +116,42 @@ class ProducerWindowCacheTest {
     throw new AssertionError("fewer than " + n + " opens are waiting");
   }
 
+  /** Opens that started: the first one, which reads (blocked at its gate), then the ones queued behind it. */
+  private record Burst(Future<?> first, List<Future<?>> queued) {}
+
+  /**
+   * Opens {@code TABLE} once, waits until that open reads (its catch-up's gate must hold it), then
+   * opens it {@code more} times and waits until every one of them waits inside the cache.
+   */
+  private Burst openWhileOneReads(ProducerWindowCache cache, int more) throws InterruptedException {
+    List<Thread> opened = new ArrayList<>();
+    java.util.concurrent.Callable<Void> open = () -> {
+      synchronized (opened) {
+        opened.add(Thread.currentThread());
+      }
+      cache.open(TABLE, RETENTION);
+      return null;
+    };
+    Future<?> first = threads.submit(open);
+    awaitWaiting(opened, 1);
+    List<Future<?>> queued = new ArrayList<>();
+    for (int i = 0; i < more; i++) {
+      queued.add(threads.submit(open));
+    }
+    awaitWaiting(opened, 1 + more);
+    return new Burst(first, queued);
+  }
+
   @Test
   void opensArrivingDuringACatchUpShareTheNextOneWhichStartsAfterThem() throws Exception {
     CountDownLatch first = new CountDownLatch(1);
     CountingWal wal = new CountingWal(n -> n == 1 ? first : null);
     ProducerWindowCache cache = new ProducerWindowCache(wal);
-    List<Thread> opened = new ArrayList<>();
-    Future<?> leader = threads.submit(() -> {
-      synchronized (opened) {
-        opened.add(Thread.currentThread());
-      }
-      cache.open(TABLE, RETENTION);
-    });
-    awaitWaiting(opened, 1);
-    List<Future<?>> burst = new ArrayList<>();
-    for (int i = 0; i < 40; i++) {
-      burst.add(threads.submit(() -> {
-        synchronized (opened) {
-          opened.add(Thread.currentThread());
-        }
-        cache.open(TABLE, RETENTION);
-      }));
-    }
-    awaitWaiting(opened, 41);
+    Burst burst = openWhileOneReads(cache, 40);
     assertThat(wal.calls.get()).isEqualTo(1);
     first.countDown();
-    leader.get(10, TimeUnit.SECONDS);
-    for (Future<?> f : burst) {
+    burst.first().get(10, TimeUnit.SECONDS);
+    for (Future<?> f : burst.queued()) {
       f.get(10, TimeUnit.SECONDS);
     }
     // One catch-up for the first open, one for the 40 that arrived while it read, never two at once.
@@ -163,28 +172,11 @@ class ProducerWindowCacheTest {
     CountingWal wal = new CountingWal(n -> n == 1 ? first : n == 2 ? second : null);
     wal.failOn = 2;
     ProducerWindowCache cache = new ProducerWindowCache(wal);
-    List<Thread> opened = new ArrayList<>();
-    Future<?> leader = threads.submit(() -> {
-      synchronized (opened) {
-        opened.add(Thread.currentThread());
-      }
-      cache.open(TABLE, RETENTION);
-    });
-    awaitWaiting(opened, 1);
-    List<Future<?>> waiting = new ArrayList<>();
-    for (int i = 0; i < 5; i++) {
-      waiting.add(threads.submit(() -> {
-        synchronized (opened) {
-          opened.add(Thread.currentThread());
-        }
-        cache.open(TABLE, RETENTION);
-      }));
-    }
-    awaitWaiting(opened, 6);
+    Burst burst = openWhileOneReads(cache, 5);
     first.countDown();
-    leader.get(10, TimeUnit.SECONDS);
+    burst.first().get(10, TimeUnit.SECONDS);
     second.countDown();
-    for (Future<?> f : waiting) {
+    for (Future<?> f : burst.queued()) {
       assertThatThrownBy(() -> f.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(SeException.class)
           .satisfies(e -> assertThat(e.getCause()).hasMessageContaining("could not read the producer windows")
               .hasMessageContaining("store down in catch-up 2"));
