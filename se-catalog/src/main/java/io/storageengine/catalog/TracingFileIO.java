@@ -24,6 +24,7 @@ import org.apache.iceberg.ManifestFile;
 import org.apache.iceberg.ManifestListFile;
 import org.apache.iceberg.exceptions.AlreadyExistsException;
 import org.apache.iceberg.hadoop.HadoopConfigurable;
+import org.apache.iceberg.hadoop.HadoopFileIO;
 import org.apache.iceberg.hadoop.SerializableConfiguration;
 import org.apache.iceberg.io.BulkDeletionFailureException;
 import org.apache.iceberg.io.DelegateFileIO;
@@ -198,9 +199,21 @@ public final class TracingFileIO implements DelegateFileIO, HadoopConfigurable, 
     return new TracedInputFile(this, delegate().newInputFile(manifestList), false);
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Where the wrapped FileIO would write a local path through Hadoop's local file system
+   * ({@code HadoopFileIO}, or {@code ResolvingFileIO} for {@code file:} and plain paths), the file
+   * is written with {@code java.nio} instead ({@link LocalOutputFile}: Hadoop runs a process per
+   * file it creates there).
+   */
   @Override
   public OutputFile newOutputFile(String path) {
-    return new TracedOutputFile(this, delegate().newOutputFile(confined(path)));
+    FileIO io = delegate();
+    confined(path);
+    OutputFile local = io instanceof HadoopFileIO || io instanceof ResolvingFileIO
+        ? LocalOutputFile.forLocation(path, io) : null;
+    return new TracedOutputFile(this, local != null ? local : io.newOutputFile(path));
   }
 
   @Override

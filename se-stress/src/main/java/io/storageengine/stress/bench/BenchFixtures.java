@@ -43,6 +43,8 @@ final class BenchFixtures {
     props.put(CatalogProperties.URI, "jdbc:sqlite:" + dir.resolve("catalog.db"));
     props.put(CatalogProperties.WAREHOUSE_LOCATION, dir.resolve("warehouse").toUri().toString());
     props.put("jdbc.schema-version", "V1");
+    // Table files go through the engine's FileIO, as the catalogs of se dev and the servers do.
+    props.put(CatalogProperties.FILE_IO_IMPL, io.storageengine.catalog.TracingFileIO.class.getName());
     catalog.initialize("bench", props);
     catalog.createNamespace(Namespace.of("bench"));
     return catalog;
