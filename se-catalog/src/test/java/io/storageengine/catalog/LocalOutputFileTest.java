@@ -111,6 +111,20 @@ class LocalOutputFileTest {
     }
   }
 
+  /** A tenant's storage root still holds: a local path outside it is refused and nothing is written. */
+  @Test
+  void aPathOutsideTheTenantsStorageRootIsStillRefused() throws IOException {
+    Path root = Files.createDirectories(dir.resolve("tenant-a"));
+    try (TracingFileIO io = new TracingFileIO()) {
+      io.setConf(new Configuration());
+      io.initialize(Map.of(LocationConfinement.ROOT_PROPERTY, root.toString()));
+      String outside = dir.resolve("tenant-b/t/metadata/evil.json").toString();
+      assertThatThrownBy(() -> io.newOutputFile(outside)).isInstanceOf(io.storageengine.common.SeException.class)
+          .hasMessageContaining("outside the catalog's storage root");
+      assertThat(dir.resolve("tenant-b")).doesNotExist();
+    }
+  }
+
   private static byte[] read(InputFile in) throws IOException {
     try (SeekableInputStream stream = in.newStream()) {
       return stream.readAllBytes();
