@@ -28,9 +28,10 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Catch-ups of one table are shared: at most one reads the WAL at a time, and every open
  * that arrives while one runs waits for the next one, which starts when the running one ends and
- * serves all of them. So each open still gets windows caught up after it arrived, while a burst
- * of opens reads the tail at most twice instead of once per open (a long unreconciled tail read
- * by hundreds of opens at once held as many segments in memory and re-read it as many times).
+ * serves all of them, reading only the segments after the windows the last one left. So each open
+ * still gets windows caught up after it arrived, while a burst of opens reads a long tail once
+ * instead of once per open (a long unreconciled tail read by hundreds of opens at once held as
+ * many segments in memory and was read as many times).
  *
  * <p>Thread-safe.
  */
