@@ -87,7 +87,7 @@ final class LocalOutputFile implements OutputFile {
       if (parent != null) {
         Files.createDirectories(parent);
       }
-      OutputStream out = Files.newOutputStream(file, withWrite(options));
+      OutputStream out = Files.newOutputStream(file, options); // opened for writing with any options
       try {
         // A checksum Hadoop wrote for an earlier file of this name would not match this one.
         Files.deleteIfExists(checksumFile());
@@ -101,12 +101,6 @@ final class LocalOutputFile implements OutputFile {
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create " + location, e);
     }
-  }
-
-  private static StandardOpenOption[] withWrite(StandardOpenOption[] options) {
-    StandardOpenOption[] all = java.util.Arrays.copyOf(options, options.length + 1);
-    all[options.length] = StandardOpenOption.WRITE;
-    return all;
   }
 
   /** Hadoop's checksum side file of this file: {@code .<name>.crc} next to it. */
