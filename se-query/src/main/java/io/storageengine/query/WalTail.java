@@ -13,7 +13,6 @@ import io.storageengine.reconcile.WalHighWaterMark;
 import io.storageengine.reconcile.WalTailRows;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
-import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
 import java.time.Duration;
@@ -246,7 +245,7 @@ final class WalTail implements AutoCloseable {
         DataFileCache.Lease lease = inline ? duckdb.files().leaseIfPresent(catalogId, name).orElse(null) : null;
         if (lease == null && inline) {
           WalSegment segment = segments.apply(seq);
-          long bytes = frameBytes(segment);
+          long bytes = segment.frameBytes();
           if (inlineBytes + bytes <= INLINE_MAX_BYTES) {
             inlineBytes += bytes;
             parts.add(new Part(seq, null, dedup.withoutDuplicates(segment), name));
@@ -386,7 +385,7 @@ final class WalTail implements AutoCloseable {
     if (!staging.add(part.name())) {
       return;
     }
-    long bytes = frameBytes(part.segment());
+    long bytes = part.segment().frameBytes();
     if (queuedBytes.addAndGet(bytes) > MAX_QUEUED_STAGING_BYTES) {
       queuedBytes.addAndGet(-bytes);
       staging.remove(part.name());
@@ -469,14 +468,6 @@ final class WalTail implements AutoCloseable {
     entityFolds.close();
   }
 
-  private static long frameBytes(WalSegment segment) {
-    long bytes = 0;
-    for (WalFrame frame : segment.frames()) {
-      bytes += frame.arrowIpc().length;
-    }
-    return bytes;
-  }
-
   /**
    * The last seq of the tail after {@code afterSeq}; segments read for the first time are put in
    * {@code fresh}, up to {@value #MAX_KEPT_BYTES} bytes of frames.
@@ -515,7 +506,7 @@ final class WalTail implements AutoCloseable {
         }
         break;
       }
-      long bytes = frameBytes(segment.get());
+      long bytes = segment.get().frameBytes();
       if (kept + bytes <= maxKeptBytes) {
         kept += bytes;
         fresh.put(seq, segment.get());

@@ -12,7 +12,6 @@ import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.wal.ProducerDedup;
 import io.storageengine.wal.TableWal;
-import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
 import java.time.Duration;
@@ -328,10 +327,7 @@ final class TableReconciler {
         throw SeException.internal("WAL segment " + seq + " of table " + tableWal.tableUuid()
             + " belongs to table " + segment.get().tableUuid(), null);
       }
-      long segmentBytes = 0;
-      for (WalFrame f : segment.get().frames()) {
-        segmentBytes += f.arrowIpc().length;
-      }
+      long segmentBytes = segment.get().frameBytes();
       if (!segments.isEmpty() && bytes + segmentBytes > options.maxBytesPerCommit()) {
         break;
       }

@@ -5,7 +5,6 @@ import io.storageengine.objectstore.ObjectStore;
 import io.storageengine.query.PendingWal;
 import io.storageengine.reconcile.SliceMeta;
 import io.storageengine.wal.TableWal;
-import io.storageengine.wal.WalFrame;
 import io.storageengine.wal.WalLog;
 import io.storageengine.wal.WalSegment;
 import java.util.ArrayList;
@@ -55,12 +54,8 @@ final class WalPendingSegments implements PendingWal {
       if (segment.isEmpty()) {
         continue;
       }
-      long bytes = 0;
-      for (WalFrame frame : segment.get().frames()) {
-        bytes += frame.arrowIpc().length;
-      }
       out.add(new Segment(seq, segment.get().writerId(), segment.get().writerNonce(), segment.get().frames().size(),
-          segment.get().rowCount(), bytes, published));
+          segment.get().rowCount(), segment.get().frameBytes(), published));
     }
     return out;
   }

@@ -13,4 +13,13 @@ public record WalSegment(
   public long rowCount() {
     return frames.stream().mapToLong(WalFrame::rowCount).sum();
   }
+
+  /** Bytes of the frames' Arrow IPC streams: what a reader holds in memory for the segment's rows. */
+  public long frameBytes() {
+    long bytes = 0;
+    for (WalFrame frame : frames) {
+      bytes += frame.arrowIpc().length;
+    }
+    return bytes;
+  }
 }
