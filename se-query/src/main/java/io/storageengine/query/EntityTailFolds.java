@@ -22,8 +22,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.function.Consumer;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
@@ -44,13 +47,26 @@ import org.apache.iceberg.Table;
  * next layer folds onto) is a table of the runtime's shared DuckDB database
  * ({@link WalTailRows#newEntityState}), dropped with its layer (in the background): when the
  * fold is replaced or dropped, and, least recently used tables first, while the states of all tables hold more than
- * {@value #MAX_STATE_ROWS} rows. The whole tail is folded again (into one layer) when a layer's
- * file or state is gone, when a new segment has an operation that sorts between earlier ones (an
- * out-of-order version), and after {@value #MAX_LAYERS} layers, which bounds the files a query
- * reads.
+ * {@value #MAX_STATE_ROWS} rows. The whole tail is folded again when a layer's file or state is
+ * gone, when a new segment has an operation that sorts between earlier ones (an out-of-order
+ * version), and after {@value #MAX_LAYERS} layers, which bounds the files a query reads.
+ *
+ * <p>A fold grows in steps of at most {@link #MAX_LAYER_BYTES} of segment frames, a layer each
+ * (the last layer a fold may have takes the rest), and each layer is kept as soon as it is made:
+ * a query stopped by its timeout or its client while it folds a long tail leaves the layers it
+ * finished, and the next query goes on from them instead of starting over (before, under a
+ * backlog, every query folded the same tail until its timeout and kept nothing). Where an
+ * operation sorts between two steps, the whole tail is folded again in steps, and if that fails
+ * too, as one layer. One fold per table grows at a time; a query that needs it to grow waits for
+ * the one growing it (or its own cancellation) and then extends its layers.
  */
 final class EntityTailFolds {
   static final int MAX_LAYERS = 16;
+  /**
+   * Segment frame bytes a layer folds at most (but the last a fold may have): a long tail is
+   * folded in steps, each kept once made.
+   */
+  static final long MAX_LAYER_BYTES = 64L << 20;
   static final int MAX_TABLES = 32;
   /** Rows (keys) of the layer states kept, over all tables. */
   static final long MAX_STATE_ROWS = 4_000_000;
@@ -107,6 +123,10 @@ final class EntityTailFolds {
   private final WalTailRows rows;
   /** The folds, least recently used first. */
   private final LinkedHashMap<TableWal, Fold> folds = new LinkedHashMap<>(16, 0.75f, true);
+  /** Per table, the turn to grow its fold (one at a time). */
+  private final Map<TableWal, Semaphore> growing = new ConcurrentHashMap<>();
+  /** {@link #MAX_LAYER_BYTES}, or less in tests. */
+  private volatile long layerBytes = MAX_LAYER_BYTES;
 
   /** Drops the states of replaced folds, off the queries that replaced them. */
   private final ScheduledThreadPoolExecutor drops = Threads.scheduledPool(1,
@@ -141,6 +161,74 @@ final class EntityTailFolds {
     if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
       return null;
     }
+    if (covers(known, base, last)) {
+      Read kept = readCovered(catalogId, known, last, leases);
+      if (kept != null) {
+        return kept;
+      }
+    }
+    // One fold grows per table at a time: a query that would fold what another is folding waits
+    // for it and extends its layers (or finds them enough), so the same segments are not folded
+    // twice at once.
+    Semaphore turn = growing.computeIfAbsent(key, k -> new Semaphore(1));
+    try {
+      while (!turn.tryAcquire(50, TimeUnit.MILLISECONDS)) {
+        cancel.check();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while waiting for the WAL tail fold of table " + table.name(), e);
+    }
+    try {
+      known = fold(key);
+      if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
+        return null;
+      }
+      return readKnown(catalogId, table, snapshot, base, known, last, segments, leases, cancel, carried);
+    } finally {
+      turn.release();
+    }
+  }
+
+  /** Whether {@code known}, on {@code base}, has layers ending exactly at {@code last}: nothing to fold. */
+  private static boolean covers(Fold known, Base base, long last) {
+    if (known == null || !known.base().equals(base)) {
+      return false;
+    }
+    long through = base.afterSeq();
+    for (Layer layer : known.layers()) {
+      if (layer.throughSeq() > last) {
+        break;
+      }
+      through = layer.throughSeq();
+    }
+    return through == last;
+  }
+
+  /**
+   * The read of {@code known}'s layers through {@code last} (which {@link #covers} them); null
+   * when a layer's file is gone.
+   */
+  private Read readCovered(String catalogId, Fold known, long last, List<DataFileCache.Lease> leases) {
+    List<Layer> layers = known.layers().stream().filter(layer -> layer.throughSeq() <= last).toList();
+    List<DataFileCache.Lease> taken = new ArrayList<>();
+    List<Path> rowsPaths = new ArrayList<>();
+    try {
+      for (Layer layer : layers) {
+        rowsPaths.add(acquireKept(catalogId, layer.rowsName(), taken));
+      }
+    } catch (LayerGone e) {
+      release(taken);
+      return null;
+    }
+    leases.addAll(taken);
+    return read(new Leased(new Fold(known.base(), layers), rowsPaths));
+  }
+
+  /** {@link #read}, with {@code known} the table's kept fold (null: none). */
+  private Read readKnown(String catalogId, Table table, Snapshot snapshot, Base base, Fold known, long last,
+      Segments segments, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
+    TableWal key = new TableWal(catalogId, table.uuid());
     List<Layer> layers = new ArrayList<>();
     if (known != null && known.base().equals(base)) {
       for (Layer layer : known.layers()) {
@@ -150,9 +238,19 @@ final class EntityTailFolds {
         layers.add(layer);
       }
     }
+    boolean replaces = known == null || !known.base().equals(base);
+    // Each layer finished is kept at once, so a fold stopped by its query's timeout or client
+    // leaves what it folded to the next query instead of starting over (unless its states are
+    // more than are kept: keeping them would drop them under the fold's next step).
+    Consumer<Fold> progress = partial -> {
+      if ((replaces || throughSeq(known) <= throughSeq(partial)) && stateRows(partial) <= MAX_STATE_ROWS) {
+        remember(key, partial);
+      }
+    };
     List<DataFileCache.Lease> taken = new ArrayList<>();
     try {
-      Leased made = extend(catalogId, table, snapshot, base, layers, last, segments, taken, cancel);
+      Leased made = extend(catalogId, table, snapshot, base, layers, last, segments, taken, cancel, layerBytes,
+          progress);
       if (made == null && carried) {
         release(taken);
         return null;
@@ -160,12 +258,20 @@ final class EntityTailFolds {
       if (made == null) {
         release(taken);
         taken.clear();
-        made = extend(catalogId, table, snapshot, base, List.of(), last, segments, taken, cancel);
+        made = extend(catalogId, table, snapshot, base, List.of(), last, segments, taken, cancel, layerBytes,
+            progress);
+      }
+      if (made == null) {
+        // An operation sorts between two of the steps (an out-of-order version): one layer.
+        release(taken);
+        taken.clear();
+        made = extend(catalogId, table, snapshot, base, List.of(), last, segments, taken, cancel, Long.MAX_VALUE,
+            progress);
         if (made == null) {
           throw new IllegalStateException("a fold of the whole WAL tail made no layer");
         }
       }
-      if (known == null || !known.base().equals(base) || throughSeq(known) <= last) {
+      if (replaces || throughSeq(known) <= last) {
         remember(key, made.fold());
       } else {
         // A read pinned before the known fold's end does not replace it: its own layer goes.
@@ -181,15 +287,16 @@ final class EntityTailFolds {
 
   /**
    * {@code layers} (whose rows files are leased into {@code taken}, in order) extended through
-   * {@code last}; null when the layers cannot be extended (a file gone, an out-of-order
-   * operation, too many layers) and the tail must be folded whole.
+   * {@code last}, a layer per at most {@code layerBytes} of segment frames (the last layer a fold
+   * may have takes the rest), each handed to {@code progress} once made unless it is the last;
+   * null when the layers cannot be extended (a file gone, an out-of-order operation, too many
+   * layers) and the tail must be folded whole.
    */
   private Leased extend(String catalogId, Table table, Snapshot snapshot, Base base, List<Layer> layers, long last,
-      Segments segments, List<DataFileCache.Lease> taken, Cancel cancel) {
+      Segments segments, List<DataFileCache.Lease> taken, Cancel cancel, long layerBytes, Consumer<Fold> progress) {
     List<Layer> out = new ArrayList<>(layers);
     long through = layers.isEmpty() ? base.afterSeq() : layers.get(layers.size() - 1).throughSeq();
-    boolean grows = through < last;
-    if (grows && out.size() >= MAX_LAYERS) {
+    if (through < last && out.size() >= MAX_LAYERS) {
       return null;
     }
     List<Path> rowsPaths = new ArrayList<>();
@@ -200,18 +307,66 @@ final class EntityTailFolds {
     } catch (LayerGone e) {
       return null;
     }
-    if (!grows) {
-      return new Leased(new Fold(base, out), rowsPaths);
-    }
     // One dedup pass from where the layer before left it: a new segment costs no re-read of
     // producers.json and the segments before it.
-    ProducerDedup.Pass dedup = segments.dedup(layers.isEmpty() ? ProducerDedup.State.START
-        : layers.get(layers.size() - 1).dedup());
-    // Read as the fold stages them, one at a time: a long tail is never held in memory whole.
-    SegmentRange added = new SegmentRange(through + 1, last, seq -> {
-      cancel.check();
-      return dedup.withoutDuplicates(segments.segment(seq));
-    });
+    ProducerDedup.Pass dedup = through == last ? null : segments.dedup(layers.isEmpty()
+        ? ProducerDedup.State.START : layers.get(layers.size() - 1).dedup());
+    List<String> made = new ArrayList<>();
+    try {
+      while (through < last) {
+        if (out.size() >= MAX_LAYERS) {
+          dropUnkept(made);
+          return null;
+        }
+        // Read as the fold stages them, one at a time: a long tail is never held in memory whole.
+        SegmentRange added = new SegmentRange(through + 1, last,
+            out.size() == MAX_LAYERS - 1 ? Long.MAX_VALUE : layerBytes, seq -> {
+              cancel.check();
+              return dedup.withoutDuplicates(segments.segment(seq));
+            });
+        Made layer = fold(catalogId, table, snapshot, base, out, through, last, added, cancel);
+        if (layer == null) {
+          dropUnkept(made);
+          return null;
+        }
+        made.add(layer.state());
+        taken.add(layer.lease());
+        rowsPaths.add(layer.lease().path());
+        out.add(new Layer(layer.throughSeq(), layer.rowsName(), layer.state(), layer.made(), dedup.state()));
+        through = layer.throughSeq();
+        if (through < last) {
+          progress.accept(new Fold(base, List.copyOf(out)));
+        }
+      }
+    } catch (RuntimeException e) {
+      dropUnkept(made);
+      throw e;
+    }
+    return new Leased(new Fold(base, out), rowsPaths);
+  }
+
+  /** Drops those of {@code states} (layers made by a fold) that no fold kept holds. */
+  private void dropUnkept(List<String> states) {
+    if (states.isEmpty()) {
+      return;
+    }
+    Set<String> kept = new HashSet<>();
+    synchronized (this) {
+      folds.values().forEach(fold -> fold.layers().forEach(layer -> kept.add(layer.state())));
+    }
+    dropLater(states.stream().filter(state -> !kept.contains(state)).toList());
+  }
+
+  /** A layer folded of {@code added} (the segments after {@code through}) and its rows file's lease. */
+  private record Made(long throughSeq, String rowsName, String state, WalTailRows.EntityLayer made,
+      DataFileCache.Lease lease) {}
+
+  /**
+   * The layer folding {@code added} onto {@code layers}; null when it cannot be made exactly
+   * (nothing is kept then).
+   */
+  private Made fold(String catalogId, Table table, Snapshot snapshot, Base base, List<Layer> layers, long through,
+      long last, SegmentRange added, Cancel cancel) {
     String name = "wal-fold:" + table.uuid() + ":" + (base.snapshotId() == null ? "none" : base.snapshotId())
         + ":schema-" + base.schemaId() + ":" + base.afterSeq() + ":" + (through + 1) + ".." + last + ":"
         + UUID.randomUUID();
@@ -222,7 +377,7 @@ final class EntityTailFolds {
     try {
       rowsLease = files.acquire(catalogId, name + ":rows", target -> {
         Optional<WalTailRows.EntityLayer> layer = rows.foldEntityLayer(catalogId, table, snapshot, base.afterSeq(),
-            states, out.size(), added, target, state, cancel);
+            states, layers.size(), added, target, state, cancel);
         if (layer.isEmpty()) {
           throw new LayerGone();
         }
@@ -234,15 +389,12 @@ final class EntityTailFolds {
       rows.dropEntityStates(List.of(state));
       throw e;
     }
-    if (!added.consumed()) {
+    if (added.through() <= through) {
       rows.dropEntityStates(List.of(state));
       rowsLease.close();
-      throw new IllegalStateException("the fold of segments " + (through + 1) + ".." + last + " did not read them all");
+      throw new IllegalStateException("the fold of segments " + (through + 1) + ".." + last + " read none of them");
     }
-    taken.add(rowsLease);
-    rowsPaths.add(rowsLease.path());
-    out.add(new Layer(last, name + ":rows", state, made[0], dedup.state()));
-    return new Leased(new Fold(base, out), rowsPaths);
+    return new Made(added.through(), name + ":rows", state, made[0], rowsLease);
   }
 
   /**
@@ -415,6 +567,17 @@ final class EntityTailFolds {
       rows += layer.made().stateRows();
     }
     return rows;
+  }
+
+  /** Folds at most {@code bytes} of segment frames per layer (for tests). */
+  void layerBytes(long bytes) {
+    layerBytes = bytes;
+  }
+
+  /** The segment each layer of the fold kept for the table ends with, in order (for tests). */
+  synchronized List<Long> layerEnds(String catalogId, UUID tableUuid) {
+    Fold fold = folds.get(new TableWal(catalogId, tableUuid));
+    return fold == null ? List.of() : fold.layers().stream().map(Layer::throughSeq).toList();
   }
 
   /** Drops every fold and its states (after the drops queued). */

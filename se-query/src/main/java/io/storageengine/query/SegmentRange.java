@@ -8,19 +8,32 @@ import java.util.function.LongFunction;
 /**
  * The WAL segments {@code first .. last} of a tail, each produced by {@code read} when the
  * iteration reaches it, so that whoever stages them holds one at a time, not the whole range.
- * Iterable once: {@code read} may carry state that must see each segment once, in order (a
- * producer dedup pass); a second iteration fails.
+ * With a byte budget the iteration ends early, after the segment whose frames bring what was read
+ * to the budget (at least one segment is read): {@link #through} tells where it ended. Iterable
+ * once: {@code read} may carry state that must see each segment once, in order (a producer dedup
+ * pass); a second iteration fails.
  */
 final class SegmentRange implements Iterable<WalSegment> {
   private final long first;
   private final long last;
+  private final long maxBytes;
   private final LongFunction<WalSegment> read;
   private long next;
+  private long bytes;
   private boolean started;
 
   SegmentRange(long first, long last, LongFunction<WalSegment> read) {
+    this(first, last, Long.MAX_VALUE, read);
+  }
+
+  /** Segments {@code first ..} at most {@code last}, ending after {@code maxBytes} of frames are read. */
+  SegmentRange(long first, long last, long maxBytes, LongFunction<WalSegment> read) {
+    if (maxBytes <= 0) {
+      throw new IllegalArgumentException("a byte budget must be positive: " + maxBytes);
+    }
     this.first = first;
     this.last = last;
+    this.maxBytes = maxBytes;
     this.read = read;
     this.next = first;
   }
@@ -28,6 +41,11 @@ final class SegmentRange implements Iterable<WalSegment> {
   /** Whether every segment of the range was read. */
   boolean consumed() {
     return next > last;
+  }
+
+  /** The last segment read ({@code first - 1}: none). */
+  long through() {
+    return next - 1;
   }
 
   @Override
@@ -39,16 +57,17 @@ final class SegmentRange implements Iterable<WalSegment> {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {
-        return next <= last;
+        return next <= last && bytes < maxBytes;
       }
 
       @Override
       public WalSegment next() {
-        if (next > last) {
+        if (!hasNext()) {
           throw new NoSuchElementException();
         }
         WalSegment segment = read.apply(next);
         next++;
+        bytes += segment.frameBytes();
         return segment;
       }
     };

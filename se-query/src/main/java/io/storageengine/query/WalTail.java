@@ -451,6 +451,11 @@ final class WalTail implements AutoCloseable {
     maxKeptBytes = bytes;
   }
 
+  /** The entity tails' folds (for tests). */
+  EntityTailFolds entityFolds() {
+    return entityFolds;
+  }
+
   /** Waits until the segments queued for background staging are staged (for tests). */
   void awaitStagings() throws InterruptedException {
     while (!staging.isEmpty()) {

@@ -148,11 +148,21 @@ class WalTailProducerDedupTest {
 
   /** A frame of rows {@code firstId} and {@code firstId + 1}, as ingestion writes it. */
   private static WalFrame frame(BufferAllocator allocator, long firstId, ProducerStamp stamp) throws Exception {
+    return frame(allocator, firstId, "", stamp);
+  }
+
+  /**
+   * A frame upserting rows {@code firstId} and {@code firstId + 1}, named {@code n<id><suffix>},
+   * as ingestion writes it; {@code stamp} null: not idempotent.
+   */
+  static WalFrame frame(BufferAllocator allocator, long firstId, String suffix, ProducerStamp stamp)
+      throws Exception {
     try (VectorSchemaRoot root = VectorSchemaRoot.create(IcebergArrowSchemas.toArrow(SCHEMA), allocator)) {
       root.allocateNew();
       for (int i = 0; i < 2; i++) {
         ((BigIntVector) root.getVector(0)).setSafe(i, firstId + i);
-        ((VarCharVector) root.getVector(1)).setSafe(i, ("n" + (firstId + i)).getBytes(StandardCharsets.UTF_8));
+        ((VarCharVector) root.getVector(1)).setSafe(i, ("n" + (firstId + i) + suffix)
+            .getBytes(StandardCharsets.UTF_8));
       }
       root.setRowCount(2);
       ByteArrayOutputStream out = new ByteArrayOutputStream();
