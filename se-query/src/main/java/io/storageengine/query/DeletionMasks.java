@@ -1,7 +1,6 @@
 package io.storageengine.query;
 
-import io.storageengine.common.ErrorCode;
-import io.storageengine.common.SeException;
+import io.storageengine.duckdb.PositionMask;
 import io.storageengine.duckdb.QueryDatabasePool;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import java.sql.Connection;
@@ -52,7 +51,7 @@ final class DeletionMasks {
     int group = groups++;
     try (DuckDBAppender appender = connection.createAppender(META_SCHEMA, name)) {
       for (int i = 0; i < files.size(); i++) {
-        byte[] mask = mask(files.get(i).deletedPositions());
+        byte[] mask = PositionMask.of(files.get(i).deletedPositions());
         appender.beginRow().append(group).append((long) i).append(8L * mask.length).append(mask).endRow();
       }
     }
@@ -60,19 +59,5 @@ final class DeletionMasks {
         + "." + name + " WHERE __se_dv_group = " + group + ") AS dv ON dv.__se_dv_file = data.file_index"
         + " WHERE CASE WHEN data.file_row_number < dv.__se_dv_bits"
         + " THEN get_bit(dv.__se_dv_mask, CAST(data.file_row_number AS INTEGER)) ELSE 0 END = 0";
-  }
-
-  /** The bitmap of sorted {@code positions}: bit {@code p} (most significant first) set for each. */
-  static byte[] mask(long[] positions) {
-    long last = positions.length == 0 ? -1 : positions[positions.length - 1];
-    if (last >= Integer.MAX_VALUE - 8L) {
-      throw new SeException(ErrorCode.UNSUPPORTED, "a data file has too many rows to query its deleted positions");
-    }
-    byte[] mask = new byte[(int) (last >> 3) + 1];
-    for (long position : positions) {
-      int p = (int) position;
-      mask[p >>> 3] |= (byte) (0x80 >>> (p & 7));
-    }
-    return mask;
   }
 }

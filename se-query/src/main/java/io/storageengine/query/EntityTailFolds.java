@@ -31,6 +31,8 @@ import java.util.concurrent.TimeUnit;
 import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The incremental folds of entity tables' WAL tails, one per table: the tail after a snapshot
@@ -61,6 +63,7 @@ import org.apache.iceberg.Table;
  * the one growing it (or its own cancellation) and then extends its layers.
  */
 final class EntityTailFolds {
+  private static final Logger LOG = LoggerFactory.getLogger(EntityTailFolds.class);
   static final int MAX_LAYERS = 16;
   /**
    * Segment frame bytes a layer folds at most (but the last a fold may have): a long tail is
@@ -372,6 +375,7 @@ final class EntityTailFolds {
         + UUID.randomUUID();
     List<String> states = layers.stream().map(Layer::state).toList();
     String state = rows.newEntityState();
+    long started = System.nanoTime();
     WalTailRows.EntityLayer[] made = new WalTailRows.EntityLayer[1];
     DataFileCache.Lease rowsLease;
     try {
@@ -393,6 +397,11 @@ final class EntityTailFolds {
       rows.dropEntityStates(List.of(state));
       rowsLease.close();
       throw new IllegalStateException("the fold of segments " + (through + 1) + ".." + last + " read none of them");
+    }
+    if (LOG.isDebugEnabled()) {
+      LOG.debug("folded WAL tail layer {} of table {} on snapshot {}: segments {}..{} of {}, {} rows, {} state rows,"
+          + " {} ms", layers.size(), table.name(), base.snapshotId(), through + 1, added.through(), last,
+          made[0].rows(), made[0].stateRows(), (System.nanoTime() - started) / 1_000_000);
     }
     return new Made(added.through(), name + ":rows", state, made[0], rowsLease);
   }

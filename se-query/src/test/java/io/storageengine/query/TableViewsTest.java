@@ -215,12 +215,6 @@ class TableViewsTest {
   }
 
   @Test
-  void aBitmapHasOneBitPerPositionUpToTheLastDeleted() {
-    assertThat(DeletionMasks.mask(new long[] {0, 7, 8, 15})).containsExactly((byte) 0x81, (byte) 0x81);
-    assertThat(DeletionMasks.mask(new long[] {9})).containsExactly((byte) 0x00, (byte) 0x40);
-  }
-
-  @Test
   void aSnapshotWithoutFilesHasTheSchemasColumns() throws SQLException {
     assertThat(view(table(SCHEMA, false, null))).containsExactly("id INTEGER|name VARCHAR", "by name");
     assertThat(view(table(SCHEMA, true, new SnapshotPlanCache.Plan(List.of())))).containsExactly("id INTEGER|name VARCHAR", "by name");

@@ -1,9 +1,11 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.PositionMask;
 import io.storageengine.duckdb.SqlQuoting;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -19,6 +21,8 @@ import org.apache.iceberg.data.BaseDeleteLoader;
 import org.apache.iceberg.deletes.PositionDeleteIndex;
 import org.apache.iceberg.types.Types;
 import org.duckdb.DuckDBAppender;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Reads the current rows of a set of Iceberg data files with DuckDB, for the entity materializer
@@ -43,6 +47,8 @@ import org.duckdb.DuckDBAppender;
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
 public final class CurrentRows {
+  private static final Logger LOG = LoggerFactory.getLogger(CurrentRows.class);
+
   /** The temp table of the files: {@code filename}, {@code first_row_id}, {@code data_seq}. */
   public static final String FILES = "current_files";
   /** Joins the file alias {@code r} to {@value #FILES} as {@code f}. */
@@ -124,7 +130,6 @@ public final class CurrentRows {
    * for a selective read.
    */
   public void removeDeleted(String target) {
-    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, p BIGINT)");
     List<String> withDeletes = new ArrayList<>();
     for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
       if (!e.getValue().deletes().isEmpty()) {
@@ -136,62 +141,70 @@ public final class CurrentRows {
     }
     Map<String, long[]> matched = duck.positionsByFile("SELECT __file, __pos FROM " + target + " WHERE __file IN ("
         + String.join(", ", withDeletes) + ")", "__file", "__pos");
+    long started = System.nanoTime();
+    Map<String, byte[]> masks = new LinkedHashMap<>();
     long dead = 0;
-    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, long[]> e : matched.entrySet()) {
-        FileScanTask task = byLocalPath.get(e.getKey());
-        if (task.deletes().isEmpty()) {
-          continue;
-        }
-        PositionDeleteIndex index = deletes(task);
-        for (long pos : e.getValue()) {
-          if (index.isDeleted(pos)) {
-            appender.beginRow().append(e.getKey()).append(pos).endRow();
-            dead++;
-          }
+    for (Map.Entry<String, long[]> e : matched.entrySet()) {
+      FileScanTask task = byLocalPath.get(e.getKey());
+      if (task.deletes().isEmpty()) {
+        continue;
+      }
+      PositionDeleteIndex index = deletes(task);
+      long[] positions = e.getValue();
+      int n = 0;
+      for (long pos : positions) {
+        if (index.isDeleted(pos)) {
+          positions[n++] = pos; // sorted still: the matched positions are
         }
       }
-    } catch (SQLException e) {
-      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+      if (n > 0) {
+        masks.put(e.getKey(), PositionMask.of(Arrays.copyOf(positions, n)));
+        dead += n;
+      }
     }
-    deleteDead(target, dead);
+    if (LOG.isTraceEnabled()) {
+      LOG.trace("{} files with deletes, {} deleted rows of {} matched found in {} ms", matched.size(), dead,
+          matched.values().stream().mapToLong(p -> p.length).sum(), (System.nanoTime() - started) / 1_000_000);
+    }
+    deleteMasked(target, masks);
   }
 
   /**
    * Drops from {@code target} (as {@link #removeDeleted}) the rows deleted by their file's
-   * position deletes, listing every deleted position: for a read of whole files.
+   * position deletes, all of each file's: for a read of whole files.
    */
   public void removeAllDeleted(String target) {
-    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, p BIGINT)");
-    long dead = 0;
+    Map<String, byte[]> masks = new LinkedHashMap<>();
+    for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
+      FileScanTask task = e.getValue();
+      if (!task.deletes().isEmpty()) {
+        masks.put(e.getKey(), PositionMask.of(deletes(task)::forEach));
+      }
+    }
+    deleteMasked(target, masks);
+  }
+
+  /**
+   * Deletes from {@code target} the rows whose bit is set in their file's bitmap ({@code masks}
+   * by local path, see {@link PositionMask}): one row per file to append, a join whose build side
+   * has a row per file.
+   */
+  private void deleteMasked(String target, Map<String, byte[]> masks) {
+    masks.values().removeIf(mask -> mask.length == 0);
+    if (masks.isEmpty()) {
+      return;
+    }
+    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, bits BIGINT, mask BLOB)");
     try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
-        FileScanTask task = e.getValue();
-        if (task.deletes().isEmpty()) {
-          continue;
-        }
-        long[] count = {0};
-        deletes(task).forEach(pos -> {
-          try {
-            appender.beginRow().append(e.getKey()).append(pos).endRow();
-            count[0]++;
-          } catch (SQLException ex) {
-            throw SeException.internal("DuckDB append failed: " + ex.getMessage(), ex);
-          }
-        });
-        dead += count[0];
+      for (Map.Entry<String, byte[]> e : masks.entrySet()) {
+        appender.beginRow().append(e.getKey()).append(8L * e.getValue().length).append(e.getValue()).endRow();
       }
     } catch (SQLException e) {
       throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
     }
-    deleteDead(target, dead);
-  }
-
-  private void deleteDead(String target, long dead) {
-    if (dead > 0) {
-      duck.execute("DELETE FROM " + target + " USING dead WHERE " + target + ".__file = dead.f AND "
-          + target + ".__pos = dead.p");
-    }
+    duck.execute("DELETE FROM " + target + " USING (SELECT f, bits, CAST(mask AS BIT) AS mask FROM dead) d WHERE "
+        + target + ".__file = d.f AND " + target + ".__pos < d.bits AND get_bit(d.mask, CAST(" + target
+        + ".__pos AS INTEGER)) = 1");
   }
 
   /** The positions deleted in {@code task}'s file by its delete files (loaded once). */

@@ -31,6 +31,8 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.duckdb.DuckDBConnection;
 import org.duckdb.DuckDBResultSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A private DuckDB connection (to the runtime's shared in-memory database, see
@@ -42,6 +44,7 @@ import org.duckdb.DuckDBResultSet;
  * <p>Internal to se-reconcile; public only for its {@code maintenance} package.
  */
 public final class DuckSession implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(DuckSession.class);
   private final DuckRuntime runtime;
   private final String scope;
   private final DuckDBConnection connection;
@@ -155,16 +158,27 @@ public final class DuckSession implements AutoCloseable {
   }
 
   public void execute(String sql) {
+    long started = System.nanoTime();
     try (Statement st = statement()) {
       st.execute(sql);
     } catch (SQLException e) {
       throw failed("DuckDB statement failed: ", e);
     } finally {
       running = null;
+      traced(sql, started);
+    }
+  }
+
+  /** At TRACE, the time a statement took and its start. */
+  private static void traced(String sql, long started) {
+    if (LOG.isTraceEnabled()) {
+      LOG.trace("{} ms: {}", (System.nanoTime() - started) / 1_000_000, sql.length() > 160 ? sql.substring(0, 160)
+          : sql);
     }
   }
 
   public long queryLong(String sql) {
+    long started = System.nanoTime();
     try (Statement st = statement(); ResultSet rs = st.executeQuery(sql)) {
       rs.next();
       return rs.getLong(1);
@@ -172,6 +186,7 @@ public final class DuckSession implements AutoCloseable {
       throw failed("DuckDB query failed: ", e);
     } finally {
       running = null;
+      traced(sql, started);
     }
   }
 
@@ -193,6 +208,7 @@ public final class DuckSession implements AutoCloseable {
 
   /** Runs {@code sql} and hands each result row to {@code consumer}. */
   public void query(String sql, RowConsumer consumer) {
+    long started = System.nanoTime();
     try (Statement st = statement(); ResultSet rs = st.executeQuery(sql)) {
       while (rs.next()) {
         consumer.accept(rs);
@@ -201,6 +217,7 @@ public final class DuckSession implements AutoCloseable {
       throw failed("DuckDB query failed: ", e);
     } finally {
       running = null;
+      traced(sql, started);
     }
   }
 
@@ -232,6 +249,7 @@ public final class DuckSession implements AutoCloseable {
 
   /** Runs {@code sql} and hands its result, as Arrow batches, to {@code consumer}. */
   void queryArrow(String sql, int batchRows, ArrowConsumer consumer) {
+    long started = System.nanoTime();
     try (Statement st = statement();
         DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(sql);
         ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows)) {
@@ -245,6 +263,7 @@ public final class DuckSession implements AutoCloseable {
       throw stopped != null ? stopped : SeException.internal("DuckDB query failed: " + e.getMessage(), e);
     } finally {
       running = null;
+      traced(sql, started);
     }
   }
 
