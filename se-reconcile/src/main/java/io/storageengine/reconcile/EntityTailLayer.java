@@ -5,7 +5,6 @@ import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -203,27 +202,22 @@ final class EntityTailLayer {
         + " TO " + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
 
-    // One query: the rows written (kind 0), the state's rows (3), the snapshot rows replaced (1:
-    // file, position) and the earlier layers' rows replaced (2: layer, row).
+    // The rows written and the state's rows; the snapshot rows replaced (file, position) and the
+    // earlier layers' rows replaced (layer, row), read as one list per file or layer.
     long[] rows = new long[2];
-    Map<String, List<Long>> snapshotRows = new HashMap<>();
-    Map<Integer, List<Long>> layerRows = new HashMap<>();
-    duck.query("SELECT 0, NULL, count(*) FILTER (WHERE __last_op = 1) FROM " + state
-        + " UNION ALL SELECT 3, NULL, count(*) FROM " + state
-        + " UNION ALL SELECT 1, __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL"
-        + " AND __file <> " + SqlQuoting.literal(PRIOR)
-        + (prior ? " UNION ALL SELECT 2, CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM " + state
-            + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""),
-        rs -> {
-          switch (rs.getInt(1)) {
-            case 0 -> rows[0] = rs.getLong(3);
-            case 3 -> rows[1] = rs.getLong(3);
-            case 1 -> snapshotRows.computeIfAbsent(rs.getString(2), f -> new ArrayList<>()).add(rs.getLong(3));
-            default -> layerRows.computeIfAbsent(Integer.parseInt(rs.getString(2)), l -> new ArrayList<>())
-                .add(rs.getLong(3));
-          }
-        });
-    return Optional.of(new Result(rows[0], sorted(snapshotRows), sorted(layerRows), rows[1]));
+    duck.query("SELECT count(*) FILTER (WHERE __last_op = 1), count(*) FROM " + state, rs -> {
+      rows[0] = rs.getLong(1);
+      rows[1] = rs.getLong(2);
+    });
+    Map<String, long[]> snapshotRows = duck.positionsByFile("SELECT __file, __pos FROM " + EntityFold.TABLE
+        + " WHERE __max_ord > 0 AND __file IS NOT NULL AND __file <> " + SqlQuoting.literal(PRIOR), "__file", "__pos");
+    Map<Integer, long[]> layerRows = new HashMap<>();
+    if (prior) {
+      duck.positionsByFile("SELECT CAST(" + REPLACED_LAYER + " AS VARCHAR) AS __l, " + REPLACED_ROW + " AS __r FROM "
+          + state + " WHERE " + REPLACED_ROW + " IS NOT NULL", "__l", "__r")
+          .forEach((n, positions) -> layerRows.put(Integer.parseInt(n), positions));
+    }
+    return Optional.of(new Result(rows[0], snapshotRows, layerRows, rows[1]));
   }
 
   /** The fresh keys' snapshot version: of their current rows and tombstones, before the earlier layers' are added. */
@@ -270,15 +264,5 @@ final class EntityTailLayer {
     String sortsEarlier = "(p.__last_ver IS NOT NULL AND (" + ver + " IS NULL OR " + ver + " < p.__last_ver))";
     return "SELECT count(*) FROM " + WalStaging.TABLE + " o JOIN prior p ON " + columns.keyJoin("o", "p")
         + " WHERE " + sortsEarlier + " AND NOT " + droppedAnyway;
-  }
-
-  private static <K> Map<K, long[]> sorted(Map<K, List<Long>> positions) {
-    Map<K, long[]> out = new HashMap<>();
-    positions.forEach((key, list) -> {
-      long[] sorted = list.stream().mapToLong(Long::longValue).toArray();
-      Arrays.sort(sorted);
-      out.put(key, sorted);
-    });
-    return out;
   }
 }
