@@ -1,11 +1,9 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.common.SeException;
-import io.storageengine.duckdb.PositionMask;
 import io.storageengine.duckdb.SqlQuoting;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -127,7 +125,8 @@ public final class CurrentRows {
   /**
    * Drops from {@code target} (local path column {@code __file}, position {@code __pos}) the rows
    * deleted by their file's position deletes, looking up just the positions {@code target} holds:
-   * for a selective read.
+   * for a selective read. The deleted rows are found in Java and deleted by their DuckDB
+   * {@code rowid} (a BIGINT each to append, a semi join on it), not by file and position.
    */
   public void removeDeleted(String target) {
     List<String> withDeletes = new ArrayList<>();
@@ -139,72 +138,72 @@ public final class CurrentRows {
     if (withDeletes.isEmpty()) {
       return;
     }
-    Map<String, long[]> matched = duck.positionsByFile("SELECT __file, __pos FROM " + target + " WHERE __file IN ("
-        + String.join(", ", withDeletes) + ")", "__file", "__pos");
+    Map<String, long[][]> matched = duck.listsByFile("SELECT __file, __pos, rowid AS __r FROM " + target
+        + " WHERE __file IN (" + String.join(", ", withDeletes) + ")", "__file", "__pos", "__r");
     long started = System.nanoTime();
-    Map<String, byte[]> masks = new LinkedHashMap<>();
+    duck.execute("CREATE OR REPLACE TEMP TABLE dead (r BIGINT)");
     long dead = 0;
-    for (Map.Entry<String, long[]> e : matched.entrySet()) {
-      FileScanTask task = byLocalPath.get(e.getKey());
-      if (task.deletes().isEmpty()) {
-        continue;
-      }
-      PositionDeleteIndex index = deletes(task);
-      long[] positions = e.getValue();
-      int n = 0;
-      for (long pos : positions) {
-        if (index.isDeleted(pos)) {
-          positions[n++] = pos; // sorted still: the matched positions are
-        }
-      }
-      if (n > 0) {
-        masks.put(e.getKey(), PositionMask.of(Arrays.copyOf(positions, n)));
-        dead += n;
-      }
-    }
-    if (LOG.isTraceEnabled()) {
-      LOG.trace("{} files with deletes, {} deleted rows of {} matched found in {} ms", matched.size(), dead,
-          matched.values().stream().mapToLong(p -> p.length).sum(), (System.nanoTime() - started) / 1_000_000);
-    }
-    deleteMasked(target, masks);
-  }
-
-  /**
-   * Drops from {@code target} (as {@link #removeDeleted}) the rows deleted by their file's
-   * position deletes, all of each file's: for a read of whole files.
-   */
-  public void removeAllDeleted(String target) {
-    Map<String, byte[]> masks = new LinkedHashMap<>();
-    for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
-      FileScanTask task = e.getValue();
-      if (!task.deletes().isEmpty()) {
-        masks.put(e.getKey(), PositionMask.of(deletes(task)::forEach));
-      }
-    }
-    deleteMasked(target, masks);
-  }
-
-  /**
-   * Deletes from {@code target} the rows whose bit is set in their file's bitmap ({@code masks}
-   * by local path, see {@link PositionMask}): one row per file to append, a join whose build side
-   * has a row per file.
-   */
-  private void deleteMasked(String target, Map<String, byte[]> masks) {
-    masks.values().removeIf(mask -> mask.length == 0);
-    if (masks.isEmpty()) {
-      return;
-    }
-    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, bits BIGINT, mask BLOB)");
+    long looked = 0;
     try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, byte[]> e : masks.entrySet()) {
-        appender.beginRow().append(e.getKey()).append(8L * e.getValue().length).append(e.getValue()).endRow();
+      for (Map.Entry<String, long[][]> e : matched.entrySet()) {
+        FileScanTask task = byLocalPath.get(e.getKey());
+        if (task.deletes().isEmpty()) {
+          continue;
+        }
+        PositionDeleteIndex index = deletes(task);
+        long[] positions = e.getValue()[0];
+        long[] rowIds = e.getValue()[1];
+        looked += positions.length;
+        for (int i = 0; i < positions.length; i++) {
+          if (index.isDeleted(positions[i])) {
+            appender.beginRow().append(rowIds[i]).endRow();
+            dead++;
+          }
+        }
       }
     } catch (SQLException e) {
       throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
     }
-    duck.execute("DELETE FROM " + target + " USING (SELECT f, bits, CAST(mask AS BIT) AS mask FROM dead) d WHERE "
-        + target + ".__file = d.f AND " + target + ".__pos < d.bits AND get_bit(d.mask, CAST(" + target
-        + ".__pos AS INTEGER)) = 1");
+    if (LOG.isTraceEnabled()) {
+      LOG.trace("{} files with deletes, {} deleted rows of {} matched found in {} ms", matched.size(), dead, looked,
+          (System.nanoTime() - started) / 1_000_000);
+    }
+    if (dead > 0) {
+      duck.execute("DELETE FROM " + target + " WHERE rowid IN (SELECT r FROM dead)");
+    }
+  }
+
+  /**
+   * Drops from {@code target} (as {@link #removeDeleted}) the rows deleted by their file's
+   * position deletes, listing every deleted position: for a read of whole files.
+   */
+  public void removeAllDeleted(String target) {
+    duck.execute("CREATE OR REPLACE TEMP TABLE dead (f VARCHAR, p BIGINT)");
+    long dead = 0;
+    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
+      for (Map.Entry<String, FileScanTask> e : byLocalPath.entrySet()) {
+        FileScanTask task = e.getValue();
+        if (task.deletes().isEmpty()) {
+          continue;
+        }
+        long[] count = {0};
+        deletes(task).forEach(pos -> {
+          try {
+            appender.beginRow().append(e.getKey()).append(pos).endRow();
+            count[0]++;
+          } catch (SQLException ex) {
+            throw SeException.internal("DuckDB append failed: " + ex.getMessage(), ex);
+          }
+        });
+        dead += count[0];
+      }
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+    }
+    if (dead > 0) {
+      duck.execute("DELETE FROM " + target + " USING dead WHERE " + target + ".__file = dead.f AND "
+          + target + ".__pos = dead.p");
+    }
   }
 
   /** The positions deleted in {@code task}'s file by its delete files (loaded once). */

@@ -229,19 +229,37 @@ public final class DuckSession implements AutoCloseable {
    */
   Map<String, long[]> positionsByFile(String from, String fileColumn, String positionColumn) {
     Map<String, long[]> out = new LinkedHashMap<>();
-    queryArrow("SELECT " + fileColumn + ", list(" + positionColumn + " ORDER BY " + positionColumn + ") FROM ("
-        + from + ") GROUP BY " + fileColumn + " ORDER BY " + fileColumn, 1024, root -> {
+    listsByFile(from, fileColumn, positionColumn).forEach((file, lists) -> out.put(file, lists[0]));
+    return out;
+  }
+
+  /**
+   * As {@link #positionsByFile}, with more BIGINT columns {@code also} of {@code from} listed in
+   * the same order: per file, the positions (ascending) and then each of {@code also}'s values
+   * at those positions.
+   */
+  Map<String, long[][]> listsByFile(String from, String fileColumn, String positionColumn, String... also) {
+    Map<String, long[][]> out = new LinkedHashMap<>();
+    StringBuilder lists = new StringBuilder("list(" + positionColumn + " ORDER BY " + positionColumn + ")");
+    for (String column : also) {
+      lists.append(", list(").append(column).append(" ORDER BY ").append(positionColumn).append(")");
+    }
+    queryArrow("SELECT " + fileColumn + ", " + lists + " FROM (" + from + ") GROUP BY " + fileColumn + " ORDER BY "
+        + fileColumn, 1024, root -> {
           VarCharVector files = (VarCharVector) root.getVector(0);
-          ListVector lists = (ListVector) root.getVector(1);
-          BigIntVector values = (BigIntVector) lists.getDataVector();
           for (int row = 0; row < root.getRowCount(); row++) {
-            int start = lists.getElementStartIndex(row);
-            int end = lists.getElementEndIndex(row);
-            long[] positions = new long[end - start];
-            for (int i = start; i < end; i++) {
-              positions[i - start] = values.get(i);
+            long[][] values = new long[1 + also.length][];
+            for (int c = 0; c < values.length; c++) {
+              ListVector list = (ListVector) root.getVector(1 + c);
+              BigIntVector data = (BigIntVector) list.getDataVector();
+              int start = list.getElementStartIndex(row);
+              int end = list.getElementEndIndex(row);
+              values[c] = new long[end - start];
+              for (int i = start; i < end; i++) {
+                values[c][i - start] = data.get(i);
+              }
             }
-            out.put(new String(files.get(row), StandardCharsets.UTF_8), positions);
+            out.put(new String(files.get(row), StandardCharsets.UTF_8), values);
           }
         });
     return out;
