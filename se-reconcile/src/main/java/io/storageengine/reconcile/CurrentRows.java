@@ -4,6 +4,7 @@ import io.storageengine.common.SeException;
 import io.storageengine.duckdb.SqlQuoting;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -126,7 +127,7 @@ public final class CurrentRows {
    * Drops from {@code target} (local path column {@code __file}, position {@code __pos}) the rows
    * deleted by their file's position deletes, looking up just the positions {@code target} holds:
    * for a selective read. The deleted rows are found in Java and deleted by their DuckDB
-   * {@code rowid} (a BIGINT each to append, a semi join on it), not by file and position.
+   * {@code rowid} (handed over as one Arrow vector, a semi join on it), not by file and position.
    */
   public void removeDeleted(String target) {
     List<String> withDeletes = new ArrayList<>();
@@ -141,35 +142,34 @@ public final class CurrentRows {
     Map<String, long[][]> matched = duck.listsByFile("SELECT __file, __pos, rowid AS __r FROM " + target
         + " WHERE __file IN (" + String.join(", ", withDeletes) + ")", "__file", "__pos", "__r");
     long started = System.nanoTime();
-    duck.execute("CREATE OR REPLACE TEMP TABLE dead (r BIGINT)");
-    long dead = 0;
+    long[] dead = new long[1024];
+    int n = 0;
     long looked = 0;
-    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "dead")) {
-      for (Map.Entry<String, long[][]> e : matched.entrySet()) {
-        FileScanTask task = byLocalPath.get(e.getKey());
-        if (task.deletes().isEmpty()) {
-          continue;
-        }
-        PositionDeleteIndex index = deletes(task);
-        long[] positions = e.getValue()[0];
-        long[] rowIds = e.getValue()[1];
-        looked += positions.length;
-        for (int i = 0; i < positions.length; i++) {
-          if (index.isDeleted(positions[i])) {
-            appender.beginRow().append(rowIds[i]).endRow();
-            dead++;
+    for (Map.Entry<String, long[][]> e : matched.entrySet()) {
+      FileScanTask task = byLocalPath.get(e.getKey());
+      if (task.deletes().isEmpty()) {
+        continue;
+      }
+      PositionDeleteIndex index = deletes(task);
+      long[] positions = e.getValue()[0];
+      long[] rowIds = e.getValue()[1];
+      looked += positions.length;
+      for (int i = 0; i < positions.length; i++) {
+        if (index.isDeleted(positions[i])) {
+          if (n == dead.length) {
+            dead = Arrays.copyOf(dead, 2 * n);
           }
+          dead[n++] = rowIds[i];
         }
       }
-    } catch (SQLException e) {
-      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
     }
     if (LOG.isTraceEnabled()) {
-      LOG.trace("{} files with deletes, {} deleted rows of {} matched found in {} ms", matched.size(), dead, looked,
+      LOG.trace("{} files with deletes, {} deleted rows of {} matched found in {} ms", matched.size(), n, looked,
           (System.nanoTime() - started) / 1_000_000);
     }
-    if (dead > 0) {
-      duck.execute("DELETE FROM " + target + " WHERE rowid IN (SELECT r FROM dead)");
+    if (n > 0) {
+      duck.withLongs("__se_dead_rows", "r", dead, n,
+          () -> duck.execute("DELETE FROM " + target + " WHERE rowid IN (SELECT r FROM __se_dead_rows)"));
     }
   }
 

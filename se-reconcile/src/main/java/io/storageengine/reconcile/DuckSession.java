@@ -26,7 +26,12 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.Table;
 import org.duckdb.DuckDBConnection;
@@ -294,6 +299,67 @@ public final class DuckSession implements AutoCloseable {
       Data.exportArrayStream(allocator, reader, stream);
       connection.registerArrowStream(name, stream);
       use.run();
+    }
+  }
+
+  /**
+   * Makes {@code values[0 .. count)} scannable as the view {@code name} with the one BIGINT
+   * column {@code column} for the statements run by {@code use}: a vector copied at memory speed,
+   * where an appender takes a call per value.
+   */
+  void withLongs(String name, String column, long[] values, int count, Runnable use) {
+    org.apache.arrow.vector.types.pojo.Schema schema = new org.apache.arrow.vector.types.pojo.Schema(
+        List.of(Field.nullable(column, new ArrowType.Int(64, true))));
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
+      BigIntVector vector = (BigIntVector) root.getVector(0);
+      vector.allocateNew(count);
+      for (int i = 0; i < count; i++) {
+        vector.set(i, values[i]);
+      }
+      vector.setValueCount(count);
+      root.setRowCount(count);
+      try (ArrowReader reader = new OneBatch(allocator, root)) {
+        withArrowStream(name, reader, use);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  /** A reader of one batch, {@code source}'s rows (which stay the caller's). */
+  private static final class OneBatch extends ArrowReader {
+    private final VectorSchemaRoot source;
+    private boolean read;
+
+    OneBatch(BufferAllocator allocator, VectorSchemaRoot source) {
+      super(allocator);
+      this.source = source;
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+      if (read) {
+        return false;
+      }
+      prepareLoadNextBatch();
+      try (ArrowRecordBatch batch = new VectorUnloader(source).getRecordBatch()) {
+        loadRecordBatch(batch);
+      }
+      read = true;
+      return true;
+    }
+
+    @Override
+    public long bytesRead() {
+      return 0;
+    }
+
+    @Override
+    protected void closeReadSource() {}
+
+    @Override
+    protected org.apache.arrow.vector.types.pojo.Schema readSchema() {
+      return source.getSchema();
     }
   }
 
