@@ -54,7 +54,9 @@ import org.slf4j.LoggerFactory;
  * version), and after {@value #MAX_LAYERS} layers, which bounds the files a query reads.
  *
  * <p>A fold grows in steps of at most {@link #MAX_LAYER_BYTES} of segment frames, a layer each
- * (the last layer a fold may have takes the rest), and each layer is kept as soon as it is made:
+ * (the last layer a fold may have takes the rest, and so does the next layer of a fold whose states
+ * would hold more than {@value #MAX_STATE_ROWS} rows at the rate of its layers so far: those are
+ * not kept), and each layer is kept as soon as it is made:
  * a query stopped by its timeout or its client while it folds a long tail leaves the layers it
  * finished, and the next query goes on from them instead of starting over (before, under a
  * backlog, every query folded the same tail until its timeout and kept nothing). Where an
@@ -322,11 +324,14 @@ final class EntityTailFolds {
           return null;
         }
         // Read as the fold stages them, one at a time: a long tail is never held in memory whole.
-        SegmentRange added = new SegmentRange(through + 1, last,
-            out.size() == MAX_LAYERS - 1 ? Long.MAX_VALUE : layerBytes, seq -> {
-              cancel.check();
-              return dedup.withoutDuplicates(segments.segment(seq));
-            });
+        // The last layer a fold may have takes the rest, and so does the next layer of a fold
+        // whose states, at the rows per segment of its layers so far, would hold more rows than
+        // are kept: its steps would be dropped, and each step reads the states before it.
+        boolean rest = out.size() == MAX_LAYERS - 1 || projectedStateRows(out, base, through, last) > MAX_STATE_ROWS;
+        SegmentRange added = new SegmentRange(through + 1, last, rest ? Long.MAX_VALUE : layerBytes, seq -> {
+          cancel.check();
+          return dedup.withoutDuplicates(segments.segment(seq));
+        });
         Made layer = fold(catalogId, table, snapshot, base, out, through, last, added, cancel);
         if (layer == null) {
           dropUnkept(made);
@@ -571,8 +576,22 @@ final class EntityTailFolds {
   }
 
   private static long stateRows(Fold fold) {
+    return stateRows(fold.layers());
+  }
+
+  /**
+   * The state rows of {@code layers} (through segment {@code through} of a fold on {@code base})
+   * once extended through {@code last} at their rows per segment so far (0 without layers).
+   */
+  private static double projectedStateRows(List<Layer> layers, Base base, long through, long last) {
+    long rows = stateRows(layers);
+    long segments = through - base.afterSeq();
+    return segments <= 0 ? rows : rows + (double) rows / segments * (last - through);
+  }
+
+  private static long stateRows(List<Layer> layers) {
     long rows = 0;
-    for (Layer layer : fold.layers()) {
+    for (Layer layer : layers) {
       rows += layer.made().stateRows();
     }
     return rows;
