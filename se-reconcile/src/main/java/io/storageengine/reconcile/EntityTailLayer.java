@@ -202,21 +202,25 @@ final class EntityTailLayer {
         + " TO " + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
 
-    // The rows written and the state's rows; the snapshot rows replaced (file, position) and the
-    // earlier layers' rows replaced (layer, row), read as one list per file or layer.
-    long[] rows = new long[2];
-    duck.query("SELECT count(*) FILTER (WHERE __last_op = 1), count(*) FROM " + state, rs -> {
-      rows[0] = rs.getLong(1);
-      rows[1] = rs.getLong(2);
-    });
-    Map<String, long[]> snapshotRows = duck.positionsByFile("SELECT __file, __pos FROM " + EntityFold.TABLE
-        + " WHERE __max_ord > 0 AND __file IS NOT NULL AND __file <> " + SqlQuoting.literal(PRIOR), "__file", "__pos");
+    // One statement, read as one Arrow list per group: the rows written (group "w"), the state's
+    // rows ("s"), the snapshot rows replaced ("f:" and the file, positions) and the earlier
+    // layers' rows replaced ("l:" and the layer, rows).
+    Map<String, long[]> lists = duck.positionsByFile("SELECT 'w' AS __g, count(*) FILTER (WHERE __last_op = 1) AS __p"
+        + " FROM " + state + " UNION ALL SELECT 's', count(*) FROM " + state
+        + " UNION ALL SELECT 'f:' || __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0"
+        + " AND __file IS NOT NULL AND __file <> " + SqlQuoting.literal(PRIOR)
+        + (prior ? " UNION ALL SELECT 'l:' || CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM "
+            + state + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""), "__g", "__p");
+    long[] rows = {lists.get("w")[0], lists.get("s")[0]};
+    Map<String, long[]> snapshotRows = new HashMap<>();
     Map<Integer, long[]> layerRows = new HashMap<>();
-    if (prior) {
-      duck.positionsByFile("SELECT CAST(" + REPLACED_LAYER + " AS VARCHAR) AS __l, " + REPLACED_ROW + " AS __r FROM "
-          + state + " WHERE " + REPLACED_ROW + " IS NOT NULL", "__l", "__r")
-          .forEach((n, positions) -> layerRows.put(Integer.parseInt(n), positions));
-    }
+    lists.forEach((group, positions) -> {
+      if (group.startsWith("f:")) {
+        snapshotRows.put(group.substring(2), positions);
+      } else if (group.startsWith("l:")) {
+        layerRows.put(Integer.parseInt(group.substring(2)), positions);
+      }
+    });
     return Optional.of(new Result(rows[0], snapshotRows, layerRows, rows[1]));
   }
 
