@@ -38,11 +38,6 @@ final class SegmentRange implements Iterable<WalSegment> {
     this.next = first;
   }
 
-  /** Whether every segment of the range was read. */
-  boolean consumed() {
-    return next > last;
-  }
-
   /** The last segment read ({@code first - 1}: none). */
   long through() {
     return next - 1;
