@@ -128,8 +128,11 @@ final class EntityTailFolds {
   private final WalTailRows rows;
   /** The folds, least recently used first. */
   private final LinkedHashMap<TableWal, Fold> folds = new LinkedHashMap<>(16, 0.75f, true);
-  /** Per table, the turn to grow its fold (one at a time). */
-  private final Map<TableWal, Semaphore> growing = new ConcurrentHashMap<>();
+  /**
+   * Per table, the turn to grow its fold (one at a time), while a query holds or waits for it:
+   * the last to leave removes it.
+   */
+  private final Map<TableWal, Turn> growing = new ConcurrentHashMap<>();
   /** {@link #MAX_LAYER_BYTES}, or less in tests. */
   private volatile long layerBytes = MAX_LAYER_BYTES;
 
@@ -166,8 +169,10 @@ final class EntityTailFolds {
     if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
       return null;
     }
-    if (covers(known, base, last)) {
-      Read kept = readCovered(catalogId, known, last, leases);
+    List<Layer> cut = layersThrough(known, base, last);
+    if (known != null && known.base().equals(base)
+        && (cut.isEmpty() ? base.afterSeq() : cut.get(cut.size() - 1).throughSeq()) == last) {
+      Read kept = readCovered(catalogId, known.base(), cut, leases);
       if (kept != null) {
         return kept;
       }
@@ -175,47 +180,74 @@ final class EntityTailFolds {
     // One fold grows per table at a time: a query that would fold what another is folding waits
     // for it and extends its layers (or finds them enough), so the same segments are not folded
     // twice at once.
-    Semaphore turn = growing.computeIfAbsent(key, k -> new Semaphore(1));
+    Turn turn = growing.compute(key, (k, t) -> (t == null ? new Turn() : t).join());
     try {
-      while (!turn.tryAcquire(50, TimeUnit.MILLISECONDS)) {
-        cancel.check();
+      try {
+        while (!turn.permit.tryAcquire(50, TimeUnit.MILLISECONDS)) {
+          cancel.check();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for the WAL tail fold of table " + table.name(), e);
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted while waiting for the WAL tail fold of table " + table.name(), e);
-    }
-    try {
-      known = fold(key);
-      if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
-        return null;
+      try {
+        known = fold(key);
+        if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
+          return null;
+        }
+        return readKnown(catalogId, table, snapshot, base, known, last, segments, leases, cancel, carried);
+      } finally {
+        turn.permit.release();
       }
-      return readKnown(catalogId, table, snapshot, base, known, last, segments, leases, cancel, carried);
     } finally {
-      turn.release();
+      growing.computeIfPresent(key, (k, t) -> t.leave());
     }
   }
 
-  /** Whether {@code known}, on {@code base}, has layers ending exactly at {@code last}: nothing to fold. */
-  private static boolean covers(Fold known, Base base, long last) {
-    if (known == null || !known.base().equals(base)) {
-      return false;
+  /** A table's turn to grow its fold, with the queries holding or waiting for it. */
+  private static final class Turn {
+    final Semaphore permit = new Semaphore(1);
+    private int queries;
+
+    Turn join() {
+      queries++;
+      return this;
     }
-    long through = base.afterSeq();
+
+    /** This turn, or null (removed) when the last query left. */
+    Turn leave() {
+      return --queries == 0 ? null : this;
+    }
+  }
+
+  /** The tables whose fold a query is growing or waiting to grow (tests). */
+  int growingTables() {
+    return growing.size();
+  }
+
+  /**
+   * {@code known}'s layers that end at or before {@code last}, in order, when it is on {@code base};
+   * none otherwise.
+   */
+  private static List<Layer> layersThrough(Fold known, Base base, long last) {
+    if (known == null || !known.base().equals(base)) {
+      return List.of();
+    }
+    List<Layer> layers = new ArrayList<>();
     for (Layer layer : known.layers()) {
       if (layer.throughSeq() > last) {
         break;
       }
-      through = layer.throughSeq();
+      layers.add(layer);
     }
-    return through == last;
+    return layers;
   }
 
   /**
-   * The read of {@code known}'s layers through {@code last} (which {@link #covers} them); null
-   * when a layer's file is gone.
+   * The read of {@code layers} of a kept fold on {@code base} (ending at the tail's end: nothing to
+   * fold); null when a layer's file is gone.
    */
-  private Read readCovered(String catalogId, Fold known, long last, List<DataFileCache.Lease> leases) {
-    List<Layer> layers = known.layers().stream().filter(layer -> layer.throughSeq() <= last).toList();
+  private Read readCovered(String catalogId, Base base, List<Layer> layers, List<DataFileCache.Lease> leases) {
     List<DataFileCache.Lease> taken = new ArrayList<>();
     List<Path> rowsPaths = new ArrayList<>();
     try {
@@ -227,22 +259,14 @@ final class EntityTailFolds {
       return null;
     }
     leases.addAll(taken);
-    return read(new Leased(new Fold(known.base(), layers), rowsPaths));
+    return read(new Leased(new Fold(base, layers), rowsPaths));
   }
 
   /** {@link #read}, with {@code known} the table's kept fold (null: none). */
   private Read readKnown(String catalogId, Table table, Snapshot snapshot, Base base, Fold known, long last,
       Segments segments, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
     TableWal key = new TableWal(catalogId, table.uuid());
-    List<Layer> layers = new ArrayList<>();
-    if (known != null && known.base().equals(base)) {
-      for (Layer layer : known.layers()) {
-        if (layer.throughSeq() > last) {
-          break;
-        }
-        layers.add(layer);
-      }
-    }
+    List<Layer> layers = layersThrough(known, base, last);
     boolean replaces = known == null || !known.base().equals(base);
     // Each layer finished is kept at once, so a fold stopped by its query's timeout or client
     // leaves what it folded to the next query instead of starting over (unless its states are

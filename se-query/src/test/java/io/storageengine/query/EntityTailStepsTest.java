@@ -71,6 +71,7 @@ class EntityTailStepsTest {
       tail.append(SEGMENTS);
       assertThat(tail.rows()).isEqualTo(expected(SEGMENTS + 1));
       assertThat(tail.layerEnds()).hasSize(EntityTailFolds.MAX_LAYERS).endsWith(SEGMENTS + 1L);
+      assertThat(tail.folds().growingTables()).as("no table's turn to grow outlives its queries").isZero();
     }
   }
 
@@ -90,6 +91,7 @@ class EntityTailStepsTest {
           });
       assertThatThrownBy(tail::rows).hasMessageContaining("00000000000000000022.seg");
       failure.close();
+      assertThat(tail.folds().growingTables()).as("a failed fold leaves its turn too").isZero();
       List<Long> kept = tail.layerEnds();
       assertThat(kept).as("the steps finished before segment 22").containsExactly(4L, 8L, 12L, 16L, 20L);
 
