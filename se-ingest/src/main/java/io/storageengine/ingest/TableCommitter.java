@@ -24,12 +24,17 @@ import org.slf4j.LoggerFactory;
  * every request in it with the segment's seq. A failed append fails exactly the requests in that
  * segment, with UNAVAILABLE.
  *
- * <p>The flush interval bounds how long a frame waits for its ack, so a window closes early by
- * the time the segment is expected to take to write, at most half the interval: the oldest frame
- * of a segment is then acknowledged about one interval after it arrived, instead of one interval
- * plus a whole segment write. The expectation is learnt from the recent appends of this table,
- * like a TCP retransmission timeout: their mean duration plus twice their mean deviation, scaled
- * by the bytes waiting, so that a slower than average write rarely makes the ack late.
+ * <p>The window is the interval between the starts of a table's segments: a segment starts one
+ * flush interval after the previous one started, so a table busy with writes gets about one
+ * segment per interval, and a frame arriving when the table's last segment started an interval
+ * ago or more (an idle table, or its first frame) is written at once instead of waiting a window
+ * no other frame shares. The flush interval also bounds how long a frame waits for its ack, so a
+ * window closes early by the time the segment is expected to take to write, at most half the
+ * interval: the oldest frame of a segment is then acknowledged about one interval after it
+ * arrived, instead of one interval plus a whole segment write. The expectation is learnt from the
+ * recent appends of this table, like a TCP retransmission timeout: their mean duration plus twice
+ * their mean deviation, scaled by the bytes waiting, so that a slower than average write rarely
+ * makes the ack late.
  *
  * <p>A table writes one segment at a time: the WAL then keeps the arrival order of frames (it
  * decides between equal versions of entity rows), and our own appends never race for the same
@@ -76,6 +81,8 @@ final class TableCommitter {
   private SeException dropped;
   private ScheduledFuture<?> timer;
   private long timerDueNanos;
+  /** When the table's last segment started (an interval before the committer was made: none yet). */
+  private long lastFlushNanos;
   /** Moving averages of recent appends of this table: duration, its deviation, and size. */
   private double recentWriteNanos;
   private double recentWriteDeviation;
@@ -99,6 +106,7 @@ final class TableCommitter {
     this.listener = listener;
     this.intervalNanos = config.flushInterval().toNanos();
     this.flushBytes = config.flushBytes();
+    this.lastFlushNanos = System.nanoTime() - intervalNanos;
   }
 
   /**
@@ -169,7 +177,11 @@ final class TableCommitter {
       return;
     }
     long now = System.nanoTime();
-    long due = pending.peek().enqueuedNanos() + intervalNanos - expectedWriteNanosLocked();
+    // The earlier of: one interval after the last segment started (at once on an idle table), and
+    // the oldest frame's ack bound.
+    long bound = pending.peek().enqueuedNanos() + intervalNanos - expectedWriteNanosLocked();
+    long next = lastFlushNanos + intervalNanos;
+    long due = next - bound < 0 ? next : bound;
     if (closing || pendingBytes >= flushBytes || due - now <= 0) {
       cancelTimerLocked();
       flushing = true;
@@ -237,6 +249,7 @@ final class TableCommitter {
       }
       pendingBytes -= bytes;
       writing = writes;
+      lastFlushNanos = System.nanoTime();
     }
     try {
       write(writes, bytes);

@@ -64,24 +64,45 @@ class GroupCommitTest {
 
   @Test
   void writesOneSegmentPerWindowAndRegistersTheTableName() throws Exception {
+    long window = millis(200);
     try (GroupCommitter group = committer(IngestConfig.defaults()
         .withFlushInterval(Duration.ofMillis(200)))) {
       TableCommitter c = group.committer(target(true));
       assertThat(group.committer(target(true))).isSameAs(c);
+      // The table's first frame is written at once; the frames after it share the next window,
+      // which starts one interval after that segment started.
+      long firstStart = System.nanoTime();
+      assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
       List<CompletableFuture<Long>> acks = new ArrayList<>();
-      for (int i = 1; i <= 5; i++) {
+      for (int i = 2; i <= 6; i++) {
         acks.add(c.submit(frame(i, 10)));
       }
       for (CompletableFuture<Long> ack : acks) {
-        assertThat(ack.get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+        assertThat(ack.get(5, TimeUnit.SECONDS)).isEqualTo(2L);
       }
+      assertThat(System.nanoTime() - firstStart).as("the second segment waited for its window")
+          .isGreaterThanOrEqualTo(window);
     }
-    assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L);
-    assertThat(wal.read(table, 1).orElseThrow().frames()).extracting(f -> f.requestIds()[0])
-        .containsExactly(1L, 2L, 3L, 4L, 5L);
-    assertThat(segments).hasSize(1);
-    assertThat(segments.get(0)).containsExactly(1L, 5L);
+    assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L, 2L);
+    assertThat(wal.read(table, 2).orElseThrow().frames()).extracting(f -> f.requestIds()[0])
+        .containsExactly(2L, 3L, 4L, 5L, 6L);
+    assertThat(segments).hasSize(2);
+    assertThat(segments.get(1)).containsExactly(2L, 5L);
     assertThat(wal.tableName(table)).isEqualTo(Optional.of(new TableName(List.of("a"), "t")));
+  }
+
+  @Test
+  void aFrameOnAnIdleTableIsWrittenAtOnce() throws Exception {
+    try (GroupCommitter group = committer(IngestConfig.defaults()
+        .withFlushInterval(Duration.ofHours(1)))) {
+      TableCommitter c = group.committer(target(false));
+      // No segment of the table started within the interval: nothing to wait for.
+      assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      // The next frame waits for the window after that segment's start (an hour here).
+      CompletableFuture<Long> second = c.submit(frame(2, 10));
+      Thread.sleep(200);
+      assertThat(second).isNotDone();
+    }
   }
 
   @Test
@@ -109,19 +130,24 @@ class GroupCommitTest {
     try (GroupCommitter group = committer(IngestConfig.defaults()
         .withFlushInterval(Duration.ofMillis(1000)))) {
       TableCommitter c = group.committer(target(false));
-      // No write seen yet: the first window is the whole interval, then the write.
+      // The table's first frame is written at once (the write is all of its wait) ...
       long first = System.nanoTime();
-      assertThat(c.submit(frame(1, 1000)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
-      long firstAck = System.nanoTime() - first;
-      assertThat(firstAck).isGreaterThanOrEqualTo(millis(1400));
-      // Now a write is known to take 400 ms or more: the window ends that much earlier (but
-      // lasts at least half the interval), so the ack comes about one interval after the frame.
+      CompletableFuture<Long> firstDone = c.submit(frame(1, 1000));
+      Thread.sleep(50);
+      // ... and a frame arriving during that write waits for the window after it.
       long second = System.nanoTime();
-      assertThat(c.submit(frame(2, 1000)).get(5, TimeUnit.SECONDS)).isEqualTo(2L);
+      CompletableFuture<Long> secondDone = c.submit(frame(2, 1000));
+      assertThat(firstDone.get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+      long firstAck = System.nanoTime() - first;
+      assertThat(firstAck).isGreaterThanOrEqualTo(millis(400)).isLessThan(millis(1000));
+      // Now a write is known to take 400 ms or more: the window ends that much earlier (but
+      // lasts at least half the interval), so the ack comes about one interval after the frame,
+      // not one interval after the first segment started plus the write.
+      assertThat(secondDone.get(5, TimeUnit.SECONDS)).isEqualTo(2L);
       long secondAck = System.nanoTime() - second;
-      // Lower bound: half the interval plus the write. Upper bound relative to the first ack,
-      // so a slow machine (both acks late) does not fail the test: the window did end early.
-      assertThat(secondAck).isGreaterThanOrEqualTo(millis(900)).isLessThan(firstAck - millis(150));
+      // Lower bound: half the interval plus the write. Upper bound relative to the first ack (the
+      // write), so a slow machine (both acks late) does not fail the test: the window did end early.
+      assertThat(secondAck).isGreaterThanOrEqualTo(millis(900)).isLessThan(millis(1000) + firstAck - millis(200));
     }
   }
 
@@ -171,10 +197,13 @@ class GroupCommitTest {
   void closeFlushesWhatIsPendingAndRefusesNewFrames() throws Exception {
     GroupCommitter group = committer(IngestConfig.defaults().withFlushInterval(Duration.ofHours(1)));
     TableCommitter c = group.committer(target(true));
-    CompletableFuture<Long> pending = c.submit(frame(1, 10));
+    assertThat(c.submit(frame(1, 10)).get(5, TimeUnit.SECONDS)).isEqualTo(1L);
+    CompletableFuture<Long> pending = c.submit(frame(2, 10));
+    Thread.sleep(100);
+    assertThat(pending).as("waits for the window after the first segment").isNotDone();
     group.close();
-    assertThat(pending).isCompletedWithValue(1L);
-    assertThatThrownBy(() -> c.submit(frame(2, 10)))
+    assertThat(pending).isCompletedWithValue(2L);
+    assertThatThrownBy(() -> c.submit(frame(3, 10)))
         .isInstanceOf(SeException.class)
         .hasMessage("ingestion is shutting down: retry");
   }
