@@ -24,8 +24,11 @@ final class FileEtagCache {
 
   private record Stamp(Object fileKey, long size, FileTime modified) {}
 
-  /** What {@link #info} returns: the size and etag of one and the same version of a file. */
-  record SizedEtag(long size, String etag) {}
+  /**
+   * What {@link #info} returns: the size, etag and modification time of one and the same version
+   * of a file.
+   */
+  record SizedEtag(long size, String etag, java.time.Instant modified) {}
 
   private final Map<Stamp, String> digests = new LruMap<>(MAX_ENTRIES);
 
@@ -38,7 +41,7 @@ final class FileEtagCache {
       }
       String cached = cached(before.get());
       if (cached != null) {
-        return Optional.of(new SizedEtag(before.get().size(), cached));
+        return Optional.of(new SizedEtag(before.get().size(), cached, before.get().modified().toInstant()));
       }
       String digest;
       try {
@@ -53,7 +56,7 @@ final class FileEtagCache {
       // did not move, otherwise read the new version.
       if (before.equals(stamp(file))) {
         remember(before.get(), digest);
-        return Optional.of(new SizedEtag(before.get().size(), digest));
+        return Optional.of(new SizedEtag(before.get().size(), digest, before.get().modified().toInstant()));
       }
     }
   }

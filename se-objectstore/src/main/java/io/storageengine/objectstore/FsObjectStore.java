@@ -159,7 +159,7 @@ public final class FsObjectStore implements ObjectStore {
   public Optional<ObjectInfo> head(String key) {
     Path file = pathOf(key);
     try {
-      return etags.info(file).map(info -> new ObjectInfo(key, info.size(), info.etag()));
+      return etags.info(file).map(info -> new ObjectInfo(key, info.size(), info.etag(), info.modified()));
     } catch (IOException e) {
       throw failure("read", key, e);
     }
@@ -281,7 +281,7 @@ public final class FsObjectStore implements ObjectStore {
       List<ObjectInfo> out = new ArrayList<>(keys.size());
       for (String key : keys) {
         etags.info(root.resolve(key))
-            .ifPresent(info -> out.add(new ObjectInfo(key, info.size(), info.etag())));
+            .ifPresent(info -> out.add(new ObjectInfo(key, info.size(), info.etag(), info.modified())));
       }
       return out;
     } catch (IOException e) {
@@ -329,7 +329,7 @@ public final class FsObjectStore implements ObjectStore {
       List<ObjectInfo> objects = new ArrayList<>(objectKeys.size());
       for (String key : objectKeys) {
         etags.info(root.resolve(key))
-            .ifPresent(info -> objects.add(new ObjectInfo(key, info.size(), info.etag())));
+            .ifPresent(info -> objects.add(new ObjectInfo(key, info.size(), info.etag(), info.modified())));
       }
       return new Children(objects, directories);
     } catch (IOException e) {

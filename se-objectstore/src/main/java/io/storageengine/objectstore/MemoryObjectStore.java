@@ -1,5 +1,6 @@
 package io.storageengine.objectstore;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -10,19 +11,26 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /** An in-process store for tests. All operations are atomic through the map's own CAS. */
 public final class MemoryObjectStore implements ObjectStore {
-  private final ConcurrentSkipListMap<String, Blob> blobs = new ConcurrentSkipListMap<>();
+  private final ConcurrentSkipListMap<String, Stored> blobs = new ConcurrentSkipListMap<>();
   private final AtomicLong versions = new AtomicLong();
+
+  /** A version of a key's content (its etag unique to it) and when it was written. */
+  private record Stored(byte[] data, String etag, Instant written) {
+    ObjectInfo info(String key) {
+      return new ObjectInfo(key, data.length, etag, written);
+    }
+  }
 
   @Override
   public Optional<Blob> get(String key) {
-    Blob b = blobs.get(Keys.check(key));
+    Stored b = blobs.get(Keys.check(key));
     return b == null ? Optional.empty() : Optional.of(new Blob(b.data().clone(), b.etag()));
   }
 
   @Override
   public Optional<byte[]> getRange(String key, long offset, int length) {
     Keys.checkRange(Keys.check(key), offset, length);
-    Blob b = blobs.get(key);
+    Stored b = blobs.get(key);
     if (b == null) {
       return Optional.empty();
     }
@@ -33,20 +41,20 @@ public final class MemoryObjectStore implements ObjectStore {
 
   @Override
   public Optional<ObjectInfo> head(String key) {
-    Blob b = blobs.get(Keys.check(key));
-    return b == null ? Optional.empty() : Optional.of(new ObjectInfo(key, b.data().length, b.etag()));
+    Stored b = blobs.get(Keys.check(key));
+    return b == null ? Optional.empty() : Optional.of(b.info(key));
   }
 
   @Override
   public String put(String key, byte[] data) {
-    Blob b = newBlob(Keys.check(key), data);
+    Stored b = newBlob(Keys.check(key), data);
     blobs.put(key, b);
     return b.etag();
   }
 
   @Override
   public Optional<String> putIfAbsent(String key, byte[] data) {
-    Blob b = newBlob(Keys.check(key), data);
+    Stored b = newBlob(Keys.check(key), data);
     return blobs.putIfAbsent(key, b) == null ? Optional.of(b.etag()) : Optional.empty();
   }
 
@@ -56,11 +64,11 @@ public final class MemoryObjectStore implements ObjectStore {
     if (etag == null) {
       return Optional.empty();
     }
-    Blob current = blobs.get(key);
+    Stored current = blobs.get(key);
     if (current == null || !current.etag().equals(etag)) {
       return Optional.empty();
     }
-    Blob b = newBlob(key, data);
+    Stored b = newBlob(key, data);
     return blobs.replace(key, current, b) ? Optional.of(b.etag()) : Optional.empty();
   }
 
@@ -68,11 +76,11 @@ public final class MemoryObjectStore implements ObjectStore {
   public List<ObjectInfo> list(String prefix) {
     Keys.checkPrefix(prefix);
     List<ObjectInfo> out = new ArrayList<>();
-    for (Map.Entry<String, Blob> e : blobs.tailMap(prefix, true).entrySet()) {
+    for (Map.Entry<String, Stored> e : blobs.tailMap(prefix, true).entrySet()) {
       if (!e.getKey().startsWith(prefix)) {
         break;
       }
-      out.add(new ObjectInfo(e.getKey(), e.getValue().data().length, e.getValue().etag()));
+      out.add(e.getValue().info(e.getKey()));
     }
     return out;
   }
@@ -82,12 +90,12 @@ public final class MemoryObjectStore implements ObjectStore {
     Keys.checkPrefix(prefix);
     List<ObjectInfo> objects = new ArrayList<>();
     List<String> directories = new ArrayList<>();
-    Map.Entry<String, Blob> e = blobs.ceilingEntry(prefix);
+    Map.Entry<String, Stored> e = blobs.ceilingEntry(prefix);
     while (e != null && e.getKey().startsWith(prefix)) {
       String key = e.getKey();
       int slash = key.indexOf('/', prefix.length());
       if (slash < 0) {
-        objects.add(new ObjectInfo(key, e.getValue().data().length, e.getValue().etag()));
+        objects.add(e.getValue().info(key));
         e = blobs.higherEntry(key);
       } else {
         directories.add(key.substring(0, slash + 1));
@@ -108,7 +116,7 @@ public final class MemoryObjectStore implements ObjectStore {
     return "memory";
   }
 
-  private Blob newBlob(String key, byte[] data) {
-    return new Blob(Keys.checkData(key, data).clone(), "m" + versions.incrementAndGet());
+  private Stored newBlob(String key, byte[] data) {
+    return new Stored(Keys.checkData(key, data).clone(), "m" + versions.incrementAndGet(), Instant.now());
   }
 }

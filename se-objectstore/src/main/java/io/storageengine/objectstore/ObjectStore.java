@@ -1,5 +1,6 @@
 package io.storageengine.objectstore;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -67,8 +68,21 @@ public interface ObjectStore extends AutoCloseable {
   /** A blob's content and etag. */
   record Blob(byte[] data, String etag) {}
 
-  /** A key's size in bytes and etag. */
-  record ObjectInfo(String key, long size, String etag) {}
+  /**
+   * A key's size in bytes, etag and when the store last wrote it ({@code lastModified}: the
+   * store's own clock, to the precision it keeps; null where a store does not say).
+   */
+  record ObjectInfo(String key, long size, String etag, Instant lastModified) {
+    /** An object whose write time is not known. */
+    public ObjectInfo(String key, long size, String etag) {
+      this(key, size, etag, null);
+    }
+
+    /** This object without its write time (to compare what two listings say of its content). */
+    public ObjectInfo withoutTime() {
+      return lastModified == null ? this : new ObjectInfo(key, size, etag);
+    }
+  }
 
   /**
    * The answer of {@link #listChildren}: the keys directly at the level, and the directories

@@ -178,7 +178,7 @@ public final class S3ObjectStore implements ObjectStore {
     String s3Key = s3Key(key);
     try {
       HeadObjectResponse head = client.headObject(r -> r.bucket(bucket).key(s3Key));
-      return Optional.of(new ObjectInfo(key, head.contentLength(), unquote(head.eTag())));
+      return Optional.of(new ObjectInfo(key, head.contentLength(), unquote(head.eTag()), head.lastModified()));
     } catch (S3Exception e) {
       if (isNoSuchKey(e)) {
         return Optional.empty();
@@ -229,7 +229,7 @@ public final class S3ObjectStore implements ObjectStore {
           r -> r.bucket(bucket).prefix(keyPrefix + prefix)).contents()) {
         String key = object.key().substring(keyPrefix.length());
         if (isValidKey(key)) {
-          out.add(new ObjectInfo(key, object.size(), unquote(object.eTag())));
+          out.add(new ObjectInfo(key, object.size(), unquote(object.eTag()), object.lastModified()));
         }
       }
     } catch (SdkException e) {
@@ -255,7 +255,7 @@ public final class S3ObjectStore implements ObjectStore {
         for (S3Object object : page.contents()) {
           String key = object.key().substring(keyPrefix.length());
           if (isValidKey(key)) {
-            objects.add(new ObjectInfo(key, object.size(), unquote(object.eTag())));
+            objects.add(new ObjectInfo(key, object.size(), unquote(object.eTag()), object.lastModified()));
           }
         }
         for (CommonPrefix common : page.commonPrefixes()) {

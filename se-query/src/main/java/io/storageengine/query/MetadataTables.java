@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.time.LocalTime;
@@ -40,7 +42,8 @@ import org.apache.iceberg.types.Types;
  * {@code "t$refs"}, {@code "t$entries"} (Iceberg's metadata tables of those names, with their
  * columns and types: {@link MetadataTableType}) and {@code "t$properties"} (Trino's: {@code key},
  * {@code value}, the table's properties); and the engine's own {@code "t$wal"}: the table's
- * acknowledged WAL segments not yet reconciled ({@link PendingWal}), one row per segment, and
+ * acknowledged WAL segments not yet reconciled ({@link PendingWal}), one row per segment (with
+ * when the object store wrote it and its age when the query was planned), and
  * {@code "t$slices"}: the slices of a sliced entity table ({@link TableSlices}), one row per
  * slice with its hash range, WAL progress, data files and live rows (none for a table that is
  * not sliced).
@@ -68,7 +71,9 @@ final class MetadataTables {
       Types.NestedField.required(4, "frames", Types.IntegerType.get()),
       Types.NestedField.required(5, "rows", Types.LongType.get()),
       Types.NestedField.required(6, "bytes", Types.LongType.get()),
-      Types.NestedField.required(7, "published_seq", Types.LongType.get()));
+      Types.NestedField.required(7, "published_seq", Types.LongType.get()),
+      Types.NestedField.optional(8, "written_at", Types.TimestampType.withZone()),
+      Types.NestedField.optional(9, "age_ms", Types.LongType.get()));
   private static final Schema SLICES = new Schema(
       Types.NestedField.required(1, "slice_id", Types.IntegerType.get()),
       Types.NestedField.required(2, "hash_range", Types.StringType.get()),
@@ -132,10 +137,17 @@ final class MetadataTables {
     }
     Inserter insert = new Inserter(connection, target);
     if (kind.equals("wal")) {
-      for (PendingWal.Segment segment : wal.pending(catalogId, table.uuid())) {
+      List<PendingWal.Segment> pending = wal.pending(catalogId, table.uuid());
+      Instant now = Instant.now();
+      for (PendingWal.Segment segment : pending) {
+        Instant written = segment.writtenAt();
+        // The store's clock against ours: a segment never shows as written in the future.
+        String age = written == null ? "NULL" : String.valueOf(Math.max(0, Duration.between(written, now).toMillis()));
         insert.row(segment.seq() + ", " + SqlQuoting.literal(segment.writerId()) + ", "
             + SqlQuoting.literal(segment.writerNonce()) + ", " + segment.frames() + ", " + segment.rows() + ", "
-            + segment.bytes() + ", " + segment.publishedSeq());
+            + segment.bytes() + ", " + segment.publishedSeq() + ", "
+            + (written == null ? "NULL" : SqlQuoting.literal(TIMESTAMP.format(LocalDateTime.ofInstant(written,
+                ZoneOffset.UTC)) + "+00")) + ", " + age);
       }
     } else if (kind.equals("slices")) {
       TableSettings settings = TableSettings.of(table);

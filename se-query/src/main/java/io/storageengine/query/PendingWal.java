@@ -2,6 +2,7 @@ package io.storageengine.query;
 
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.apache.iceberg.Table;
@@ -17,9 +18,17 @@ public interface PendingWal {
   /**
    * One acknowledged segment not yet reconciled: its sequence number in the table's log, the
    * writer that appended it (id and per-process nonce), its frames, rows and Arrow payload bytes,
-   * and the table's {@code publishedSeq} when it was read.
+   * the table's {@code publishedSeq} when it was read, and when the object store wrote the
+   * segment ({@code writtenAt}, its clock; null where the store does not say).
    */
-  record Segment(long seq, String writerId, String writerNonce, int frames, long rows, long bytes, long publishedSeq) {}
+  record Segment(long seq, String writerId, String writerNonce, int frames, long rows, long bytes, long publishedSeq,
+      Instant writtenAt) {
+    /** A segment whose write time is not known. */
+    public Segment(long seq, String writerId, String writerNonce, int frames, long rows, long bytes,
+        long publishedSeq) {
+      this(seq, writerId, writerNonce, frames, rows, bytes, publishedSeq, null);
+    }
+  }
 
   /** A host without a WAL. */
   PendingWal NONE = (catalogId, tableUuid) -> List.of();

@@ -196,22 +196,39 @@ class MetadataTablesTest {
     List<String> asked = new ArrayList<>();
     PendingWal wal = (catalogId, tableUuid) -> {
       asked.add(catalogId + "/" + tableUuid);
-      return tableUuid.equals(table.uuid()) ? List.of(new PendingWal.Segment(7, "ingest-1", "n1", 2, 300, 4096, 6),
-          new PendingWal.Segment(8, "ingest-2", "n2", 1, 5, 128, 6)) : List.of();
+      // Segment 7 written 90 s ago; segment 8 by a store whose clock runs ahead of ours; a store
+      // that does not say when (segment 9).
+      return tableUuid.equals(table.uuid()) ? List.of(
+          new PendingWal.Segment(7, "ingest-1", "n1", 2, 300, 4096, 6, java.time.Instant.now().minusSeconds(90)),
+          new PendingWal.Segment(8, "ingest-2", "n2", 1, 5, 128, 6, java.time.Instant.now().plusSeconds(5)),
+          new PendingWal.Segment(9, "ingest-2", "n2", 1, 1, 64, 6)) : List.of();
     };
     try (QueryEngine withWal = new QueryEngine(warehouse, duckdb,
         QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"), wal)) {
       List<String> result = EngineFixture.query(withWal, allocator, "alpha",
-          "SELECT * FROM ns.\"t$wal\" ORDER BY seq", Map.of());
+          "SELECT * EXCLUDE (written_at, age_ms) FROM ns.\"t$wal\" ORDER BY seq", Map.of());
       assertThat(result).containsExactly("seq,writer_id,writer_nonce,frames,rows,bytes,published_seq",
-          "7|ingest-1|n1|2|300|4096|6", "8|ingest-2|n2|1|5|128|6");
+          "7|ingest-1|n1|2|300|4096|6", "8|ingest-2|n2|1|5|128|6", "9|ingest-2|n2|1|1|64|6");
       assertThat(EngineFixture.query(withWal, allocator, "alpha", "SELECT writer_id, sum(rows) FROM ns.\"t$wal\" "
           + "WHERE bytes > 1000 GROUP BY ALL", Map.of())).containsExactly("writer_id,sum(\"rows\")", "ingest-1|300");
+      // Ages: 90 s (to within the test's own time), never negative, NULL when unknown; written_at
+      // agrees with the age.
+      assertThat(EngineFixture.query(withWal, allocator, "alpha", "SELECT seq, age_ms BETWEEN 90000 AND 150000, "
+          + "age_ms = 0, written_at IS NULL, abs(epoch_ms(now()) - epoch_ms(written_at) - age_ms) < 60000 "
+          + "FROM ns.\"t$wal\" ORDER BY seq", Map.of())).containsExactly(
+              "seq,(age_ms BETWEEN 90000 AND 150000),(age_ms = 0),(written_at IS NULL),"
+                  + "(abs(((epoch_ms(now()) - epoch_ms(written_at)) - age_ms)) < 60000)",
+              "7|true|false|false|true", "8|false|true|false|true", "9|null|null|true|null");
+      // The oldest unreconciled age and the backlog per writer.
+      assertThat(EngineFixture.query(withWal, allocator, "alpha", "SELECT writer_id, count(*), sum(rows), "
+          + "max(age_ms) >= 90000 FROM ns.\"t$wal\" GROUP BY ALL ORDER BY 1", Map.of())).containsExactly(
+              "writer_id,count_star(),sum(\"rows\"),(max(age_ms) >= 90000)", "ingest-1|1|300|true",
+              "ingest-2|2|6|false");
     }
     assertThat(asked).containsOnly("alpha/" + table.uuid());
     // Without a WAL (a host that has none): no rows, the same columns.
     assertThat(query("alpha", "SELECT * FROM ns.\"t$wal\"")).containsExactly(
-        "seq,writer_id,writer_nonce,frames,rows,bytes,published_seq");
+        "seq,writer_id,writer_nonce,frames,rows,bytes,published_seq,written_at,age_ms");
   }
 
   @Test

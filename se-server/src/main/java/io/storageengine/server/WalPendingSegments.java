@@ -15,8 +15,8 @@ import org.apache.iceberg.Table;
 
 /**
  * The pending segments {@code "t$wal"} shows, read from the cluster's WAL: the table's
- * {@code published_seq}, the segments listed after it, and each one read (and checked) for its
- * writer, frames, rows and payload bytes. A segment gone meanwhile (reconciled and collected) is
+ * {@code published_seq}, the segments listed after it (with the time the object store wrote
+ * each), and each one read (and checked) for its writer, frames, rows and payload bytes. A segment gone meanwhile (reconciled and collected) is
  * left out. The slices {@code "t$slices"} shows are read from the table's slices-meta.
  */
 final class WalPendingSegments implements PendingWal {
@@ -49,13 +49,14 @@ final class WalPendingSegments implements PendingWal {
     TableWal table = new TableWal(catalogId, tableUuid);
     long published = wal.state(table).publishedSeq();
     List<Segment> out = new ArrayList<>();
-    for (long seq : wal.segmentsAfter(table, published)) {
+    for (WalLog.Listed listed : wal.listAfter(table, published)) {
+      long seq = listed.seq();
       Optional<WalSegment> segment = wal.read(table, seq);
       if (segment.isEmpty()) {
         continue;
       }
       out.add(new Segment(seq, segment.get().writerId(), segment.get().writerNonce(), segment.get().frames().size(),
-          segment.get().rowCount(), segment.get().frameBytes(), published));
+          segment.get().rowCount(), segment.get().frameBytes(), published, listed.writtenAt()));
     }
     return out;
   }

@@ -241,20 +241,25 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
 
   @Override
   public List<Long> segmentsAfter(TableWal table, long afterSeq) {
+    return listAfter(table, afterSeq).stream().map(Listed::seq).toList();
+  }
+
+  @Override
+  public List<Listed> listAfter(TableWal table, long afterSeq) {
     String prefix = table.walPrefix();
     List<ObjectInfo> objects = retry.call("list " + prefix, () -> store.list(prefix));
-    List<Long> seqs = new ArrayList<>();
+    List<Listed> listed = new ArrayList<>();
     for (ObjectInfo object : objects) {
       Matcher m = SEGMENT_NAME.matcher(object.key().substring(prefix.length()));
       if (m.matches()) {
         long seq = Long.parseLong(m.group(1));
         if (seq > afterSeq) {
-          seqs.add(seq);
+          listed.add(new Listed(seq, object.lastModified()));
         }
       }
     }
-    seqs.sort(null);
-    return seqs;
+    listed.sort(java.util.Comparator.comparingLong(Listed::seq));
+    return listed;
   }
 
   @Override

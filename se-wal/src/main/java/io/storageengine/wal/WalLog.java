@@ -1,6 +1,7 @@
 package io.storageengine.wal;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -11,6 +12,17 @@ public interface WalLog {
 
   /** Sequence numbers of the segments present with seq {@code > afterSeq}, ascending. */
   List<Long> segmentsAfter(TableWal table, long afterSeq);
+
+  /**
+   * A segment present in a table's log: its sequence number and when the object store wrote it
+   * (the store's clock, to its precision; null when the store does not say).
+   */
+  record Listed(long seq, Instant writtenAt) {}
+
+  /** The segments present with seq {@code > afterSeq}, ascending, with their write times. */
+  default List<Listed> listAfter(TableWal table, long afterSeq) {
+    return segmentsAfter(table, afterSeq).stream().map(seq -> new Listed(seq, null)).toList();
+  }
 
   /** Reads and checks one segment (CRC, header); empty if it does not exist. */
   Optional<WalSegment> read(TableWal table, long seq);
