@@ -7,6 +7,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -28,7 +29,7 @@ final class FileEtagCache {
    * What {@link #info} returns: the size, etag and modification time of one and the same version
    * of a file.
    */
-  record SizedEtag(long size, String etag, java.time.Instant modified) {}
+  record SizedEtag(long size, String etag, Instant modified) {}
 
   private final Map<Stamp, String> digests = new LruMap<>(MAX_ENTRIES);
 
