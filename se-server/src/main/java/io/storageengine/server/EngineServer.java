@@ -212,6 +212,11 @@ public final class EngineServer implements AutoCloseable {
     return store;
   }
 
+  /** Whether the listener is admitting a burst of ingest streams now (tests wait for one to begin). */
+  boolean admittingBurst() {
+    return ingest.admissionPressure().high();
+  }
+
   /** The HTTP routes of the listener, in Armeria's syntax ({@code /health}, {@code prefix:/catalogs/}); tests enumerate them. */
   List<String> routes() {
     return routes;

@@ -48,6 +48,9 @@ class AdmissionDeferralTest {
       Schema schema = createTable(catalog);
       Burst burst = holdInAdmission(server.port(), allocator, schema, BURST);
       try {
+        // The server sees the burst once its streams' schemas arrived (the client sends them
+        // asynchronously); a row acknowledged before would start its pass at once.
+        awaitBurst(server);
         landOneRow(server.port(), allocator, schema);
         Thread.sleep(2000);
         assertThat(catalog.loadTable(TABLE).currentSnapshot())
@@ -67,6 +70,7 @@ class AdmissionDeferralTest {
       Schema schema = createTable(catalog);
       Burst burst = holdInAdmission(server.port(), allocator, schema, BURST);
       try {
+        awaitBurst(server);
         landOneRow(server.port(), allocator, schema);
         awaitPublished(catalog);
       } finally {
@@ -129,6 +133,14 @@ class AdmissionDeferralTest {
       root.setRowCount(1);
       stream.send(root).get(60, TimeUnit.SECONDS);
       stream.finish();
+    }
+  }
+
+  private static void awaitBurst(EngineServer server) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (!server.admittingBurst()) {
+      assertThat(System.nanoTime()).as("the server saw the burst within 30 s").isLessThan(deadline);
+      Thread.sleep(10);
     }
   }
 
