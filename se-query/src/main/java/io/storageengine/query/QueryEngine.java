@@ -16,7 +16,6 @@ import io.storageengine.query.StatementAnalyzer.TableName;
 import io.storageengine.query.TableSnapshotPlanner.PlannedFile;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
 import io.storageengine.reconcile.WalHighWaterMark;
-import io.storageengine.wal.TableWal;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -24,7 +23,6 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -76,8 +74,6 @@ final class QueryEngine implements AutoCloseable {
   private final PendingWal wal;
   /** The WAL tails of the tables; null: every query reads snapshots only. */
   private final WalTail tail;
-  /** Folds an entity table's new segments ahead of its queries (null without a tail). */
-  private final EntityTailWarmer ahead;
   private final QueryLimits limits;
   private final StatementLimits statementLimits;
   private final QueryAdmission admission;
@@ -104,7 +100,6 @@ final class QueryEngine implements AutoCloseable {
   QueryEngine(TenantCatalogs catalogs, DuckRuntime duckdb, QueryConfig config, PendingWal wal, WalTail tail) {
     this.wal = wal;
     this.tail = tail;
-    this.ahead = tail == null ? null : new EntityTailWarmer(this::foldAhead);
     this.catalogs = catalogs;
     this.planner = new TableSnapshotPlanner(duckdb, plans);
     this.pool = duckdb.queryDatabases(config.duckdbMemoryLimit(), config.duckdbThreads(), config.limits().spillLimit());
@@ -271,9 +266,6 @@ final class QueryEngine implements AutoCloseable {
         Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
         Snapshot carried = readsTail && entity && !pinned && at == null
             ? tail.carriedBase(catalogId, table, snapshot) : null;
-        if (readsTail && entity && !pinned && at == null) {
-          ahead.read(new TableWal(catalogId, table.uuid()), id, name);
-        }
         SnapshotPin carriedPin = carried == null ? null : new SnapshotPin(carried.snapshotId(), pin.schemaId());
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table,
             carriedPin == null ? pin : carriedPin, filter, leases);
@@ -516,58 +508,10 @@ final class QueryEngine implements AutoCloseable {
     return admission;
   }
 
-  /**
-   * This process acknowledged a new WAL segment of table {@code tableUuid} of tenant
-   * {@code catalogId}: an entity table a query read lately gets it folded onto its kept tail fold
-   * now, in the background ({@link EntityTailWarmer}), so that the next query does not fold it.
-   */
-  void walAppended(String catalogId, UUID tableUuid) {
-    if (ahead != null) {
-      ahead.appended(new TableWal(catalogId, tableUuid));
-    }
-  }
-
-  /** Tables folded ahead of their queries (tests). */
-  EntityTailWarmer ahead() {
-    return ahead;
-  }
-
-  /**
-   * Folds the WAL tail of the entity table {@code recent} names as a query of its current state
-   * would (onto the snapshot the kept fold is carried on, else the current one), keeping the
-   * layers and reading nothing else.
-   */
-  private void foldAhead(String catalogId, EntityTailWarmer.Recent recent, Cancel cancel) {
-    Table table = load(catalogId, catalogs.catalog(catalogId), recent.id(), recent.name());
-    TableSettings settings = settings(table);
-    if (settings == null || !settings.entity() || !tail.readsEntities()) {
-      return;
-    }
-    SnapshotPin pin = SnapshotPin.current(table);
-    Snapshot snapshot = pin.snapshotId() == null ? null : table.snapshot(pin.snapshotId());
-    Schema schema = table.schemas().get(pin.schemaId());
-    String displayName = TenantMetadata.displayName(recent.id());
-    List<DataFileCache.Lease> leases = new ArrayList<>();
-    try {
-      Snapshot carried = tail.carriedBase(catalogId, table, snapshot);
-      WalTail.Read read = carried == null ? null : tail.read(catalogId, displayName, table, carried, schema, true,
-          WalHighWaterMark.of(table, carried), null, leases, false, cancel, true);
-      if (read == null) {
-        tail.read(catalogId, displayName, table, snapshot, schema, true, WalHighWaterMark.of(table, snapshot), null,
-            leases, false, cancel);
-      }
-    } finally {
-      leases.forEach(DataFileCache.Lease::close);
-    }
-  }
-
   /** Closes the parser and the timer; the databases belong to the DuckDB runtime, which closes them. */
   @Override
   public void close() {
     timeouts.shutdownNow();
-    if (ahead != null) {
-      ahead.close();
-    }
     if (tail != null) {
       tail.close();
     }

@@ -18,7 +18,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -926,15 +925,6 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     } catch (RuntimeException e) {
       listener.error(FlightErrors.toException(e));
     }
-  }
-
-  /**
-   * This process acknowledged a new WAL segment of table {@code tableUuid} of tenant
-   * {@code catalogId} (the ingest side tells): an entity table read lately gets it folded onto its
-   * kept WAL tail fold ahead of the next query (see Read your own writes in the README).
-   */
-  public void walAppended(String catalogId, UUID tableUuid) {
-    engine.walAppended(catalogId, tableUuid);
   }
 
   /** The engine planning and running the queries (for tests). */

@@ -106,35 +106,6 @@ class EntityTailStepsTest {
     }
   }
 
-  @Test
-  void newSegmentsOfATableReadLatelyAreFoldedAheadOfItsNextQuery() throws Exception {
-    try (Tail tail = new Tail(Files.createTempDirectory(dir, "ahead"))) {
-      // No query read the table yet: an acknowledged segment is left to the first query.
-      tail.append(SEGMENTS);
-      tail.producer.walAppended("t", tail.table.uuid());
-      Thread.sleep(200);
-      assertThat(tail.layerEnds()).as("nothing folded ahead for a table no query read").isEmpty();
-      assertThat(tail.rows()).isEqualTo(expected(SEGMENTS + 1));
-      assertThat(tail.layerEnds()).containsExactly(SEGMENTS + 1L);
-
-      // Read lately: the next segment is folded as soon as it is acknowledged, by no query.
-      tail.append(SEGMENTS + 1);
-      tail.producer.walAppended("t", tail.table.uuid());
-      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-      while (!tail.layerEnds().contains(SEGMENTS + 2L) && System.nanoTime() < deadline) {
-        Thread.sleep(20);
-      }
-      assertThat(tail.layerEnds()).as("a layer of its own, made ahead").containsExactly(SEGMENTS + 1L, SEGMENTS + 2L);
-      // Another tenant's table of the same UUID is not this one.
-      tail.producer.walAppended("other", tail.table.uuid());
-      assertThat(tail.producer.engine().ahead().tables()).isEqualTo(1);
-
-      // The query finds it made: the same layers, the rows a fold of the whole tail gives.
-      assertThat(tail.rows()).isEqualTo(expected(SEGMENTS + 2));
-      assertThat(tail.layerEnds()).containsExactly(SEGMENTS + 1L, SEGMENTS + 2L);
-    }
-  }
-
   /** Every key's name after segments 0 .. {@code SEGMENTS - 1}. */
   private static Map<Long, String> expected() {
     return expected(SEGMENTS);

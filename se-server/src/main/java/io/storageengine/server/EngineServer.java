@@ -34,7 +34,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.atomic.AtomicReference;
 import org.apache.arrow.memory.BufferAllocator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -83,8 +82,6 @@ public final class EngineServer implements AutoCloseable {
           ? context.own(new ReconcileScheduler(store, context.scheduler("se-reconcile-scheduler"),
           context.clusterToken().value(), context.tls().trust())) : null;
       BufferAllocator ingestAllocator = context.allocator(EngineContext.Subsystem.INGEST);
-      // The query side, made after ingestion: told of each segment this process acknowledges.
-      AtomicReference<EngineFlightProducer> queryProducer = new AtomicReference<>();
       // Inside a Flight call, ingestion looks a catalog up only for a caller who may write to it.
       this.ingest = context.own(new IngestService(ingestAllocator, access.forCallers(registry, Action.WRITE), wal,
           ingestConfig,
@@ -93,10 +90,6 @@ public final class EngineServer implements AutoCloseable {
               triggerTarget.trigger(table);
             } else {
               scheduler.segmentWritten(table);
-            }
-            EngineFlightProducer queries = queryProducer.get();
-            if (queries != null) {
-              queries.walAppended(table.catalogId(), table.tableUuid());
             }
           }, context.threads("se-ingest-flush"), observability.telemetry()));
       if (loop != null) {
@@ -112,7 +105,6 @@ public final class EngineServer implements AutoCloseable {
           context.threads("se-query"), access, new WalPendingSegments(wal, store), wal,
           new WalTailRows(context.duckdb(), context.allocator(EngineContext.Subsystem.QUERY), store,
               context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
-      queryProducer.set(producer);
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses, context.cachedPool("se-health")));
