@@ -35,6 +35,7 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
+import org.apache.iceberg.util.DateTimeUtil;
 
 /**
  * The metadata tables of a table, named as Trino names them: {@code "t$snapshots"},
@@ -142,12 +143,12 @@ final class MetadataTables {
       for (PendingWal.Segment segment : pending) {
         Instant written = segment.writtenAt();
         // The store's clock against ours: a segment never shows as written in the future.
-        String age = written == null ? "NULL" : String.valueOf(Math.max(0, Duration.between(written, now).toMillis()));
+        Long age = written == null ? null : Math.max(0, Duration.between(written, now).toMillis());
         insert.row(segment.seq() + ", " + SqlQuoting.literal(segment.writerId()) + ", "
             + SqlQuoting.literal(segment.writerNonce()) + ", " + segment.frames() + ", " + segment.rows() + ", "
             + segment.bytes() + ", " + segment.publishedSeq() + ", "
-            + (written == null ? "NULL" : SqlQuoting.literal(TIMESTAMP.format(LocalDateTime.ofInstant(written,
-                ZoneOffset.UTC)) + "+00")) + ", " + age);
+            + literal(WAL.findField("written_at").type(), written == null ? null : DateTimeUtil.microsFromInstant(written))
+            + ", " + literal(WAL.findField("age_ms").type(), age));
       }
     } else if (kind.equals("slices")) {
       TableSettings settings = TableSettings.of(table);
