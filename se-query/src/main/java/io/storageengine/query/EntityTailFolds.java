@@ -169,10 +169,10 @@ final class EntityTailFolds {
     if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
       return null;
     }
-    List<Layer> cut = layersThrough(known, base, last);
-    if (known != null && known.base().equals(base)
-        && (cut.isEmpty() ? base.afterSeq() : cut.get(cut.size() - 1).throughSeq()) == last) {
-      Read kept = readCovered(catalogId, known.base(), cut, leases);
+    // Kept layers ending exactly at the tail's end: nothing to fold.
+    Fold cut = new Fold(base, layersThrough(known, base, last));
+    if (known != null && known.base().equals(base) && throughSeq(cut) == last) {
+      Read kept = readCovered(catalogId, cut, leases);
       if (kept != null) {
         return kept;
       }
@@ -244,14 +244,14 @@ final class EntityTailFolds {
   }
 
   /**
-   * The read of {@code layers} of a kept fold on {@code base} (ending at the tail's end: nothing to
-   * fold); null when a layer's file is gone.
+   * The read of {@code kept}, layers of a kept fold (ending at the tail's end: nothing to fold);
+   * null when a layer's file is gone.
    */
-  private Read readCovered(String catalogId, Base base, List<Layer> layers, List<DataFileCache.Lease> leases) {
+  private Read readCovered(String catalogId, Fold kept, List<DataFileCache.Lease> leases) {
     List<DataFileCache.Lease> taken = new ArrayList<>();
     List<Path> rowsPaths = new ArrayList<>();
     try {
-      for (Layer layer : layers) {
+      for (Layer layer : kept.layers()) {
         rowsPaths.add(acquireKept(catalogId, layer.rowsName(), taken));
       }
     } catch (LayerGone e) {
@@ -259,7 +259,7 @@ final class EntityTailFolds {
       return null;
     }
     leases.addAll(taken);
-    return read(new Leased(new Fold(base, layers), rowsPaths));
+    return read(new Leased(kept, rowsPaths));
   }
 
   /** {@link #read}, with {@code known} the table's kept fold (null: none). */
