@@ -80,8 +80,10 @@ class GroupCommitTest {
       for (CompletableFuture<Long> ack : acks) {
         assertThat(ack.get(5, TimeUnit.SECONDS)).isEqualTo(2L);
       }
+      // The window may close early by the time the segment is expected to take to write (at
+      // most half the interval), never sooner: the second segment waited for the window.
       assertThat(System.nanoTime() - firstStart).as("the second segment waited for its window")
-          .isGreaterThanOrEqualTo(window);
+          .isGreaterThanOrEqualTo(window / 2);
     }
     assertThat(wal.segmentsAfter(table, 0)).containsExactly(1L, 2L);
     assertThat(wal.read(table, 2).orElseThrow().frames()).extracting(f -> f.requestIds()[0])
