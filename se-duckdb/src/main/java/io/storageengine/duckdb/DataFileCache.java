@@ -160,6 +160,33 @@ public final class DataFileCache {
   }
 
   /**
+   * A lease on a new path for a file of {@code scope} that is not the cache's: in the scope's
+   * directory (so whatever may read the scope's files may read it), never shared, not counted in
+   * the byte budget, and deleted (if it was written) when the lease is closed. For a file made
+   * for one reader that reads it once.
+   */
+  public Lease scratch(String scope) {
+    Path scopeDirectory = directory(scope);
+    try {
+      Files.createDirectories(scopeDirectory);
+    } catch (IOException e) {
+      throw SeException.internal("cannot prepare the data file cache directory", e);
+    }
+    Path path = scopeDirectory.resolve("scratch-" + UUID.randomUUID() + ".parquet");
+    return new Lease() {
+      @Override
+      public Path path() {
+        return path;
+      }
+
+      @Override
+      public void close() {
+        deleteQuietly(path);
+      }
+    };
+  }
+
+  /**
    * A lease on the file named {@code name} within {@code scope} when the cache holds it (see
    * {@link #acquire(String, String, FileMaker)}), else empty; never makes it.
    */

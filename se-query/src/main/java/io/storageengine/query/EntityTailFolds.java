@@ -204,6 +204,59 @@ final class EntityTailFolds {
     }
   }
 
+  /**
+   * The rows of the keys {@code keyFilter} selects (a DuckDB predicate over the key columns, see
+   * {@link WalTailRows#foldEntityKeys}) in the fold of segments {@code afterSeq+1 .. last} onto
+   * {@code snapshot}, for a query that reads no other key of the table (its WHERE keeps only
+   * rows with those keys): the kept fold's layers when they end exactly at the tail's end, else
+   * a fold of the whole tail restricted to those keys, which is not kept and leaves the kept
+   * fold as it is. Its cost is reading the tail's segments and folding those keys alone, where
+   * growing the kept fold folds every key the new segments touch (under heavy upserts hundreds
+   * of thousands, looked up in the whole snapshot).
+   */
+  Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
+      String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel) {
+    Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
+    Fold known = fold(new TableWal(catalogId, table.uuid()));
+    Fold cut = new Fold(base, layersThrough(known, base, last));
+    if (known != null && known.base().equals(base) && throughSeq(cut) == last) {
+      Read kept = readCovered(catalogId, cut, leases);
+      if (kept != null) {
+        return kept;
+      }
+    }
+    long started = System.nanoTime();
+    ProducerDedup.Pass dedup = segments.dedup(ProducerDedup.State.START);
+    SegmentRange tail = new SegmentRange(afterSeq + 1, last, seq -> {
+      cancel.check();
+      return dedup.withoutDuplicates(segments.segment(seq));
+    });
+    DataFileCache.Lease lease = files.scratch(catalogId);
+    try {
+      WalTailRows.EntityLayer made = rows.foldEntityKeys(catalogId, table, snapshot, afterSeq, tail,
+          lease.path(), keyFilter, cancel);
+      if (tail.through() < last) {
+        throw new IllegalStateException("the fold of segments " + (afterSeq + 1) + ".." + last + " ended at "
+            + tail.through());
+      }
+      if (LOG.isDebugEnabled()) {
+        LOG.debug("folded the WAL tail of table {} on snapshot {} for some keys: segments {}..{}, {} rows, {} ms",
+            table.name(), base.snapshotId(), afterSeq + 1, last, made.rows(),
+            (System.nanoTime() - started) / 1_000_000);
+      }
+      List<PlannedFile> out = new ArrayList<>();
+      if (made.rows() > 0) {
+        out.add(new PlannedFile("wal-fold-keys:" + table.uuid() + ":" + afterSeq + ".." + last,
+            lease.path().toString(), new long[0]));
+      }
+      leases.add(lease);
+      return new Read(out, made.replacedPositions(), 0);
+    } catch (RuntimeException e) {
+      lease.close();
+      throw e;
+    }
+  }
+
   /** A table's turn to grow its fold, with the queries holding or waiting for it. */
   private static final class Turn {
     final Semaphore permit = new Semaphore(1);

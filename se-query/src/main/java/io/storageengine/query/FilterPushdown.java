@@ -1,11 +1,14 @@
 package io.storageengine.query;
 
+import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.StatementAnalyzer.Comparison;
+import java.util.ArrayList;
 import java.util.List;
 import org.apache.iceberg.Schema;
 import org.apache.iceberg.expressions.Binder;
 import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -61,6 +64,57 @@ final class FilterPushdown {
       }
     }
     return result;
+  }
+
+  /**
+   * A DuckDB predicate over the entity table's key columns {@code keys} that every row the
+   * statement reads of the table satisfies, from its comparisons (as {@link #filter} takes them),
+   * or null when there is none: each key column must be compared {@code =} with a literal of its
+   * own kind (an integer for an int or long key, a string for a string key; a bound parameter
+   * counts as its value). The predicate compares the same columns with the same literals in
+   * DuckDB, as the statement's WHERE does, so it selects exactly the keys of the rows that WHERE
+   * can keep; the table's WAL tail then needs folding for those keys alone.
+   */
+  static String keyFilter(Schema schema, List<Types.NestedField> keys, List<Comparison> comparisons,
+      QueryParameters parameters) {
+    if (keys.isEmpty()) {
+      return null;
+    }
+    List<String> terms = new ArrayList<>();
+    for (Types.NestedField key : keys) {
+      boolean found = false;
+      for (Comparison written : comparisons) {
+        Comparison comparison = resolve(written, parameters);
+        if (comparison == null || !"COMPARE_EQUAL".equals(comparison.operator())) {
+          continue;
+        }
+        Types.NestedField field = schema.caseInsensitiveFindField(comparison.column());
+        if (field == null || field.fieldId() != key.fieldId() || !schema.columns().contains(field)) {
+          continue;
+        }
+        String literal = keyLiteral(field, comparison);
+        if (literal != null) {
+          terms.add(SqlQuoting.identifier(field.name()) + " = " + literal);
+          found = true;
+        }
+      }
+      if (!found) {
+        return null;
+      }
+    }
+    return String.join(" AND ", terms);
+  }
+
+  /** The SQL literal of a key comparison's value, or null when its kind is not the key's. */
+  private static String keyLiteral(Types.NestedField field, Comparison comparison) {
+    Object value = literal(field, comparison);
+    if (value instanceof Integer || value instanceof Long) {
+      return value.toString();
+    }
+    if (value instanceof String text && field.type().typeId() == Type.TypeID.STRING) {
+      return SqlQuoting.literal(text);
+    }
+    return null;
   }
 
   /** {@code comparison} with a parameter replaced by its bound value as a literal, or null when it cannot prune. */

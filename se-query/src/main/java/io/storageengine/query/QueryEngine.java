@@ -292,10 +292,13 @@ final class QueryEngine implements AutoCloseable {
           }
           if (read == null) {
             // The snapshot's data files (less the rows the tail replaces) plus what the WAL
-            // segments it does not include yet add.
+            // segments it does not include yet add; of an entity table whose every row the
+            // statement reads has given keys, those keys' rows alone.
             afterSeq = WalHighWaterMark.of(table, snapshot);
+            String keyFilter = entity ? FilterPushdown.keyFilter(plannedTable.schema(), settings.primaryKey(),
+                analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters) : null;
             read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
-                entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop);
+                entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop, false, keyFilter);
           }
           pin = pin.withWalThrough(read.throughSeq());
           if (read.loadsInline()) {

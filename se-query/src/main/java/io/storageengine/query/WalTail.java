@@ -216,6 +216,22 @@ final class WalTail implements AutoCloseable {
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
       boolean carried) {
+    return read(catalogId, displayName, table, snapshot, schema, entity, afterSeq, throughSeq, leases, inline, cancel,
+        carried, null);
+  }
+
+  /**
+   * As above; for an entity table read by a query that reads no key but those {@code keyFilter}
+   * selects (a DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
+   * any key), the tail is folded for those keys alone unless the kept fold already ends at the
+   * tail's end ({@link EntityTailFolds#readKeys}). Not with {@code carried}.
+   */
+  Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
+      long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
+      boolean carried, String keyFilter) {
+    if (carried && keyFilter != null) {
+      throw new IllegalArgumentException("a carried fold is read whole");
+    }
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();
@@ -278,18 +294,20 @@ final class WalTail implements AutoCloseable {
       // The fold works on the table's current schema, as reconciliation does.
       throw SnapshotExpiredException.schemaChanged(displayName);
     }
-    EntityTailFolds.Read fold = entityFolds.read(catalogId, table, snapshot, afterSeq, last,
-        new EntityTailFolds.Segments() {
-          @Override
-          public WalSegment segment(long seq) {
-            return segments.apply(seq);
-          }
+    EntityTailFolds.Segments tail = new EntityTailFolds.Segments() {
+      @Override
+      public WalSegment segment(long seq) {
+        return segments.apply(seq);
+      }
 
-          @Override
-          public ProducerDedup.Pass dedup(ProducerDedup.State from) {
-            return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
-          }
-        }, leases, cancel, carried);
+      @Override
+      public ProducerDedup.Pass dedup(ProducerDedup.State from) {
+        return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
+      }
+    };
+    EntityTailFolds.Read fold = keyFilter != null
+        ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel)
+        : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
     return fold == null ? null : new Read(last, fold.files(), fold.replacedPositions());
   }
 

@@ -106,6 +106,35 @@ class EntityTailStepsTest {
     }
   }
 
+  /**
+   * A query whose WHERE keeps one key folds the tail for that key alone and keeps no fold; a kept
+   * fold that reaches the tail's end serves it, and it never grows one.
+   */
+  @Test
+  void aPointQueryFoldsTheTailForItsKeyAloneAndKeepsNothing() throws Exception {
+    try (Tail tail = new Tail(Files.createTempDirectory(dir, "point"))) {
+      Map<Long, String> all = expected();
+      for (long id : List.of(0L, 7L, 19L, 1_000L)) {
+        assertThat(tail.rows(" WHERE id = " + id)).as("key %d", id)
+            .isEqualTo(all.containsKey(id) ? Map.of(id, all.get(id)) : Map.of());
+      }
+      assertThat(tail.layerEnds()).as("point queries keep no fold").isEmpty();
+      assertThat(tail.rows()).isEqualTo(all);
+      assertThat(tail.layerEnds()).endsWith((long) SEGMENTS);
+
+      tail.append(SEGMENTS);
+      long id = firstId(SEGMENTS);
+      Map<Long, String> one = Map.of(id, "n" + id + "-" + SEGMENTS);
+      assertThat(tail.rows(" WHERE id = " + id)).isEqualTo(one);
+      assertThat(tail.layerEnds()).as("the kept fold is not grown by a point query").endsWith((long) SEGMENTS);
+      // Not a key equality: the whole tail is folded (the kept fold grows).
+      assertThat(tail.rows(" WHERE id >= 0")).isEqualTo(expected(SEGMENTS + 1));
+      assertThat(tail.layerEnds()).endsWith(SEGMENTS + 1L);
+      assertThat(tail.rows(" WHERE id = " + id + " AND name IS NOT NULL")).as("read from the kept fold").isEqualTo(one);
+      assertThat(tail.folds().growingTables()).isZero();
+    }
+  }
+
   /** Every key's name after segments 0 .. {@code SEGMENTS - 1}. */
   private static Map<Long, String> expected() {
     return expected(SEGMENTS);
@@ -173,8 +202,13 @@ class EntityTailStepsTest {
 
     /** Every row of the table, by id, as a query reads it. */
     Map<Long, String> rows() throws Exception {
+      return rows("");
+    }
+
+    /** The rows of the table a query with {@code where} (a WHERE clause or nothing) reads, by id. */
+    Map<Long, String> rows(String where) throws Exception {
       Map<Long, String> rows = new TreeMap<>();
-      try (PreparedQuery query = producer.engine().prepare("t", "SELECT id, name FROM n.events", Map.of(),
+      try (PreparedQuery query = producer.engine().prepare("t", "SELECT id, name FROM n.events" + where, Map.of(),
           QueryParameters.NONE, ReadMode.LATEST);
           ArrowReader reader = query.execute(allocator, 1024)) {
         while (reader.loadNextBatch()) {

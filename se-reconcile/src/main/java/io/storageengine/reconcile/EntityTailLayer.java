@@ -9,6 +9,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
@@ -84,12 +85,34 @@ final class EntityTailLayer {
    */
   Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
       List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state) {
+    return fold(snapshot, highWaterMark, tombstones, options, priorStates, layer, segments, rowsTarget, state, null);
+  }
+
+  /**
+   * As above, folding only the operations on the keys {@code keyFilter} selects (a DuckDB
+   * predicate over the key columns, named as in the table's schema; null: every key), with no
+   * earlier layers: each key's rows depend only on its own operations, snapshot row and
+   * tombstone, so the result is exactly the whole fold's rows of those keys. When no operation
+   * is on such a key the result is empty (no rows, nothing replaced) and nothing is made: no
+   * state, no rows file.
+   */
+  Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
+      List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state,
+      String keyFilter) {
     boolean prior = !priorStates.isEmpty();
+    if (prior && keyFilter != null) {
+      throw new IllegalArgumentException("a fold of some keys has no earlier layers");
+    }
     String keys = columns.keyList("");
+    UnaryOperator<String> keep = keyFilter == null ? UnaryOperator.identity()
+        : run -> "SELECT * FROM (" + run + ") WHERE coalesce((" + keyFilter + "), FALSE)";
     WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
-        "wal_frames_");
+        "wal_frames_", keep, WalStaging.MAX_RUN_BYTES);
     if (slices != null) {
       slices.dropReconciled(duck);
+    }
+    if (keyFilter != null && duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE) == 0) {
+      return Optional.of(new Result(0, Map.of(), Map.of(), 0));
     }
     BatchTombstones tombs = new BatchTombstones(duck, table, columns, tombstones, options);
     long tombstoneMark = slices == null ? highWaterMark : slices.mostProgress();

@@ -170,6 +170,40 @@ public final class WalTailRows {
   }
 
   /**
+   * The whole fold of {@code segments} (the tail after {@code highWaterMark}) into
+   * {@code snapshot}, as {@link #foldEntityLayer} with no earlier layers makes it, of the keys
+   * {@code keyFilter} selects only: a DuckDB predicate over the key columns, named as in the
+   * table's current schema, e.g. {@code "id" = 5}. Each key's rows depend only on its own
+   * operations, snapshot row and tombstone, so these are exactly the whole fold's rows of those
+   * keys; nothing is kept (the fold's state is dropped before it returns). The rows go to
+   * {@code rowsTarget}, which is not written when the layer has no rows and replaces nothing
+   * (no operation on those keys).
+   */
+  public EntityLayer foldEntityKeys(String scope, Table table, Snapshot snapshot, long highWaterMark,
+      Iterable<WalSegment> segments, Path rowsTarget, String keyFilter, Cancel cancel) {
+    if (!foldsEntities()) {
+      throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
+    }
+    String state = newEntityState();
+    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-keys-" + scope, 0, Long.MAX_VALUE);
+        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
+      TableWal tableWal = new TableWal(scope, table.uuid());
+      TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
+      SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
+      Cancel.Registration stop = duck.stopOn(cancel);
+      try {
+        EntityTailLayer.Result r = new EntityTailLayer(duck, table, sliceTail, candidates)
+            .fold(snapshot, highWaterMark, store, options, List.of(), 0, segments, rowsTarget, state, keyFilter)
+            .orElseThrow(() -> new IllegalStateException("a fold with no earlier layers made nothing"));
+        return new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows());
+      } finally {
+        stop.close(); // the state's drop must run
+        dropQuietly(duck, state);
+      }
+    }
+  }
+
+  /**
    * A new name for a layer's state ({@link #foldEntityLayer}): a table of the DuckDB runtime's
    * shared database (see {@link DuckRuntime#connectShared}), in its schema
    * {@value #STATE_SCHEMA}, held in DuckDB's memory (spilled to its temporary directory beyond

@@ -317,6 +317,9 @@ class ReadYourOwnWritesTest {
       }
       List<String> expected = render(fold(reconciled, pending));
       String sql = "SELECT id, v, name, score FROM crm.people";
+      // Before the whole table is read (which keeps its fold): each key as a point query reads
+      // it, the tail folded for that key alone.
+      assertPointReads(sql, expected, 16, "round " + round);
       assertThat(rows(sql, LATEST)).as("round %d: snapshot folded with the WAL tail", round)
           .containsExactlyInAnyOrderElementsOf(expected);
       assertThat(rows(sql, SNAPSHOT)).as("round %d: snapshot only", round)
@@ -403,6 +406,9 @@ class ReadYourOwnWritesTest {
       sendEntity(id, batch, delete, withName, withScore);
       pending.addAll(batch);
       List<String> expected = render(fold(reconciled, pending));
+      long pointKey = segment % 15;
+      assertThat(rows(sql + " WHERE id = " + pointKey, LATEST)).as("segment %d: key %d alone", segment, pointKey)
+          .containsExactlyInAnyOrderElementsOf(expected.stream().filter(r -> r.startsWith(pointKey + "|")).toList());
       List<String> read = rows(sql, LATEST);
       assertThat(read).as("segment %d: snapshot folded with the WAL tail", segment)
           .containsExactlyInAnyOrderElementsOf(expected);
@@ -560,6 +566,23 @@ class ReadYourOwnWritesTest {
       }
     }
     return mostLayers;
+  }
+
+  /**
+   * Each key below {@code keys} read alone ({@code sql} plus {@code WHERE id = key}, and through
+   * a key comparison that is not alone in the WHERE) gives exactly its row of {@code expected}.
+   */
+  private void assertPointReads(String sql, List<String> expected, int keys, String when) throws Exception {
+    for (long key = 0; key < keys; key++) {
+      String prefix = key + "|";
+      List<String> row = expected.stream().filter(r -> r.startsWith(prefix)).toList();
+      assertThat(rows(sql + " WHERE id = " + key, LATEST)).as("%s: key %d alone", when, key)
+          .containsExactlyInAnyOrderElementsOf(row);
+      if (key % 5 == 0) {
+        assertThat(rows(sql + " WHERE " + key + " = id AND v >= 0", LATEST)).as("%s: key %d, flipped", when, key)
+            .containsExactlyInAnyOrderElementsOf(row);
+      }
+    }
   }
 
   /** The fold layers EXPLAIN reports for the WAL tail of the one table {@code explain} reads. */
