@@ -102,8 +102,12 @@ final class EntityTailFolds {
   /** A fold with the leased paths of its layers' rows files, in order. */
   private record Leased(Fold fold, List<Path> rowsPaths) {}
 
-  /** What a read adds: the layers' rows files (less replaced rows) and the snapshot rows replaced. */
-  record Read(List<PlannedFile> files, Map<String, long[]> replacedPositions, int layersFolded) {}
+  /**
+   * What a read adds: the layers' rows files (less replaced rows) and the snapshot rows replaced;
+   * {@code foldedKeys} is the key filter the tail was folded for alone ({@link #readKeys}), null
+   * when these are a kept fold's layers.
+   */
+  record Read(List<PlannedFile> files, Map<String, long[]> replacedPositions, String foldedKeys) {}
 
   /** The segments of the tail being read. */
   interface Segments {
@@ -250,7 +254,7 @@ final class EntityTailFolds {
             lease.path().toString(), new long[0]));
       }
       leases.add(lease);
-      return new Read(out, made.replacedPositions(), 0);
+      return new Read(out, made.replacedPositions(), keyFilter);
     } catch (RuntimeException e) {
       lease.close();
       throw e;
@@ -578,7 +582,7 @@ final class EntityTailFolds {
     }
     Map<String, long[]> snapshotRows = new HashMap<>();
     replaced.forEach((file, positions) -> snapshotRows.put(file, union(positions)));
-    return new Read(out, snapshotRows, layers.size());
+    return new Read(out, snapshotRows, null);
   }
 
   private static long[] union(List<long[]> positions) {

@@ -147,6 +147,9 @@ final class Explain {
       line(value, "wal tail segments", (tail.throughSeq() - afterSeq) + " (seq " + (afterSeq + 1) + ".."
           + tail.throughSeq() + ")");
       line(value, "wal tail files", tail.files().size() + " (entity tables: fold layers)");
+      if (tail.foldedKeys() != null) {
+        line(value, "wal tail folded for", "the keys where " + tail.foldedKeys() + " only (not kept)");
+      }
       // Counted later from the files' footers (countTailRows); an empty tail has none.
       line(value, "wal tail rows", tail.files().isEmpty() ? "0" : ROWS);
       if (!tail.files().isEmpty()) {

@@ -18,6 +18,8 @@ import io.storageengine.wal.WalSegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -95,6 +97,16 @@ final class WalTail implements AutoCloseable {
    * so a long tail (gigabytes after a stalled reconciliation) is never held in memory whole.
    */
   static final long MAX_KEPT_BYTES = 64L << 20;
+  /**
+   * Bytes of frames of the segments read last (of all tables; at most {@value #MAX_RECENT_SEGMENTS}
+   * of them) kept for the queries after: a
+   * query of some keys of an entity table ({@link EntityTailFolds#readKeys}) reads its whole tail
+   * again, segments a query read before included. Segments never change once written; a
+   * table's are dropped once a query finds them reconciled.
+   */
+  static final long MAX_RECENT_BYTES = 128L << 20;
+  /** Segments kept among those read last, at most. */
+  static final int MAX_RECENT_SEGMENTS = 4_096;
   /** How long after its first inline read a segment is staged in the background. */
   static final long STAGING_DELAY_MILLIS = 1_000;
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
@@ -106,9 +118,14 @@ final class WalTail implements AutoCloseable {
    * replacedPositions} (by local path) to remove from them, and the last seq read.
    */
   record Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions, List<Part> parts,
-      List<String> tables) {
+      List<String> tables, String foldedKeys) {
     Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions) {
-      this(throughSeq, files, replacedPositions, List.of(), List.of());
+      this(throughSeq, files, replacedPositions, List.of(), List.of(), null);
+    }
+
+    Read(long throughSeq, List<PlannedFile> files, Map<String, long[]> replacedPositions, List<Part> parts,
+        List<String> tables) {
+      this(throughSeq, files, replacedPositions, parts, tables, null);
     }
 
     /** Whether segments remain to be loaded on the query's connection ({@link #load}). */
@@ -138,6 +155,11 @@ final class WalTail implements AutoCloseable {
    * staged file any more, unless pinned to an older snapshot, which then stages it itself).
    */
   private final Map<TableWal, Long> reconciledThrough = new LruMap<>(MAX_REMEMBERED_TABLES);
+  /** Segments read last, least recently used first ({@link #MAX_RECENT_BYTES}); guarded by this. */
+  private final LinkedHashMap<SegmentKey, WalSegment> recent = new LinkedHashMap<>(16, 0.75f, true);
+  private long recentBytes;
+  /** {@link #MAX_RECENT_BYTES}, or less in tests. */
+  private volatile long maxRecentBytes = MAX_RECENT_BYTES;
   private final EntityTailFolds entityFolds;
   /**
    * Stages inline-read segments to the file cache, one at a time, in the background, each
@@ -308,7 +330,8 @@ final class WalTail implements AutoCloseable {
     EntityTailFolds.Read fold = keyFilter != null
         ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel)
         : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
-    return fold == null ? null : new Read(last, fold.files(), fold.replacedPositions());
+    return fold == null ? null
+        : new Read(last, fold.files(), fold.replacedPositions(), List.of(), List.of(), fold.foldedKeys());
   }
 
   /**
@@ -545,12 +568,46 @@ final class WalTail implements AutoCloseable {
    * kept), or read again (not kept, handed out before, or read by an earlier query).
    */
   private WalSegment segment(String displayName, TableWal tableWal, long seq, Map<Long, WalSegment> fresh) {
+    SegmentKey key = new SegmentKey(tableWal, seq);
     WalSegment segment = fresh.remove(seq);
-    if (segment != null) {
-      return segment;
+    if (segment == null) {
+      segment = recent(key);
     }
-    return wal.read(tableWal, seq).map(s -> check(tableWal, s))
-        .orElseThrow(() -> SnapshotExpiredException.walSegmentGone(displayName, seq));
+    if (segment == null) {
+      segment = wal.read(tableWal, seq).map(s -> check(tableWal, s))
+          .orElseThrow(() -> SnapshotExpiredException.walSegmentGone(displayName, seq));
+    }
+    keepRecent(key, segment);
+    return segment;
+  }
+
+  private synchronized WalSegment recent(SegmentKey key) {
+    return recent.get(key);
+  }
+
+  /** Keeps {@code segment} among the segments read last, within {@link #MAX_RECENT_BYTES}. */
+  private synchronized void keepRecent(SegmentKey key, WalSegment segment) {
+    long bytes = segment.frameBytes();
+    if (bytes > maxRecentBytes / 4 || recent.containsKey(key)) {
+      return;
+    }
+    recent.put(key, segment);
+    recentBytes += bytes;
+    Iterator<WalSegment> eldest = recent.values().iterator();
+    while ((recentBytes > maxRecentBytes || recent.size() > MAX_RECENT_SEGMENTS) && eldest.hasNext()) {
+      recentBytes -= eldest.next().frameBytes();
+      eldest.remove();
+    }
+  }
+
+  /** Keeps at most {@code bytes} of the segments read last (tests). */
+  void recentBytes(long bytes) {
+    maxRecentBytes = bytes;
+  }
+
+  /** Segments kept among those read last, and their bytes of frames (tests). */
+  synchronized long[] recentSegments() {
+    return new long[] {recent.size(), recentBytes};
   }
 
   private void broken(String displayName, SegmentKey key, SeException e) {
@@ -568,6 +625,14 @@ final class WalTail implements AutoCloseable {
 
   private synchronized void reconciled(TableWal table, long seq) {
     reconciledThrough.merge(table, seq, Math::max);
+    Iterator<Map.Entry<SegmentKey, WalSegment>> kept = recent.entrySet().iterator();
+    while (kept.hasNext()) {
+      Map.Entry<SegmentKey, WalSegment> entry = kept.next();
+      if (entry.getKey().table().equals(table) && entry.getKey().seq() <= seq) {
+        recentBytes -= entry.getValue().frameBytes();
+        kept.remove();
+      }
+    }
   }
 
   private synchronized long reconciledThrough(TableWal table) {

@@ -80,6 +80,7 @@ class EntityTailStepsTest {
     try (Tail tail = new Tail(Files.createTempDirectory(dir, "stopped"))) {
       tail.folds().layerBytes(tail.segmentBytes * 4);
       tail.tail().keptBytes(0); // the fold reads each segment again after finding the tail's end
+      tail.tail().recentBytes(0); // and no query keeps what it read for the next
       TableWal wal = new TableWal("t", tail.table.uuid());
       String failing = wal.segmentKey(22);
       AtomicLong reads = new AtomicLong();
@@ -119,6 +120,13 @@ class EntityTailStepsTest {
             .isEqualTo(all.containsKey(id) ? Map.of(id, all.get(id)) : Map.of());
       }
       assertThat(tail.layerEnds()).as("point queries keep no fold").isEmpty();
+      AtomicLong segmentReads = new AtomicLong();
+      tail.store.before(FaultInjectingObjectStore.Operation.GET, key -> key.contains("/wal/") && key.endsWith(".seg"),
+          (op, key) -> segmentReads.incrementAndGet());
+      assertThat(tail.rows(" WHERE id = 3")).isEqualTo(Map.of(3L, all.get(3L)));
+      assertThat(segmentReads).as("the probe for the tail's end only: its segments are kept from the queries before")
+          .hasValue(1);
+      assertThat(tail.tail().recentSegments()[0]).isEqualTo(SEGMENTS);
       assertThat(tail.rows()).isEqualTo(all);
       assertThat(tail.layerEnds()).endsWith((long) SEGMENTS);
 

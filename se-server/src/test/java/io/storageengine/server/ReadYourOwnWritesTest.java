@@ -582,6 +582,10 @@ class ReadYourOwnWritesTest {
         assertThat(rows(sql + " WHERE " + key + " = id AND v >= 0", LATEST)).as("%s: key %d, flipped", when, key)
             .containsExactlyInAnyOrderElementsOf(row);
       }
+      if (key == 3) {
+        assertThat(rows("EXPLAIN " + sql + " WHERE id = 3", LATEST)).as("%s: EXPLAIN", when)
+            .anyMatch(line -> line.contains("wal tail folded for: the keys where \"id\" = 3 only (not kept)"));
+      }
     }
   }
 

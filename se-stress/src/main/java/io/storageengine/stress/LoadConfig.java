@@ -22,7 +22,7 @@ import io.storageengine.common.SeException;
  */
 record LoadConfig(String catalogId, String namespace, String tablePrefix, int tables,
     boolean entity, int rowBytes, long keySpace, double updateRatio, double deleteRatio,
-    int concurrency, long rate, int batchRows, int window, long seed) {
+    int concurrency, long rate, int batchRows, int window, long seed, boolean pointProbe) {
 
   LoadConfig {
     positive("--tables", tables);
@@ -43,6 +43,9 @@ record LoadConfig(String catalogId, String namespace, String tablePrefix, int ta
     ratio("--delete-ratio", deleteRatio);
     if (!entity && (updateRatio > 0 || deleteRatio > 0)) {
       throw SeException.invalid("--update-ratio and --delete-ratio apply to --mode entity only");
+    }
+    if (pointProbe && !entity) {
+      throw SeException.invalid("--probe point applies to --mode entity only");
     }
     if (namespace.isBlank() || tablePrefix.isBlank()) {
       throw SeException.invalid("--namespace and --table-prefix must not be blank");

@@ -67,7 +67,7 @@ final class LoadSession implements AutoCloseable {
           ? new EntityWorkload(id, base, config.keySpace(), config.updateRatio(),
               config.deleteRatio(), config.rowBytes())
           : new AppendWorkload(id, base, config.rowBytes()));
-      trackers.add(new FreshnessTracker(metrics.freshness));
+      trackers.add(new FreshnessTracker(metrics.freshness, config.pointProbe()));
     }
   }
 
@@ -193,6 +193,10 @@ final class LoadSession implements AutoCloseable {
       for (int t = 0; t < workloads.size(); t++) {
         Workload w = workloads.get(t);
         try {
+          if (config.pointProbe()) {
+            probePoint(w, trackers.get(t));
+            continue;
+          }
           Long max = probeSql.queryLong("SELECT max(" + w.freshnessColumn() + ") FROM "
               + SqlReader.sqlName(w.table()));
           if (max != null) {
@@ -211,6 +215,30 @@ final class LoadSession implements AutoCloseable {
         Thread.sleep(200);
       } catch (InterruptedException e) {
         return;
+      }
+    }
+  }
+
+  /**
+   * One point probe: the last acknowledged upsert batch's first key read alone until it shows the
+   * batch's version (or a later one), at most 10 s (then counted as a probe error).
+   */
+  private void probePoint(Workload w, FreshnessTracker tracker) throws Exception {
+    long[] point = tracker.takePoint();
+    if (point == null) {
+      return;
+    }
+    String sql = "SELECT max(" + w.freshnessColumn() + ") FROM " + SqlReader.sqlName(w.table())
+        + " WHERE \"key\" = " + point[0];
+    long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+    while (probing) {
+      Long version = probeSql.queryLong(sql);
+      if (version != null && version >= point[1]) {
+        tracker.observedPoint(point, System.nanoTime());
+        return;
+      }
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("key " + point[0] + " did not show version " + point[1] + " within 10 s");
       }
     }
   }
@@ -271,6 +299,7 @@ final class LoadSession implements AutoCloseable {
     throughput.put("mb_per_s", Math.round(metrics.bytesAcked.sum() / seconds / 1e4) / 100.0);
     node.set("ack_latency_ms", metrics.ackLatency.toJson(50, 95, 99, 100));
     ObjectNode fresh = metrics.freshness.toJson(50, 99);
+    fresh.put("probe", config.pointProbe() ? "point" : "max");
     fresh.put("unresolved_batches", trackers.stream().mapToInt(FreshnessTracker::unresolved).sum());
     node.set("freshness_ms", fresh);
     node.set("errors", metrics.errorsJson());

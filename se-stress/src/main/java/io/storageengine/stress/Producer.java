@@ -199,7 +199,7 @@ final class Producer implements Runnable {
         metrics.bytesAcked.add(batch.payloadBytes());
         metrics.ackLatency.record(now - o.firstSent());
         metrics.ackedAt(workload.table().toString(), now);
-        freshness.acked(batch.freshnessMark(), now);
+        freshness.acked(batch, now);
         window.release();
       } else {
         open.failed.set(true);

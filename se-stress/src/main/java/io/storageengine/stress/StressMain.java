@@ -95,6 +95,11 @@ public final class StressMain implements Callable<Integer> {
   @Option(names = "--json", paramLabel = "FILE", description = "Also write the JSON summary to FILE.")
   Path json;
 
+  @Option(names = "--probe", defaultValue = "max", description = "Freshness probe: max (SELECT max(version column) of"
+      + " the table until it reaches the batch's) or point (entity: SELECT max(version) WHERE key = the last acknowledged"
+      + " batch's first key, until it shows that batch's version) (default ${DEFAULT-VALUE}).")
+  String probe;
+
   @Option(names = "--quiet", description = "No live progress on stderr.")
   boolean quiet;
 
@@ -158,6 +163,14 @@ public final class StressMain implements Callable<Integer> {
     return passed ? 0 : 1;
   }
 
+  private boolean pointProbe() {
+    return switch (probe.toLowerCase(Locale.ROOT)) {
+      case "max" -> false;
+      case "point" -> true;
+      default -> throw SeException.invalid("--probe: expected max or point, got '%s'", probe);
+    };
+  }
+
   private LoadConfig config() {
     boolean entity = switch (mode.toLowerCase(Locale.ROOT)) {
       case "append" -> false;
@@ -167,6 +180,6 @@ public final class StressMain implements Callable<Integer> {
     double updates = updateRatio != null ? updateRatio : entity ? 0.5 : 0;
     double deletes = deleteRatio != null ? deleteRatio : entity ? 0.05 : 0;
     return new LoadConfig(catalogId, namespace, tablePrefix, tables, entity, rowBytes, keySpace,
-        updates, deletes, concurrency, rate, batchRows, window, seed);
+        updates, deletes, concurrency, rate, batchRows, window, seed, pointProbe());
   }
 }

@@ -92,7 +92,7 @@ final class SuiteOptions {
   /** One append or entity load of {@code tables} tables of the {@code warehouse} catalog. */
   LoadConfig load(String namespace, int tables, boolean entity, int concurrency, long rate, long producerSeed) {
     return new LoadConfig("warehouse", namespace, namespace, tables, entity, rowBytes, keySpace,
-        entity ? 0.6 : 0, entity ? 0.1 : 0, concurrency, rate, batchRows, 8, producerSeed);
+        entity ? 0.6 : 0, entity ? 0.1 : 0, concurrency, rate, batchRows, 8, producerSeed, false);
   }
 
   /** Runs a suite from {@code main}: usage errors exit 2, failures 1, and the message names the suite. */
