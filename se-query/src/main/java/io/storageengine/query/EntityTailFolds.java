@@ -220,6 +220,16 @@ final class EntityTailFolds {
    */
   Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
       String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel) {
+    return readKeys(catalogId, table, snapshot, afterSeq, last, segments, keyFilter, leases, cancel, false);
+  }
+
+  /**
+   * As above; with {@code carried} ({@code snapshot} is a {@link #carriedBase}), the kept fold's
+   * layers when they end exactly at the tail's end, else null (nothing is folded: the caller
+   * reads the current snapshot, whose tail is shorter).
+   */
+  Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
+      String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
     Fold known = fold(new TableWal(catalogId, table.uuid()));
     Fold cut = new Fold(base, layersThrough(known, base, last));
@@ -228,6 +238,9 @@ final class EntityTailFolds {
       if (kept != null) {
         return kept;
       }
+    }
+    if (carried) {
+      return null;
     }
     long started = System.nanoTime();
     ProducerDedup.Pass dedup = segments.dedup(ProducerDedup.State.START);

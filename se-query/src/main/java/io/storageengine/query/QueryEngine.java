@@ -277,11 +277,15 @@ final class QueryEngine implements AutoCloseable {
           // New append segments are read inline, from their frames, unless the plan is explained
           // or reads row lineage (those read the tail from staged files).
           boolean inline = explain == null && !analysis.lineage();
+          // Of an entity table whose every row the statement reads has given keys, those keys'
+          // rows alone (unless a kept fold already holds the whole tail).
+          String keyFilter = entity ? FilterPushdown.keyFilter(plannedTable.schema(), settings.primaryKey(),
+              analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters) : null;
           WalTail.Read read = null;
           if (carried != null) {
             afterSeq = WalHighWaterMark.of(table, carried);
             read = tail.read(catalogId, plannedTable.displayName(), table, carried, plannedTable.schema(), true,
-                afterSeq, null, leases, inline, stop, true);
+                afterSeq, null, leases, inline, stop, true, keyFilter);
             if (read != null) {
               carriedFrom = pin.snapshotId();
               pin = carriedPin;
@@ -292,11 +296,8 @@ final class QueryEngine implements AutoCloseable {
           }
           if (read == null) {
             // The snapshot's data files (less the rows the tail replaces) plus what the WAL
-            // segments it does not include yet add; of an entity table whose every row the
-            // statement reads has given keys, those keys' rows alone.
+            // segments it does not include yet add.
             afterSeq = WalHighWaterMark.of(table, snapshot);
-            String keyFilter = entity ? FilterPushdown.keyFilter(plannedTable.schema(), settings.primaryKey(),
-                analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters) : null;
             read = tail.read(catalogId, plannedTable.displayName(), table, snapshot, plannedTable.schema(),
                 entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop, false, keyFilter);
           }

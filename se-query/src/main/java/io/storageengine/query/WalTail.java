@@ -246,14 +246,12 @@ final class WalTail implements AutoCloseable {
    * As above; for an entity table read by a query that reads no key but those {@code keyFilter}
    * selects (a DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
    * any key), the tail is folded for those keys alone unless the kept fold already ends at the
-   * tail's end ({@link EntityTailFolds#readKeys}). Not with {@code carried}.
+   * tail's end ({@link EntityTailFolds#readKeys}); with {@code carried}, null unless the kept
+   * fold ends there (the query then reads the current snapshot, its tail folded for those keys).
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
       boolean carried, String keyFilter) {
-    if (carried && keyFilter != null) {
-      throw new IllegalArgumentException("a carried fold is read whole");
-    }
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();
@@ -328,7 +326,7 @@ final class WalTail implements AutoCloseable {
       }
     };
     EntityTailFolds.Read fold = keyFilter != null
-        ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel)
+        ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel, carried)
         : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
     return fold == null ? null
         : new Read(last, fold.files(), fold.replacedPositions(), List.of(), List.of(), fold.foldedKeys());
