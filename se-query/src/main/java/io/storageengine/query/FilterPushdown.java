@@ -71,9 +71,10 @@ final class FilterPushdown {
    * statement reads of the table satisfies, from its comparisons (as {@link #filter} takes them),
    * or null when there is none: each key column must be compared {@code =} with a literal of its
    * own kind (an integer for an int or long key, a string for a string key; a bound parameter
-   * counts as its value). The predicate compares the same columns with the same literals in
-   * DuckDB, as the statement's WHERE does, so it selects exactly the keys of the rows that WHERE
-   * can keep; the table's WAL tail then needs folding for those keys alone.
+   * counts as its value), or be in an {@code IN} list of such values only. The predicate compares
+   * the same columns with the same literals in DuckDB, as the statement's WHERE does, so it
+   * selects every key of the rows that WHERE can keep; the table's WAL tail then needs folding
+   * for those keys alone.
    */
   static String keyFilter(Schema schema, List<Types.NestedField> keys, List<Comparison> comparisons,
       QueryParameters parameters) {
@@ -83,18 +84,29 @@ final class FilterPushdown {
     List<String> terms = new ArrayList<>();
     for (Types.NestedField key : keys) {
       boolean found = false;
-      for (Comparison written : comparisons) {
-        Comparison comparison = resolve(written, parameters);
-        if (comparison == null || !"COMPARE_EQUAL".equals(comparison.operator())) {
-          continue;
-        }
+      for (Comparison comparison : comparisons) {
         Types.NestedField field = schema.caseInsensitiveFindField(comparison.column());
         if (field == null || field.fieldId() != key.fieldId() || !schema.columns().contains(field)) {
           continue;
         }
-        String literal = keyLiteral(field, comparison);
-        if (literal != null) {
-          terms.add(SqlQuoting.identifier(field.name()) + " = " + literal);
+        String term = null;
+        if (StatementAnalyzer.IN.equals(comparison.operator())) {
+          List<String> values = new ArrayList<>();
+          for (Comparison value : comparison.anyOf()) {
+            String literal = keyLiteral(field, resolve(value, parameters));
+            if (literal == null) {
+              values = null; // a value of another kind: the list selects no fewer keys than it says
+              break;
+            }
+            values.add(literal);
+          }
+          term = values == null ? null : SqlQuoting.identifier(field.name()) + " IN (" + String.join(", ", values) + ")";
+        } else if ("COMPARE_EQUAL".equals(comparison.operator())) {
+          String literal = keyLiteral(field, resolve(comparison, parameters));
+          term = literal == null ? null : SqlQuoting.identifier(field.name()) + " = " + literal;
+        }
+        if (term != null) {
+          terms.add(term);
           found = true;
         }
       }
@@ -105,8 +117,11 @@ final class FilterPushdown {
     return String.join(" AND ", terms);
   }
 
-  /** The SQL literal of a key comparison's value, or null when its kind is not the key's. */
+  /** The SQL literal of a key comparison's value, or null when its kind is not the key's (or it is null). */
   private static String keyLiteral(Types.NestedField field, Comparison comparison) {
+    if (comparison == null) {
+      return null;
+    }
     Object value = literal(field, comparison);
     if (value instanceof Integer || value instanceof Long) {
       return value.toString();

@@ -71,9 +71,23 @@ final class StatementAnalyzer {
 
   /**
    * {@code column op literal} found at the top of a WHERE over a single table. For
-   * {@code column op ?} the kind is {@link #PARAMETER} and the text the parameter's number.
+   * {@code column op ?} the kind is {@link #PARAMETER} and the text the parameter's number. For
+   * {@code column IN (v1, v2, ...)} (every value a literal or a parameter) the operator is
+   * {@link #IN}, kind and text are null and {@code anyOf} holds one {@code column = v} comparison
+   * per value; otherwise {@code anyOf} is empty.
    */
-  record Comparison(String column, String operator, String literalKind, String literalText) {}
+  record Comparison(String column, String operator, String literalKind, String literalText, List<Comparison> anyOf) {
+    Comparison(String column, String operator, String literalKind, String literalText) {
+      this(column, operator, literalKind, literalText, List.of());
+    }
+
+    Comparison {
+      anyOf = List.copyOf(anyOf);
+    }
+  }
+
+  /** {@link Comparison#operator()} of a {@code column IN (...)} list. */
+  static final String IN = "COMPARE_IN";
 
   /** {@link Comparison#literalKind()} of a comparison with a statement parameter. */
   static final String PARAMETER = "PARAMETER";
@@ -385,6 +399,13 @@ final class StatementAnalyzer {
       String alias = ref.path("alias").asText();
       String qualifier = alias.isEmpty() ? ref.path("table_name").asText() : alias;
       for (JsonNode conjunct : conjuncts) {
+        if ("OPERATOR".equals(conjunct.path("class").asText()) && IN.equals(conjunct.path("type").asText())) {
+          Comparison in = inList(conjunct, qualifier);
+          if (in != null) {
+            out.add(in);
+          }
+          continue;
+        }
         if (!"COMPARISON".equals(conjunct.path("class").asText())) {
           continue;
         }
@@ -401,13 +422,8 @@ final class StatementAnalyzer {
         if (!"COLUMN_REF".equals(left.path("class").asText()) || !isValue(right)) {
           continue;
         }
-        JsonNode names = left.path("column_names");
-        String column;
-        if (names.size() == 1) {
-          column = names.get(0).asText();
-        } else if (names.size() == 2 && names.get(0).asText().equalsIgnoreCase(qualifier)) {
-          column = names.get(1).asText();
-        } else {
+        String column = columnOf(left, qualifier);
+        if (column == null) {
           continue;
         }
         if ("PARAMETER".equals(right.path("class").asText())) {
@@ -422,6 +438,45 @@ final class StatementAnalyzer {
         out.add(new Comparison(column, flipped ? flip(op) : op, literal.path("kind").asText(), literal.path("text").asText()));
       }
       return out;
+    }
+
+    /** The column of {@code ref} a column reference names, or null (another table's, a nested field). */
+    private static String columnOf(JsonNode columnRef, String qualifier) {
+      JsonNode names = columnRef.path("column_names");
+      if (names.size() == 1) {
+        return names.get(0).asText();
+      }
+      if (names.size() == 2 && names.get(0).asText().equalsIgnoreCase(qualifier)) {
+        return names.get(1).asText();
+      }
+      return null;
+    }
+
+    /** {@code column IN (values)} as a comparison ({@link #IN}), or null unless every value is a literal or parameter. */
+    private static Comparison inList(JsonNode in, String qualifier) {
+      JsonNode children = in.path("children");
+      if (children.size() < 2 || !"COLUMN_REF".equals(children.get(0).path("class").asText())) {
+        return null;
+      }
+      String column = columnOf(children.get(0), qualifier);
+      if (column == null) {
+        return null;
+      }
+      List<Comparison> values = new ArrayList<>();
+      for (int i = 1; i < children.size(); i++) {
+        JsonNode value = children.get(i);
+        if ("PARAMETER".equals(value.path("class").asText())) {
+          values.add(new Comparison(column, "COMPARE_EQUAL", PARAMETER, value.path("identifier").asText()));
+          continue;
+        }
+        JsonNode literal = value.path("literal");
+        if (!"CONSTANT".equals(value.path("class").asText()) || !literal.isObject()
+            || literal.path("text").isMissingNode()) {
+          return null;
+        }
+        values.add(new Comparison(column, "COMPARE_EQUAL", literal.path("kind").asText(), literal.path("text").asText()));
+      }
+      return new Comparison(column, IN, null, null, values);
     }
 
     private static boolean isValue(JsonNode node) {

@@ -119,6 +119,7 @@ class EntityTailStepsTest {
         assertThat(tail.rows(" WHERE id = " + id)).as("key %d", id)
             .isEqualTo(all.containsKey(id) ? Map.of(id, all.get(id)) : Map.of());
       }
+      assertThat(tail.rows(" WHERE id IN (2, 5, 1000)")).isEqualTo(Map.of(2L, all.get(2L), 5L, all.get(5L)));
       assertThat(tail.layerEnds()).as("point queries keep no fold").isEmpty();
       AtomicLong segmentReads = new AtomicLong();
       tail.store.before(FaultInjectingObjectStore.Operation.GET, key -> key.contains("/wal/") && key.endsWith(".seg"),

@@ -159,6 +159,61 @@ class FilterPushdownTest {
     assertSame(pushed("name = ?", new QueryParameters(List.of(new Value(Kind.INTEGER, "7")))), Expressions.alwaysTrue());
   }
 
+  private static String keys(String where, String... keyColumns) throws SQLException {
+    return keys(where, QueryParameters.NONE, keyColumns);
+  }
+
+  private static String keys(String where, QueryParameters parameters, String... keyColumns) throws SQLException {
+    List<Types.NestedField> keys = java.util.Arrays.stream(keyColumns).map(SCHEMA::findField).toList();
+    return FilterPushdown.keyFilter(SCHEMA, keys, comparisons("SELECT * FROM ns.t WHERE " + where), parameters);
+  }
+
+  @Test
+  void keyFilterSelectsTheKeysEveryRowReadHas() throws SQLException {
+    assertThat(keys("id = 5", "id")).isEqualTo("\"id\" = 5");
+    assertThat(keys("5 = id AND name IS NOT NULL", "id")).isEqualTo("\"id\" = 5");
+    assertThat(keys("ID = 5", "id")).isEqualTo("\"id\" = 5");
+    assertThat(keys("id IN (1, 2, 3)", "id")).isEqualTo("\"id\" IN (1, 2, 3)");
+    assertThat(keys("name = 'o''brien'", "name")).isEqualTo("\"name\" = 'o''brien'");
+    assertThat(keys("name IN ('a', 'b')", "name")).isEqualTo("\"name\" IN ('a', 'b')");
+    assertThat(keys("id = 1 AND big = 3000000000", "id", "big")).isEqualTo("\"id\" = 1 AND \"big\" = 3000000000");
+    // Every conjunct on a key column counts: the predicate is never narrower than the WHERE.
+    assertThat(keys("id = 1 AND id IN (1, 2)", "id")).isEqualTo("\"id\" = 1 AND \"id\" IN (1, 2)");
+    QueryParameters bound = new QueryParameters(List.of(new Value(Kind.INTEGER, "7"), new Value(Kind.INTEGER, "8")));
+    assertThat(keys("id = ?", bound, "id")).isEqualTo("\"id\" = 7");
+    assertThat(keys("id IN (?, ?)", bound, "id")).isEqualTo("\"id\" IN (7, 8)");
+    // IN is not pushed to Iceberg's pruning.
+    assertSame(pushed("id IN (1, 2)"), Expressions.alwaysTrue());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {
+      "id > 5",
+      "id = 1 OR id = 2",
+      "id NOT IN (1, 2)",
+      "id IN (1, '2')",
+      "id IN (1, 2 + 1)",
+      "id IN (SELECT 1)",
+      "id = '5'",
+      "id <> 5",
+      "NOT (id = 5)",
+      "name = 'a'",
+      "id = big",
+      "other.id = 5",
+      "id = ?"})
+  void keyFilterNeedsEveryKeyColumnEqualToValuesOfItsKind(String where) throws SQLException {
+    assertThat(keys(where, "id")).isNull();
+  }
+
+  @Test
+  void keyFilterOfACompositeKeyNeedsEveryColumn() throws SQLException {
+    assertThat(keys("id = 1", "id", "big")).isNull();
+    assertThat(keys("id = 1 AND big > 2", "id", "big")).isNull();
+    assertThat(keys("id = 1 AND big IN (2, 3)", "id", "big")).isEqualTo("\"id\" = 1 AND \"big\" IN (2, 3)");
+    assertThat(FilterPushdown.keyFilter(SCHEMA, List.of(), comparisons("SELECT * FROM ns.t WHERE id = 1"),
+        QueryParameters.NONE)).isNull();
+  }
+
   @Test
   void aColumnNotInTheReadSchemaIsNotPushed() {
     Schema dropped = new Schema(Types.NestedField.required(1, "id", Types.IntegerType.get()));

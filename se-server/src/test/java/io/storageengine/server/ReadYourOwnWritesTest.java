@@ -569,8 +569,9 @@ class ReadYourOwnWritesTest {
   }
 
   /**
-   * Each key below {@code keys} read alone ({@code sql} plus {@code WHERE id = key}, and through
-   * a key comparison that is not alone in the WHERE) gives exactly its row of {@code expected}.
+   * Each key below {@code keys} read alone ({@code sql} plus {@code WHERE id = key}, through a
+   * key comparison that is not alone in the WHERE, and with another key in an {@code IN} list)
+   * gives exactly its row of {@code expected}.
    */
   private void assertPointReads(String sql, List<String> expected, int keys, String when) throws Exception {
     for (long key = 0; key < keys; key++) {
@@ -581,6 +582,12 @@ class ReadYourOwnWritesTest {
       if (key % 5 == 0) {
         assertThat(rows(sql + " WHERE " + key + " = id AND v >= 0", LATEST)).as("%s: key %d, flipped", when, key)
             .containsExactlyInAnyOrderElementsOf(row);
+      }
+      if (key % 4 == 1) {
+        long other = key + 7;
+        assertThat(rows(sql + " WHERE id IN (" + key + ", " + other + ")", LATEST)).as("%s: keys %d, %d", when, key, other)
+            .containsExactlyInAnyOrderElementsOf(expected.stream()
+                .filter(r -> r.startsWith(prefix) || r.startsWith(other + "|")).toList());
       }
       if (key == 3) {
         assertThat(rows("EXPLAIN " + sql + " WHERE id = 3", LATEST)).as("%s: EXPLAIN", when)
