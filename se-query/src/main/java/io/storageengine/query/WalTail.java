@@ -105,6 +105,12 @@ final class WalTail implements AutoCloseable {
    * table's are dropped once a query finds them reconciled.
    */
   static final long MAX_RECENT_BYTES = 128L << 20;
+  /**
+   * Bytes of frames a tail may have and still be folded for some keys alone
+   * ({@link EntityTailFolds#readKeys}), which stages all of them on every query; a longer tail
+   * grows the kept fold instead, whose steps the queries after reuse.
+   */
+  static final long MAX_KEY_FOLD_BYTES = MAX_RECENT_BYTES;
   /** Segments kept among those read last, at most. */
   static final int MAX_RECENT_SEGMENTS = 4_096;
   /** How long after its first inline read a segment is staged in the background. */
@@ -112,6 +118,9 @@ final class WalTail implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(WalTail.class);
 
   private record SegmentKey(TableWal table, long seq) {}
+
+  /** What {@link #seen} holds for a segment that cannot be read. */
+  private static final long BROKEN = -1;
 
   /**
    * What a tail adds to a snapshot: {@code files} to read next to its data files, {@code
@@ -148,7 +157,8 @@ final class WalTail implements AutoCloseable {
    * Segments known to exist and read once (TRUE), or refused by staging (FALSE, warned once); a
    * segment never changes once created.
    */
-  private final Map<SegmentKey, Boolean> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
+  /** Per segment read before, its bytes of frames; {@link #BROKEN} when it cannot be read. */
+  private final Map<SegmentKey, Long> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
   /**
    * Per table, the highest {@code se.wal.seq} of a snapshot a query planned on: segments at or
    * below it are in a snapshot, and their background staging is skipped (no query reads their
@@ -160,6 +170,8 @@ final class WalTail implements AutoCloseable {
   private long recentBytes;
   /** {@link #MAX_RECENT_BYTES}, or less in tests. */
   private volatile long maxRecentBytes = MAX_RECENT_BYTES;
+  /** {@link #MAX_KEY_FOLD_BYTES}, or less in tests. */
+  private volatile long maxKeyFoldBytes = MAX_KEY_FOLD_BYTES;
   private final EntityTailFolds entityFolds;
   /**
    * Stages inline-read segments to the file cache, one at a time, in the background, each
@@ -246,7 +258,8 @@ final class WalTail implements AutoCloseable {
    * As above; for an entity table read by a query that reads no key but those {@code keyFilter}
    * selects (a DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
    * any key), the tail is folded for those keys alone unless the kept fold already ends at the
-   * tail's end ({@link EntityTailFolds#readKeys}); with {@code carried}, null unless the kept
+   * tail's end ({@link EntityTailFolds#readKeys}) or the tail holds more than
+   * {@value #MAX_KEY_FOLD_BYTES} bytes of frames (then as without {@code keyFilter}); with {@code carried}, null unless the kept
    * fold ends there (the query then reads the current snapshot, its tail folded for those keys).
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
@@ -325,7 +338,9 @@ final class WalTail implements AutoCloseable {
         return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
       }
     };
-    EntityTailFolds.Read fold = keyFilter != null
+    // A tail of some keys is folded for them alone while it fits in the segments kept in memory.
+    long tailBytes = keyFilter == null ? -1 : bytes(tableWal, afterSeq + 1, last);
+    EntityTailFolds.Read fold = keyFilter != null && tailBytes >= 0 && tailBytes <= maxKeyFoldBytes
         ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel, carried)
         : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
     return fold == null ? null
@@ -523,12 +538,12 @@ final class WalTail implements AutoCloseable {
     for (long seq = afterSeq + 1; throughSeq == null || seq <= throughSeq; seq++) {
       cancel.check();
       SegmentKey key = new SegmentKey(tableWal, seq);
-      Boolean state = state(key);
-      if (Boolean.TRUE.equals(state)) {
+      Long state = state(key);
+      if (state != null && state != BROKEN) {
         last = seq;
         continue;
       }
-      if (Boolean.FALSE.equals(state)) {
+      if (state != null) {
         if (throughSeq != null) {
           throw SeException.internal("table " + displayName + ": WAL segment " + seq + " cannot be read", null);
         }
@@ -555,7 +570,7 @@ final class WalTail implements AutoCloseable {
         kept += bytes;
         fresh.put(seq, segment.get());
       }
-      remember(key);
+      remember(key, bytes);
       last = seq;
     }
     return last;
@@ -598,6 +613,11 @@ final class WalTail implements AutoCloseable {
     }
   }
 
+  /** Folds a tail for some keys alone up to {@code bytes} of frames (tests). */
+  void keyFoldBytes(long bytes) {
+    maxKeyFoldBytes = bytes;
+  }
+
   /** Keeps at most {@code bytes} of the segments read last (tests). */
   void recentBytes(long bytes) {
     maxRecentBytes = bytes;
@@ -637,18 +657,32 @@ final class WalTail implements AutoCloseable {
     return reconciledThrough.getOrDefault(table, -1L);
   }
 
-  /** TRUE: read before; FALSE: cannot be read; null: not seen. */
-  private synchronized Boolean state(SegmentKey key) {
+  /** The segment's bytes of frames when read before, {@link #BROKEN} when it cannot be read, null: not seen. */
+  private synchronized Long state(SegmentKey key) {
     return seen.get(key);
   }
 
-  private synchronized void remember(SegmentKey key) {
-    seen.put(key, Boolean.TRUE);
+  private synchronized void remember(SegmentKey key, long bytes) {
+    seen.put(key, bytes);
+  }
+
+  /** The bytes of frames of segments {@code first .. last} of {@code table}, or -1 when one was not seen. */
+  private synchronized long bytes(TableWal table, long first, long last) {
+    long bytes = 0;
+    for (long seq = first; seq <= last; seq++) {
+      Long known = seen.get(new SegmentKey(table, seq));
+      if (known == null || known == BROKEN) {
+        return -1;
+      }
+      bytes += known;
+    }
+    return bytes;
   }
 
   /** Marks {@code key} as a segment that cannot be read; true the first time. */
   private synchronized boolean markBroken(SegmentKey key) {
-    return !Boolean.FALSE.equals(seen.put(key, Boolean.FALSE));
+    Long before = seen.put(key, BROKEN);
+    return before == null || before != BROKEN;
   }
 
   private static WalSegment check(TableWal tableWal, WalSegment segment) {

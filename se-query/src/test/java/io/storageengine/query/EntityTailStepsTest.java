@@ -141,6 +141,13 @@ class EntityTailStepsTest {
       assertThat(tail.layerEnds()).endsWith(SEGMENTS + 1L);
       assertThat(tail.rows(" WHERE id = " + id + " AND name IS NOT NULL")).as("read from the kept fold").isEqualTo(one);
       assertThat(tail.folds().growingTables()).isZero();
+
+      // A tail longer than a fold for some keys may stage grows the kept fold instead.
+      tail.tail().keyFoldBytes(tail.segmentBytes / 2);
+      tail.append(SEGMENTS + 1);
+      long next = firstId(SEGMENTS + 1);
+      assertThat(tail.rows(" WHERE id = " + next)).isEqualTo(Map.of(next, "n" + next + "-" + (SEGMENTS + 1)));
+      assertThat(tail.layerEnds()).as("the kept fold grown").endsWith(SEGMENTS + 2L);
     }
   }
 
