@@ -146,27 +146,8 @@ public final class WalTailRows {
    */
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state, Cancel cancel) {
-    if (!foldsEntities()) {
-      throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
-    }
-    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
-      TableWal tableWal = new TableWal(scope, table.uuid());
-      TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
-      SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
-      Cancel.Registration stop = duck.stopOn(cancel);
-      try {
-        return new EntityTailLayer(duck, table, sliceTail, candidates)
-            .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, state)
-            .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows()));
-      } catch (RuntimeException e) {
-        stop.close(); // the state's drop must run
-        dropQuietly(duck, state);
-        throw e;
-      } finally {
-        stop.close();
-      }
-    }
+    return fold(scope, table, snapshot, highWaterMark, priorStates, layer, segments, rowsTarget, state, null, true,
+        cancel);
   }
 
   /**
@@ -181,24 +162,38 @@ public final class WalTailRows {
    */
   public EntityLayer foldEntityKeys(String scope, Table table, Snapshot snapshot, long highWaterMark,
       Iterable<WalSegment> segments, Path rowsTarget, String keyFilter, Cancel cancel) {
+    return fold(scope, table, snapshot, highWaterMark, List.of(), 0, segments, rowsTarget, newEntityState(),
+        keyFilter, false, cancel).orElseThrow(() -> new IllegalStateException("a fold with no earlier layers made nothing"));
+  }
+
+  /**
+   * {@link EntityTailLayer#fold} in a DuckDB session of its own, stopped by {@code cancel}; the
+   * state is dropped when the fold fails, and in any case unless {@code keep}.
+   */
+  private Optional<EntityLayer> fold(String scope, Table table, Snapshot snapshot, long highWaterMark,
+      List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state,
+      String keyFilter, boolean keep, Cancel cancel) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }
-    String state = newEntityState();
-    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-keys-" + scope, 0, Long.MAX_VALUE);
+    try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
       TableWal tableWal = new TableWal(scope, table.uuid());
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
       SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
       Cancel.Registration stop = duck.stopOn(cancel);
+      boolean made = false;
       try {
-        EntityTailLayer.Result r = new EntityTailLayer(duck, table, sliceTail, candidates)
-            .fold(snapshot, highWaterMark, store, options, List.of(), 0, segments, rowsTarget, state, keyFilter)
-            .orElseThrow(() -> new IllegalStateException("a fold with no earlier layers made nothing"));
-        return new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows());
+        Optional<EntityLayer> out = new EntityTailLayer(duck, table, sliceTail, candidates)
+            .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, state, keyFilter)
+            .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows()));
+        made = keep;
+        return out;
       } finally {
         stop.close(); // the state's drop must run
-        dropQuietly(duck, state);
+        if (!made) {
+          dropQuietly(duck, state);
+        }
       }
     }
   }
