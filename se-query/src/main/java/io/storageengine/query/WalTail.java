@@ -98,11 +98,11 @@ final class WalTail implements AutoCloseable {
    */
   static final long MAX_KEPT_BYTES = 64L << 20;
   /**
-   * Bytes of frames of the segments read last (of all tables; at most {@value #MAX_RECENT_SEGMENTS}
-   * of them) kept for the queries after: a
-   * query of some keys of an entity table ({@link EntityTailFolds#readKeys}) reads its whole tail
-   * again, segments a query read before included. Segments never change once written; a
-   * table's are dropped once a query finds them reconciled.
+   * Bytes of frames of the segments folds for some keys ({@link EntityTailFolds#readKeys}) read
+   * last (of all tables; at most {@value #MAX_RECENT_SEGMENTS} of them) kept for the next such
+   * folds: each reads its whole tail again, segments a query read before included. Other reads
+   * neither use nor fill them. Segments never change once written; a table's are dropped once a
+   * query finds them reconciled.
    */
   static final long MAX_RECENT_BYTES = 128L << 20;
   /**
@@ -168,8 +168,6 @@ final class WalTail implements AutoCloseable {
   /** Segments read last, least recently used first ({@link #MAX_RECENT_BYTES}); guarded by this. */
   private final LinkedHashMap<SegmentKey, WalSegment> recent = new LinkedHashMap<>(16, 0.75f, true);
   private long recentBytes;
-  /** {@link #MAX_RECENT_BYTES}, or less in tests. */
-  private volatile long maxRecentBytes = MAX_RECENT_BYTES;
   /** {@link #MAX_KEY_FOLD_BYTES}, or less in tests. */
   private volatile long maxKeyFoldBytes = MAX_KEY_FOLD_BYTES;
   private final EntityTailFolds entityFolds;
@@ -327,20 +325,23 @@ final class WalTail implements AutoCloseable {
       // The fold works on the table's current schema, as reconciliation does.
       throw SnapshotExpiredException.schemaChanged(displayName);
     }
+    // A tail of some keys is folded for them alone while it fits in the segments kept in memory;
+    // only such folds, which read the whole tail on every query, keep what they read there.
+    long tailBytes = keyFilter == null ? -1 : bytes(tableWal, afterSeq + 1, last);
+    boolean byKeys = keyFilter != null && tailBytes >= 0 && tailBytes <= maxKeyFoldBytes;
+    LongFunction<WalSegment> reads = byKeys ? seq -> recentSegment(displayName, tableWal, seq, fresh) : segments;
     EntityTailFolds.Segments tail = new EntityTailFolds.Segments() {
       @Override
       public WalSegment segment(long seq) {
-        return segments.apply(seq);
+        return reads.apply(seq);
       }
 
       @Override
       public ProducerDedup.Pass dedup(ProducerDedup.State from) {
-        return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, segments);
+        return new ProducerDedup.Pass(wal, tableWal, producerRetention, from, reads);
       }
     };
-    // A tail of some keys is folded for them alone while it fits in the segments kept in memory.
-    long tailBytes = keyFilter == null ? -1 : bytes(tableWal, afterSeq + 1, last);
-    EntityTailFolds.Read fold = keyFilter != null && tailBytes >= 0 && tailBytes <= maxKeyFoldBytes
+    EntityTailFolds.Read fold = byKeys
         ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel, carried)
         : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
     return fold == null ? null
@@ -581,14 +582,20 @@ final class WalTail implements AutoCloseable {
    * kept), or read again (not kept, handed out before, or read by an earlier query).
    */
   private WalSegment segment(String displayName, TableWal tableWal, long seq, Map<Long, WalSegment> fresh) {
-    SegmentKey key = new SegmentKey(tableWal, seq);
     WalSegment segment = fresh.remove(seq);
-    if (segment == null) {
-      segment = recent(key);
+    if (segment != null) {
+      return segment;
     }
+    return wal.read(tableWal, seq).map(s -> check(tableWal, s))
+        .orElseThrow(() -> SnapshotExpiredException.walSegmentGone(displayName, seq));
+  }
+
+  /** As {@link #segment}, from the segments read last when there, and kept there. */
+  private WalSegment recentSegment(String displayName, TableWal tableWal, long seq, Map<Long, WalSegment> fresh) {
+    SegmentKey key = new SegmentKey(tableWal, seq);
+    WalSegment segment = recent(key);
     if (segment == null) {
-      segment = wal.read(tableWal, seq).map(s -> check(tableWal, s))
-          .orElseThrow(() -> SnapshotExpiredException.walSegmentGone(displayName, seq));
+      segment = segment(displayName, tableWal, seq, fresh);
     }
     keepRecent(key, segment);
     return segment;
@@ -601,13 +608,13 @@ final class WalTail implements AutoCloseable {
   /** Keeps {@code segment} among the segments read last, within {@link #MAX_RECENT_BYTES}. */
   private synchronized void keepRecent(SegmentKey key, WalSegment segment) {
     long bytes = segment.frameBytes();
-    if (bytes > maxRecentBytes / 4 || recent.containsKey(key)) {
+    if (bytes > MAX_RECENT_BYTES / 4 || recent.containsKey(key)) {
       return;
     }
     recent.put(key, segment);
     recentBytes += bytes;
     Iterator<WalSegment> eldest = recent.values().iterator();
-    while ((recentBytes > maxRecentBytes || recent.size() > MAX_RECENT_SEGMENTS) && eldest.hasNext()) {
+    while ((recentBytes > MAX_RECENT_BYTES || recent.size() > MAX_RECENT_SEGMENTS) && eldest.hasNext()) {
       recentBytes -= eldest.next().frameBytes();
       eldest.remove();
     }
@@ -616,11 +623,6 @@ final class WalTail implements AutoCloseable {
   /** Folds a tail for some keys alone up to {@code bytes} of frames (tests). */
   void keyFoldBytes(long bytes) {
     maxKeyFoldBytes = bytes;
-  }
-
-  /** Keeps at most {@code bytes} of the segments read last (tests). */
-  void recentBytes(long bytes) {
-    maxRecentBytes = bytes;
   }
 
   /** Segments kept among those read last, and their bytes of frames (tests). */
