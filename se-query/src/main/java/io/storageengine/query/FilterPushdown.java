@@ -20,10 +20,11 @@ import org.apache.iceberg.types.Types;
  * expression must never exclude a file holding a row the query returns, and may keep files it
  * could skip. Hence a comparison is pushed only when it means exactly the same to Iceberg's
  * metrics as to DuckDB: a top-level column of the schema (found ignoring case, as DuckDB does),
- * one of {@code = < <= > >=}, and a literal of the column's own kind (an integer for an int or
- * long column, a string for a string or date column). Anything else (other types, casts,
- * {@code IN}, {@code IS NULL}, {@code OR}, {@code NOT}, functions, nested fields, parameters bound
- * to other kinds or not bound) is left to DuckDB: it contributes {@code alwaysTrue}.
+ * one of {@code = < <= > >=} or {@code IN}, and literals of the column's own kind (an integer for
+ * an int or long column, a string for a string or date column; every value of an {@code IN}
+ * list). Anything else (other types, casts, {@code IS NULL}, {@code OR}, {@code NOT}, functions,
+ * nested fields, parameters bound to other kinds or not bound) is left to DuckDB: it contributes
+ * {@code alwaysTrue}.
  */
 final class FilterPushdown {
   private FilterPushdown() {}
@@ -34,6 +35,7 @@ final class FilterPushdown {
    */
   static Expression filter(Schema schema, List<Comparison> comparisons, QueryParameters parameters) {
     Expression result = Expressions.alwaysTrue();
+    Types.StructType struct = schema.asStruct();
     for (Comparison written : comparisons) {
       Comparison comparison = resolve(written, parameters);
       if (comparison == null) {
@@ -43,21 +45,13 @@ final class FilterPushdown {
       if (field == null || schema.findField(field.fieldId()) == null || !schema.columns().contains(field)) {
         continue;
       }
-      Object value = literal(field, comparison);
-      if (value == null) {
+      Expression expression = StatementAnalyzer.IN.equals(comparison.operator())
+          ? in(struct, field, comparison, parameters) : compare(field, comparison);
+      if (expression == null) {
         continue;
       }
-      Expression expression;
-      switch (comparison.operator()) {
-        case "COMPARE_EQUAL": expression = Expressions.equal(field.name(), value); break;
-        case "COMPARE_LESSTHAN": expression = Expressions.lessThan(field.name(), value); break;
-        case "COMPARE_LESSTHANOREQUALTO": expression = Expressions.lessThanOrEqual(field.name(), value); break;
-        case "COMPARE_GREATERTHAN": expression = Expressions.greaterThan(field.name(), value); break;
-        case "COMPARE_GREATERTHANOREQUALTO": expression = Expressions.greaterThanOrEqual(field.name(), value); break;
-        default: continue;
-      }
       try {
-        Binder.bind(schema.asStruct(), expression, true);
+        Binder.bind(struct, expression, true);
         result = Expressions.and(result, expression);
       } catch (RuntimeException e) {
         // Not prunable (type mismatch); DuckDB still applies the predicate.
@@ -130,6 +124,47 @@ final class FilterPushdown {
       return SqlQuoting.literal(text);
     }
     return null;
+  }
+
+  /** {@code column op literal} for Iceberg, or null when the operator or the literal's kind does not prune. */
+  private static Expression compare(Types.NestedField field, Comparison comparison) {
+    Object value = literal(field, comparison);
+    if (value == null) {
+      return null;
+    }
+    switch (comparison.operator()) {
+      case "COMPARE_EQUAL": return Expressions.equal(field.name(), value);
+      case "COMPARE_LESSTHAN": return Expressions.lessThan(field.name(), value);
+      case "COMPARE_LESSTHANOREQUALTO": return Expressions.lessThanOrEqual(field.name(), value);
+      case "COMPARE_GREATERTHAN": return Expressions.greaterThan(field.name(), value);
+      case "COMPARE_GREATERTHANOREQUALTO": return Expressions.greaterThanOrEqual(field.name(), value);
+      default: return null;
+    }
+  }
+
+  /**
+   * {@code column IN (values)} for Iceberg, or null unless every value is a literal of the
+   * column's kind that Iceberg converts to the column's type ({@code = value} binds; a date
+   * DuckDB reads and Iceberg does not, such as {@code '2024-1-3'}, keeps the list in DuckDB):
+   * pruning by some of the values would drop the files of the others.
+   */
+  private static Expression in(Types.StructType struct, Types.NestedField field, Comparison in,
+      QueryParameters parameters) {
+    List<Object> values = new ArrayList<>();
+    for (Comparison written : in.anyOf()) {
+      Comparison value = resolve(written, parameters);
+      Object literal = value == null ? null : literal(field, value);
+      if (literal == null) {
+        return null;
+      }
+      try {
+        Binder.bind(struct, Expressions.equal(field.name(), literal), true);
+      } catch (RuntimeException e) {
+        return null;
+      }
+      values.add(literal);
+    }
+    return values.isEmpty() ? null : Expressions.in(field.name(), values.toArray());
   }
 
   /** {@code comparison} with a parameter replaced by its bound value as a literal, or null when it cannot prune. */

@@ -102,6 +102,27 @@ class ExplainTest {
   }
 
   @Test
+  void anInListPrunesAsItsValuesDo() throws Exception {
+    assertThat(explain("EXPLAIN SELECT count(*) FROM sales.orders WHERE day IN ('2024-01-02')").get(ORDERS))
+        .contains("pushed filter: ref(name=\"day\") in", "data files pruned by partition: 3\n", "data files read: 1\n");
+    // A value of another kind than the column's: nothing is pushed, no file dropped.
+    assertThat(explain("EXPLAIN SELECT count(*) FROM sales.orders WHERE day IN ('2024-01-03', 5)")
+        .get(ORDERS)).contains("pushed filter: true", "data files pruned by partition: 0\n");
+    try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
+      long[] counts = new long[2];
+      String[] wheres = {"day IN ('2024-01-01', '2024-01-02') AND id >= 10",
+          "(day = '2024-01-01' OR day = '2024-01-02') AND id >= 10"};
+      for (int i = 0; i < 2; i++) {
+        try (ResultSet result = statement.executeQuery("SELECT count(*) FROM sales.orders WHERE " + wheres[i])) {
+          result.next();
+          counts[i] = result.getLong(1);
+        }
+      }
+      assertThat(counts[0]).as("pruned by the IN list, the same rows").isEqualTo(counts[1]).isPositive();
+    }
+  }
+
+  @Test
   void aPartitionPrunedAwayTakesItsDeletionVectorWithIt() throws Exception {
     String table = explain("EXPLAIN SELECT count(*) FROM sales.orders WHERE day = '2024-01-02'")
         .get(ORDERS);

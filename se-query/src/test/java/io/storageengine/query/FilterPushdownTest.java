@@ -22,8 +22,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What reaches Iceberg's file pruning from real SQL (parsed by DuckDB, analyzed as a query is):
- * top-level AND-ed comparisons of a column with a literal of its kind; everything else is left
- * to DuckDB ({@code alwaysTrue}), never a filter that could drop a matching file.
+ * top-level AND-ed comparisons of a column with a literal of its kind, and IN lists of such
+ * literals; everything else is left to DuckDB ({@code alwaysTrue}), never a filter that could
+ * drop a matching file.
  */
 class FilterPushdownTest {
   private static final Schema SCHEMA = new Schema(
@@ -100,12 +101,28 @@ class FilterPushdownTest {
         Expressions.and(Expressions.and(Expressions.equal("id", 1), Expressions.equal("name", "eu")),
             Expressions.greaterThanOrEqual("big", 3L)));
     // A conjunct that cannot be pushed drops out; the others still prune.
-    assertSame(pushed("id = 1 AND id IN (1, 2) AND name IS NULL AND score > 1.5"), Expressions.equal("id", 1));
+    assertSame(pushed("id = 1 AND id IN (1, 2) AND name IS NULL AND score > 1.5"),
+        Expressions.and(Expressions.equal("id", 1), Expressions.in("id", 1, 2)));
+    assertSame(pushed("id = 1 AND name IS NULL AND score > 1.5"), Expressions.equal("id", 1));
+  }
+
+  @Test
+  void inListsOfLiteralsOfTheColumnsKind() throws SQLException {
+    assertSame(pushed("id IN (1, 2)"), Expressions.in("id", 1, 2));
+    assertSame(pushed("name IN ('eu', 'us')"), Expressions.in("name", "eu", "us"));
+    assertSame(pushed("big IN (3000000000)"), Expressions.in("big", 3_000_000_000L));
+    assertSame(pushed("id IN (?, ?)", new QueryParameters(List.of(new Value(Kind.INTEGER, "7"),
+        new Value(Kind.INTEGER, "8")))), Expressions.in("id", 7, 8));
   }
 
   @ParameterizedTest
   @ValueSource(strings = {
-      "id IN (1, 2)",
+      "id IN (1, '2')",
+      "id IN (1, 2 + 1)",
+      "id IN (1, NULL)",
+      "day IN ('2024-02-29', '2024-2-28')",
+      "id IN (SELECT 1)",
+      "score IN (1.5)",
       "id NOT IN (1, 2)",
       "name IS NULL",
       "name IS NOT NULL",
@@ -182,8 +199,6 @@ class FilterPushdownTest {
     QueryParameters bound = new QueryParameters(List.of(new Value(Kind.INTEGER, "7"), new Value(Kind.INTEGER, "8")));
     assertThat(keys("id = ?", bound, "id")).isEqualTo("\"id\" = 7");
     assertThat(keys("id IN (?, ?)", bound, "id")).isEqualTo("\"id\" IN (7, 8)");
-    // IN is not pushed to Iceberg's pruning.
-    assertSame(pushed("id IN (1, 2)"), Expressions.alwaysTrue());
   }
 
   @ParameterizedTest
