@@ -173,13 +173,9 @@ final class EntityTailFolds {
     if (carried && (known == null || !known.base().equals(base) || last < throughSeq(known))) {
       return null;
     }
-    // Kept layers ending exactly at the tail's end: nothing to fold.
-    Fold cut = new Fold(base, layersThrough(known, base, last));
-    if (known != null && known.base().equals(base) && throughSeq(cut) == last) {
-      Read kept = readCovered(catalogId, cut, leases);
-      if (kept != null) {
-        return kept;
-      }
+    Read kept = readCovered(catalogId, base, known, last, leases);
+    if (kept != null) {
+      return kept;
     }
     // One fold grows per table at a time: a query that would fold what another is folding waits
     // for it and extends its layers (or finds them enough), so the same segments are not folded
@@ -216,31 +212,16 @@ final class EntityTailFolds {
    * a fold of the whole tail restricted to those keys, which is not kept and leaves the kept
    * fold as it is. Its cost is reading the tail's segments and folding those keys alone, where
    * growing the kept fold folds every key the new segments touch (under heavy upserts hundreds
-   * of thousands, looked up in the whole snapshot).
-   */
-  Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
-      String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel) {
-    return readKeys(catalogId, table, snapshot, afterSeq, last, segments, keyFilter, leases, cancel, false);
-  }
-
-  /**
-   * As above; with {@code carried} ({@code snapshot} is a {@link #carriedBase}), the kept fold's
-   * layers when they end exactly at the tail's end, else null (nothing is folded: the caller
-   * reads the current snapshot, whose tail is shorter).
+   * of thousands, looked up in the whole snapshot). With {@code carried} ({@code snapshot} is a
+   * {@link #carriedBase}), the kept fold's layers when they end exactly at the tail's end, else
+   * null (nothing is folded: the caller reads the current snapshot, whose tail is shorter).
    */
   Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
       String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
-    Fold known = fold(new TableWal(catalogId, table.uuid()));
-    Fold cut = new Fold(base, layersThrough(known, base, last));
-    if (known != null && known.base().equals(base) && throughSeq(cut) == last) {
-      Read kept = readCovered(catalogId, cut, leases);
-      if (kept != null) {
-        return kept;
-      }
-    }
-    if (carried) {
-      return null;
+    Read kept = readCovered(catalogId, base, fold(new TableWal(catalogId, table.uuid())), last, leases);
+    if (kept != null || carried) {
+      return kept;
     }
     long started = System.nanoTime();
     ProducerDedup.Pass dedup = segments.dedup(ProducerDedup.State.START);
@@ -314,10 +295,18 @@ final class EntityTailFolds {
   }
 
   /**
-   * The read of {@code kept}, layers of a kept fold (ending at the tail's end: nothing to fold);
-   * null when a layer's file is gone.
+   * The read of {@code known}'s layers (the table's kept fold) when it is on {@code base} and they
+   * end exactly at the tail's end {@code last}: nothing to fold; else null, as when a layer's
+   * file is gone.
    */
-  private Read readCovered(String catalogId, Fold kept, List<DataFileCache.Lease> leases) {
+  private Read readCovered(String catalogId, Base base, Fold known, long last, List<DataFileCache.Lease> leases) {
+    if (known == null || !known.base().equals(base)) {
+      return null;
+    }
+    Fold kept = new Fold(base, layersThrough(known, base, last));
+    if (throughSeq(kept) != last) {
+      return null;
+    }
     List<DataFileCache.Lease> taken = new ArrayList<>();
     List<Path> rowsPaths = new ArrayList<>();
     try {
