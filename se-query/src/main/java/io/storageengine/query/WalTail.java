@@ -154,10 +154,9 @@ final class WalTail implements AutoCloseable {
   private final DuckRuntime duckdb;
   private final WalTailRows rows;
   /**
-   * Segments known to exist and read once (TRUE), or refused by staging (FALSE, warned once); a
-   * segment never changes once created.
+   * Segments known to exist and read once, with their bytes of frames, or refused by staging
+   * ({@link #BROKEN}, warned once); a segment never changes once created.
    */
-  /** Per segment read before, its bytes of frames; {@link #BROKEN} when it cannot be read. */
   private final Map<SegmentKey, Long> seen = new LruMap<>(MAX_REMEMBERED_SEGMENTS);
   /**
    * Per table, the highest {@code se.wal.seq} of a snapshot a query planned on: segments at or
@@ -257,8 +256,9 @@ final class WalTail implements AutoCloseable {
    * selects (a DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
    * any key), the tail is folded for those keys alone unless the kept fold already ends at the
    * tail's end ({@link EntityTailFolds#readKeys}) or the tail holds more than
-   * {@value #MAX_KEY_FOLD_BYTES} bytes of frames (then as without {@code keyFilter}); with {@code carried}, null unless the kept
-   * fold ends there (the query then reads the current snapshot, its tail folded for those keys).
+   * {@value #MAX_KEY_FOLD_BYTES} bytes of frames (then as without {@code keyFilter}); with
+   * {@code carried}, null unless the kept fold ends there (the query then reads the current
+   * snapshot, its tail folded for those keys).
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
