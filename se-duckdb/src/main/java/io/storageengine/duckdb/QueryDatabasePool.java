@@ -1,6 +1,7 @@
 package io.storageengine.duckdb;
 
 import io.storageengine.common.SeException;
+import io.storageengine.common.ThreadPriority;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import java.util.Set;
 import java.util.StringJoiner;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.duckdb.DuckDBConnection;
 
@@ -42,7 +44,8 @@ import org.duckdb.DuckDBConnection;
  * <p>Between queries the query's connection (with its temporary objects) is closed and the
  * in-memory catalog {@code default} holding the query's views and tables is detached. Before a
  * database goes back to the pool it must show no attached catalog, table, view or schema other
- * than DuckDB's own; otherwise, or after any error, it is closed instead. A query that finds no idle
+ * than DuckDB's own; otherwise, or after any error, or when its threads' priority was lowered
+ * for a long query ({@link Lease#lowerPriority}), it is closed instead. A query that finds no idle
  * database but one being reset that would serve it waits for that one (a few milliseconds) rather
  * than open another, at most {@link #RESET_WAIT_NANOS}. A database that passes
  * gets the next query's connection set up at once (a fresh, empty {@code default} attached and in
@@ -66,6 +69,9 @@ public final class QueryDatabasePool implements AutoCloseable {
   static final long IDLE_TTL_NANOS = 300_000_000_000L;
   /** Above this many known directories a tenant's databases allow only what the query needs. */
   static final int MAX_REMEMBERED_DIRECTORIES = 256;
+  /** Kernel names of DuckDB's threads of a database: this prefix and a number (at most 15 bytes). */
+  static final String THREAD_NAME_PREFIX = "se-qdb-";
+  private static final AtomicLong THREAD_NAMES = new AtomicLong();
 
   /** One row per object a query could have left behind; one statement, one pass over each list. */
   private static final String LEFTOVERS_SQL = "SELECT count(*) FROM ("
@@ -127,13 +133,18 @@ public final class QueryDatabasePool implements AutoCloseable {
     DuckDBConnection ready;
     /** While it is being reset: the query's thread waiting for it, or null (guarded by the pool). */
     Thread awaitedBy;
+    /** The kernel name DuckDB's threads of this database carry (see {@link Lease#lowerPriority}). */
+    final String threadName;
+    /** Set once its threads' priority was lowered: it is closed after its query, never reused. */
+    volatile boolean lowered;
 
-    Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill, int threads) {
+    Database(String tenant, DuckDBConnection admin, Set<String> allowed, Path spill, int threads, String threadName) {
       this.tenant = tenant;
       this.admin = admin;
       this.allowed = allowed;
       this.spill = spill;
       this.threads = threads;
+      this.threadName = threadName;
     }
 
     boolean serves(Set<String> directories, int threadCount) {
@@ -185,6 +196,18 @@ public final class QueryDatabasePool implements AutoCloseable {
       return database.materializing;
     }
 
+    /**
+     * Lowers the scheduling priority of DuckDB's own threads of this database to {@code nice}
+     * (see {@link ThreadPriority}): a long query's worker threads then yield to other work. The
+     * database is closed rather than reused when the lease ends, since the OS does not let the
+     * process raise their priority again. False when nothing was lowered (not Linux, no
+     * {@code renice}, or the database runs its queries on the calling thread alone).
+     */
+    public boolean lowerPriority(int nice) {
+      database.lowered = true;
+      return ThreadPriority.lower(ThreadPriority.threadsNamed(database.threadName), nice);
+    }
+
     /** Ends a use of {@link #materializing}, so the query catalog can be detached. */
     public void endMaterializing() {
       try {
@@ -207,7 +230,7 @@ public final class QueryDatabasePool implements AutoCloseable {
         connection.close();
         execute(database.admin, "DETACH DATABASE IF EXISTS \"" + QUERY_CATALOG + "\"");
         clean = leftovers(database.admin) == 0;
-        if (clean) {
+        if (clean && !database.lowered) {
           // Set up the next query's connection now, after this query's client has its answer.
           database.ready = queryConnection(database.admin);
         }
@@ -284,6 +307,11 @@ public final class QueryDatabasePool implements AutoCloseable {
   /** Databases created so far (for tests). */
   public synchronized long created() {
     return created;
+  }
+
+  /** The number in the kernel thread name of the newest database's DuckDB threads (for tests). */
+  static long threadNames() {
+    return THREAD_NAMES.get();
   }
 
   /** Databases idle in the pool (for tests). */
@@ -363,7 +391,8 @@ public final class QueryDatabasePool implements AutoCloseable {
       }
       database.awaitedBy = null;
       notifyAll();
-      if (!clean || closed || !knownDirectories.getOrDefault(database.tenant, Set.of()).containsAll(database.allowed)) {
+      if (!clean || closed || database.lowered
+          || !knownDirectories.getOrDefault(database.tenant, Set.of()).containsAll(database.allowed)) {
         toClose.add(database);
       } else {
         database.idleSince = System.nanoTime();
@@ -417,12 +446,33 @@ public final class QueryDatabasePool implements AutoCloseable {
     } catch (IOException e) {
       throw SeException.internal("cannot create the query spill directory", e);
     }
+    // DuckDB's threads start while the database opens and when its thread count is set: they
+    // inherit the kernel name of the thread that starts them, so a name of this database's own
+    // finds them later (Lease#lowerPriority). The calling thread's own name is restored below.
+    Thread caller = Thread.currentThread();
+    String callerName = caller.getName();
+    String threadName = THREAD_NAME_PREFIX + Long.toString(THREAD_NAMES.incrementAndGet(), 36);
+    caller.setName(threadName);
+    Database database;
     try {
-      admin = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
-    } catch (SQLException e) {
-      throw SeException.internal("cannot start the query engine", e);
+      try {
+        admin = (DuckDBConnection) DriverManager.getConnection("jdbc:duckdb:", properties);
+      } catch (SQLException e) {
+        throw SeException.internal("cannot start the query engine", e);
+      }
+      database = new Database(tenant, admin, allowed, spill, threadCount, threadName);
+      configure(database, admin, spill, allowed, threadCount);
+    } finally {
+      caller.setName(callerName);
     }
-    Database database = new Database(tenant, admin, allowed, spill, threadCount);
+    synchronized (this) {
+      created++;
+    }
+    return database;
+  }
+
+  private void configure(Database database, DuckDBConnection admin, Path spill, Set<String> allowed,
+      int threadCount) {
     try {
       StringJoiner directories = new StringJoiner(", ", "[", "]");
       allowed.forEach(directory -> directories.add(SqlQuoting.literal(directory)));
@@ -453,10 +503,6 @@ public final class QueryDatabasePool implements AutoCloseable {
       database.close();
       throw SeException.internal("cannot start the query engine", e);
     }
-    synchronized (this) {
-      created++;
-    }
-    return database;
   }
 
   /** A new connection on {@code admin}'s database with the query catalog attached and in use. */

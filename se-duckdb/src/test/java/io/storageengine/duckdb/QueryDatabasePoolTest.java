@@ -3,17 +3,20 @@ package io.storageengine.duckdb;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.storageengine.common.ThreadPriority;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -61,6 +64,34 @@ class QueryDatabasePoolTest {
       assertThat(pool.created()).as("the idle 1-thread database is reused").isEqualTo(before + 1);
     }
     assertThatThrownBy(() -> pool.acquire("t", Set.of(mine), 0)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
+  void aDatabaseWhoseThreadsWereLoweredIsClosedAfterItsQuery() throws Exception {
+    Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")), "thread priorities are Linux only");
+    String callerName = Thread.currentThread().getName();
+    long before = pool.created();
+    List<Long> lowered;
+    try (QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine), 2)) {
+      assertThat(Thread.currentThread().getName()).as("the caller's name is restored").isEqualTo(callerName);
+      // DuckDB's threads of this database alone carry its name: the newest database's.
+      String name = QueryDatabasePool.THREAD_NAME_PREFIX + Long.toString(QueryDatabasePool.threadNames(), 36);
+      lowered = ThreadPriority.threadsNamed(name);
+      assertThat(lowered).as("DuckDB's threads of the database").isNotEmpty();
+      assertThat(lease.lowerPriority(9)).isTrue();
+      for (long id : lowered) {
+        assertThat(ThreadPriority.nice(id)).as("thread %d", id).hasValue(9);
+      }
+      // Its query still runs, now on lowered threads.
+      assertThat(query(lease.connection(), "SELECT count(*) FROM range(1000000)")).isEqualTo("1000000");
+    }
+    assertThat(pool.idleCount()).as("not kept for the next query").isZero();
+    try (QueryDatabasePool.Lease next = pool.acquire("t", Set.of(mine), 2)) {
+      assertThat(pool.created()).isEqualTo(before + 2);
+    }
+    for (long id : lowered) {
+      assertThat(ThreadPriority.nice(id)).as("thread %d ended with its database", id).isEmpty();
+    }
   }
 
   @Test

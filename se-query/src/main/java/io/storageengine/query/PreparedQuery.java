@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntConsumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -35,6 +36,10 @@ import org.duckdb.DuckDBResultSet;
  * <p>DuckDB's JDBC driver loses the message of a streamed statement that fails before its first
  * batch ({@value #LOST_ERROR}); such a statement is run once more on a connection of the same
  * database that materializes its result ({@link #rerunWith}), which reports DuckDB's own error.
+ *
+ * <p>The statement runs, and its batches are read, on the query's own worker thread when it has
+ * one ({@link #runOn}), so that the OS priority of a query running long can be lowered
+ * ({@link #lowerPriority}) without lowering a thread of the caller's pool.
  */
 final class PreparedQuery implements AutoCloseable {
   /** What DuckDB's JDBC driver reports for a streamed statement that failed before its first batch. */
@@ -84,6 +89,16 @@ final class PreparedQuery implements AutoCloseable {
   private volatile SeException stopReason;
   /** The statement {@link #run} executes, for {@link #cancel} (DuckDB interrupts its connection). */
   private volatile PreparedStatement running;
+  /** The thread the statement runs and its batches are read on, or null: the calling thread. */
+  private volatile QueryThreads.Worker worker;
+  /** Lowers the priority of DuckDB's threads of the query's database (see {@link #lowerPriority}). */
+  private volatile IntConsumer lowerDatabase = nice -> { };
+  /**
+   * Guards {@link #ended}: a lowering and the start of {@link #close} do not overlap (not the
+   * query's own lock, which its start holds while DuckDB runs).
+   */
+  private final Object priority = new Object();
+  private boolean ended;
 
   PreparedQuery(Connection connection, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
       List<TableRead> reads, List<? extends AutoCloseable> resources) {
@@ -231,6 +246,62 @@ final class PreparedQuery implements AutoCloseable {
     return run(allocator, batchRows, false);
   }
 
+  /**
+   * Runs the statement's DuckDB work on {@code worker} from now on: its start and the reading of
+   * its batches ({@link #loadNextBatch}).
+   */
+  void runOn(QueryThreads.Worker worker) {
+    this.worker = worker;
+  }
+
+  /** {@link #lowerPriority} lowers DuckDB's threads of the query's database with {@code lowerDatabase}. */
+  void lowerDatabaseWith(IntConsumer lowerDatabase) {
+    this.lowerDatabase = lowerDatabase;
+  }
+
+  /**
+   * Lowers the OS priority of the threads running this query (its worker and DuckDB's threads of
+   * its database) to {@code nice}, from any thread: a long query then yields the cores to other
+   * work while that runs. Neither is used for another query afterwards.
+   */
+  void lowerPriority(int nice) {
+    synchronized (priority) {
+      if (ended) {
+        // Its worker and database may serve another query now.
+        return;
+      }
+      QueryThreads.Worker running = worker;
+      if (running != null) {
+        running.lowerPriority(nice);
+      }
+      lowerDatabase.accept(nice);
+    }
+  }
+
+  /**
+   * Reads the next batch of the started query ({@link #start}) into its reader's root, on the
+   * query's thread; false at the end.
+   */
+  boolean loadNextBatch() throws IOException {
+    ArrowReader reader;
+    synchronized (this) {
+      reader = started;
+    }
+    if (reader == null) {
+      throw new IllegalStateException("the query was not started");
+    }
+    return onWorker(reader::loadNextBatch);
+  }
+
+  /**
+   * Runs DuckDB's work of the query on its worker (see {@link #runOn}). The work must not take this
+   * query's lock: its caller may hold it ({@link #start}).
+   */
+  private <T, E extends Exception> T onWorker(QueryThreads.Work<T, E> work) throws E {
+    QueryThreads.Worker on = worker;
+    return on == null ? work.run() : on.call(work);
+  }
+
   private ArrowReader run(BufferAllocator allocator, int batchRows, boolean check) {
     if (explain != null) {
       return runExplained(allocator, batchRows, check);
@@ -250,7 +321,7 @@ final class PreparedQuery implements AutoCloseable {
       checkNotCancelled();
       ResultSet rows;
       try {
-        rows = statement.executeQuery();
+        rows = onWorker(statement::executeQuery);
       } catch (SQLException e) {
         throw lostError(e);
       }
@@ -280,7 +351,7 @@ final class PreparedQuery implements AutoCloseable {
         running = statement;
         parameters.bind(statement);
         checkNotCancelled();
-        try (ResultSet rows = statement.executeQuery()) {
+        try (ResultSet rows = onWorker(statement::executeQuery)) {
           while (rows.next()) {
             plan.add(new String[] {rows.getString(1), rows.getString(2)});
           }
@@ -290,7 +361,7 @@ final class PreparedQuery implements AutoCloseable {
       PreparedStatement result = connection.prepareStatement(explain.resultStatement(plan));
       open.add(result);
       running = result;
-      ResultSet rows = result.executeQuery();
+      ResultSet rows = onWorker(result::executeQuery);
       open.add(rows);
       return (ArrowReader) ((DuckDBResultSet) rows).arrowExportStream(allocator, batchRows);
     } catch (SQLException e) {
@@ -321,7 +392,7 @@ final class PreparedQuery implements AutoCloseable {
         running = statement;
         parameters.bind(statement);
         if (!cancelled) {
-          statement.executeQuery().close();
+          onWorker(statement::executeQuery).close();
         }
         return e;
       } finally {
@@ -456,6 +527,9 @@ final class PreparedQuery implements AutoCloseable {
       return;
     }
     closed = true;
+    synchronized (priority) {
+      ended = true;
+    }
     for (int i = open.size() - 1; i >= 0; i--) {
       closeQuietly(open.get(i));
     }

@@ -78,6 +78,9 @@ final class QueryEngine implements AutoCloseable {
   private final StatementLimits statementLimits;
   private final QueryAdmission admission;
   private final ScheduledThreadPoolExecutor timeouts;
+  /** The threads queries run on, one per running query (see {@link QueryThreads}). */
+  private final QueryThreads runners;
+  private final java.util.concurrent.atomic.AtomicLong demoted = new java.util.concurrent.atomic.AtomicLong();
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
@@ -110,6 +113,7 @@ final class QueryEngine implements AutoCloseable {
     this.admission = new QueryAdmission(limits, config.memoryLimitBytes(), config.duckdbThreads());
     this.timeouts = Threads.scheduledPool(1, Threads.daemonNamed("se-query-timeouts"));
     this.timeouts.setRemoveOnCancelPolicy(true);
+    this.runners = new QueryThreads(Threads.daemon("se-query-run"));
   }
 
   /**
@@ -135,6 +139,7 @@ final class QueryEngine implements AutoCloseable {
       ReadMode read) {
     statementLimits.check(sql);
     QueryAdmission.Permit permit = admission.admit(catalogId);
+    long admitted = System.nanoTime();
     SeException timedOut = new SeException(ErrorCode.TIMED_OUT, String.format("query ran longer than %s, the "
         + "server's limit (--query.timeout): it was stopped", QueryAdmission.format(limits.timeout())));
     // The timeout counts from the admission: planning (an entity WAL tail's fold can take long)
@@ -162,8 +167,38 @@ final class QueryEngine implements AutoCloseable {
       ScheduledFuture<?> armed = timer;
       query.closeWith(() -> armed.cancel(false));
     }
+    QueryThreads.Worker worker = runners.take();
+    query.runOn(worker);
+    demoteLater(query, admitted);
+    // After the query's connection and database are closed, so no work of it runs any more.
+    query.closeWith(worker);
     query.closeWith(permit);
     return query;
+  }
+
+  /**
+   * Lowers the priority of {@code query}'s threads once it has run {@link QueryLimits#demoteAfter}
+   * since its admission at {@code admitted} (never when that is zero), unless it ended before.
+   */
+  private void demoteLater(PreparedQuery query, long admitted) {
+    if (limits.demoteAfter().isZero()) {
+      return;
+    }
+    long delay = Math.max(0, admitted + limits.demoteAfter().toNanos() - System.nanoTime());
+    try {
+      ScheduledFuture<?> demotion = timeouts.schedule(() -> {
+        demoted.incrementAndGet();
+        query.lowerPriority(limits.demotedNice());
+      }, delay, TimeUnit.NANOSECONDS);
+      query.closeWith(() -> demotion.cancel(false));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The engine is closing.
+    }
+  }
+
+  /** Queries whose threads' priority was lowered so far (see {@link QueryLimits#demoteAfter}). */
+  long demoted() {
+    return demoted.get();
   }
 
   private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
@@ -378,6 +413,7 @@ final class QueryEngine implements AutoCloseable {
         query.explainWith(explain);
       }
       QueryDatabasePool.Lease lease = database;
+      query.lowerDatabaseWith(lease::lowerPriority);
       query.rerunWith(new PreparedQuery.MaterializingConnection() {
         @Override
         public Connection open() throws SQLException {
@@ -516,6 +552,7 @@ final class QueryEngine implements AutoCloseable {
   @Override
   public void close() {
     timeouts.shutdownNow();
+    runners.close();
     if (tail != null) {
       tail.close();
     }

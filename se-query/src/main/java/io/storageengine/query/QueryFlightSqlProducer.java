@@ -349,7 +349,7 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       // The reader's vectors, sent under the annotated schema (the reader owns them).
       try (ResultColumns.Sender sender = new ResultColumns.Sender(produced, query.resultSchema(produced.getSchema()),
           allocator)) {
-        send(query, listener, reader, sender);
+        send(query, listener, sender);
       }
     } catch (IOException e) {
       // A batch failed after others may have been sent: the client gets this error, never a
@@ -358,15 +358,15 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     }
   }
 
-  private void send(PreparedQuery query, ServerStreamListener listener, ArrowReader reader,
-      ResultColumns.Sender sender) throws IOException {
+  private void send(PreparedQuery query, ServerStreamListener listener, ResultColumns.Sender sender)
+      throws IOException {
     VectorSchemaRoot root = sender.root();
     BackpressureStrategy backpressure = new BackpressureStrategy.CallbackBackpressureStrategy();
     backpressure.register(listener);
     listener.start(root);
     ResultLimit limit = new ResultLimit(config.limits());
     boolean first = true;
-    while (reader.loadNextBatch()) {
+    while (query.loadNextBatch()) {
       BackpressureStrategy.WaitResult ready = first ? BackpressureStrategy.WaitResult.READY
           : awaitReady(backpressure, query);
       first = false;

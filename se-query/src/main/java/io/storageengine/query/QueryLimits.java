@@ -26,6 +26,11 @@ import java.util.List;
  * @param cpuThreads DuckDB threads of all running queries of the process together: a query
  *     starts with {@code query.duckdb-threads} when that many are free, else with those free,
  *     and always with at least one (see {@link QueryAdmission})
+ * @param demoteAfter how long a query runs (from its admission) before the OS priority of the
+ *     threads running its DuckDB work is lowered to {@code demotedNice}, so that it yields the
+ *     cores to shorter queries, ingestion and reconciliation while they run, and keeps them
+ *     otherwise; zero never lowers it (see {@link QueryThreads})
+ * @param demotedNice the Linux nice value (1..19) of a demoted query's threads
  */
 public record QueryLimits(
     Duration timeout,
@@ -37,7 +42,9 @@ public record QueryLimits(
     int maxStatementDepth,
     long maxResultRows,
     long maxResultBytes,
-    int cpuThreads) {
+    int cpuThreads,
+    Duration demoteAfter,
+    int demotedNice) {
 
   public static final Setting<Duration> TIMEOUT = Setting.duration("query.timeout", "5m",
       "longest a query may run (its DuckDB work is then stopped) and longest it may wait for admission");
@@ -62,9 +69,15 @@ public record QueryLimits(
   public static final Setting<Integer> CPU_THREADS = Setting.integer("query.cpu-threads", "", 1,
       "DuckDB threads of all running queries together; a query gets query.duckdb-threads only when that many "
           + "are free, and at least 1 (default: one per processor)");
+  public static final Setting<Duration> DEMOTE_AFTER = Setting.duration("query.demote-after", "1s",
+      "how long a query runs before its threads' OS priority is lowered to query.demoted-nice, so that it yields "
+          + "the cores to shorter work (0s: never; Linux only)");
+  public static final Setting<Integer> DEMOTED_NICE = Setting.integer("query.demoted-nice", "10", 1,
+      "the nice value (1..19) of the threads of a query running past query.demote-after");
   /** Every setting of the limits. */
   public static final List<Setting<?>> SETTINGS = List.of(TIMEOUT, TENANT_CONCURRENCY, TENANT_QUEUE, TOTAL_MEMORY,
-      SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES, CPU_THREADS);
+      SPILL_LIMIT, MAX_STATEMENT_SIZE, MAX_STATEMENT_DEPTH, MAX_RESULT_ROWS, MAX_RESULT_BYTES, CPU_THREADS,
+      DEMOTE_AFTER, DEMOTED_NICE);
 
   public QueryLimits {
     if (timeout == null || timeout.isNegative() || timeout.isZero()) {
@@ -81,6 +94,13 @@ public record QueryLimits(
     if (totalMemoryBytes < 1 || maxStatementBytes < 1 || maxStatementDepth < 1 || maxResultRows < 1
         || maxResultBytes < 1 || cpuThreads < 1) {
       throw SeException.invalid("query limits must be positive");
+    }
+    if (demoteAfter == null || demoteAfter.isNegative()) {
+      throw SeException.invalid("query demote-after `%s`: must be zero (never) or positive", demoteAfter);
+    }
+    if (demotedNice < 1 || demotedNice > 19) {
+      throw SeException.invalid("query demoted nice %d: must be 1..19 (a lower priority than the default 0)",
+          demotedNice);
     }
   }
 
@@ -104,36 +124,43 @@ public record QueryLimits(
     return new QueryLimits(source.get(TIMEOUT), source.get(TENANT_CONCURRENCY), source.get(TENANT_QUEUE),
         source.get(TOTAL_MEMORY), source.get(SPILL_LIMIT), source.get(MAX_STATEMENT_SIZE),
         source.get(MAX_STATEMENT_DEPTH), (long) source.get(MAX_RESULT_ROWS), source.get(MAX_RESULT_BYTES),
-        source.find(CPU_THREADS).orElseGet(QueryLimits::defaultCpuThreads));
+        source.find(CPU_THREADS).orElseGet(QueryLimits::defaultCpuThreads), source.get(DEMOTE_AFTER),
+        source.get(DEMOTED_NICE));
   }
 
   public QueryLimits withTimeout(Duration limit) {
     return new QueryLimits(limit, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads, demoteAfter, demotedNice);
   }
 
   public QueryLimits withTenantConcurrency(int running, int queued) {
     return new QueryLimits(timeout, running, queued, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads, demoteAfter, demotedNice);
   }
 
   public QueryLimits withTotalMemory(long bytes) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, bytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads);
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads, demoteAfter, demotedNice);
   }
 
   public QueryLimits withStatementLimits(long bytes, int depth) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, bytes, depth,
-        maxResultRows, maxResultBytes, cpuThreads);
+        maxResultRows, maxResultBytes, cpuThreads, demoteAfter, demotedNice);
   }
 
   public QueryLimits withCpuThreads(int threads) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, maxResultRows, maxResultBytes, threads);
+        maxStatementDepth, maxResultRows, maxResultBytes, threads, demoteAfter, demotedNice);
+  }
+
+  /** Queries running longer than {@code after} (zero: never) get their threads' nice set to {@code nice}. */
+  public QueryLimits withDemotion(Duration after, int nice) {
+    return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
+        maxStatementDepth, maxResultRows, maxResultBytes, cpuThreads, after, nice);
   }
 
   public QueryLimits withResultLimits(long rows, long bytes) {
     return new QueryLimits(timeout, tenantConcurrency, tenantQueue, totalMemoryBytes, spillLimit, maxStatementBytes,
-        maxStatementDepth, rows, bytes, cpuThreads);
+        maxStatementDepth, rows, bytes, cpuThreads, demoteAfter, demotedNice);
   }
 }

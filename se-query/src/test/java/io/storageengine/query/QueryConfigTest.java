@@ -29,11 +29,14 @@ class QueryConfigTest {
             Map.entry("--query.max-statement-depth SE_QUERY_MAX_STATEMENT_DEPTH", "200"),
             Map.entry("--query.max-result-rows SE_QUERY_MAX_RESULT_ROWS", "100000000"),
             Map.entry("--query.max-result-bytes SE_QUERY_MAX_RESULT_BYTES", "8GiB"),
-            Map.entry("--query.cpu-threads SE_QUERY_CPU_THREADS", "")));
+            Map.entry("--query.cpu-threads SE_QUERY_CPU_THREADS", ""),
+            Map.entry("--query.demote-after SE_QUERY_DEMOTE_AFTER", "1s"),
+            Map.entry("--query.demoted-nice SE_QUERY_DEMOTED_NICE", "10")));
     QueryConfig config = QueryConfig.defaults();
     assertThat(config).isEqualTo(new QueryConfig("1GB", 2, 8192, 10_000));
     assertThat(config.limits()).isEqualTo(new QueryLimits(java.time.Duration.ofMinutes(5), 2, 16, 4L << 30, "10GB",
-        1L << 20, 200, 100_000_000L, 8L << 30, Math.max(1, Runtime.getRuntime().availableProcessors())));
+        1L << 20, 200, 100_000_000L, 8L << 30, Math.max(1, Runtime.getRuntime().availableProcessors()),
+        java.time.Duration.ofSeconds(1), 10));
     assertThat(config.memoryLimitBytes()).isEqualTo(1_000_000_000L);
     assertThat(QueryConfig.from(ConfigSource.defaults())).isEqualTo(config);
   }
@@ -50,9 +53,18 @@ class QueryConfigTest {
         "query.timeout", "30s", "query.tenant-concurrency", "3", "query.tenant-queue", "0",
         "query.total-memory", "2GiB", "query.spill-limit", "1GiB"), Map.of(
         "SE_QUERY_MAX_STATEMENT_SIZE", "64KiB", "SE_QUERY_MAX_STATEMENT_DEPTH", "10",
-        "SE_QUERY_MAX_RESULT_ROWS", "5", "SE_QUERY_MAX_RESULT_BYTES", "1MiB", "SE_QUERY_CPU_THREADS", "6")));
+        "SE_QUERY_MAX_RESULT_ROWS", "5", "SE_QUERY_MAX_RESULT_BYTES", "1MiB", "SE_QUERY_CPU_THREADS", "6",
+        "SE_QUERY_DEMOTE_AFTER", "0s", "SE_QUERY_DEMOTED_NICE", "19")));
     assertThat(limits).isEqualTo(new QueryLimits(java.time.Duration.ofSeconds(30), 3, 0, 2L << 30, "1GiB",
-        64L << 10, 10, 5, 1L << 20, 6));
+        64L << 10, 10, 5, 1L << 20, 6, java.time.Duration.ZERO, 19));
+  }
+
+  @Test
+  void aDemotedNiceOutsideOneToNineteenIsRefusedNamingIt() {
+    assertThatThrownBy(() -> QueryLimits.from(ConfigSource.of(Map.of("query.demoted-nice", "20"), Map.of())))
+        .hasMessageContaining("query demoted nice 20: must be 1..19");
+    assertThatThrownBy(() -> QueryLimits.from(ConfigSource.of(Map.of("query.demoted-nice", "0"), Map.of())))
+        .hasMessageContaining("query.demoted-nice");
   }
 
   @Test

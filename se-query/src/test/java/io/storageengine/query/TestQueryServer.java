@@ -7,6 +7,7 @@ import io.storageengine.duckdb.DuckRuntime;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +24,10 @@ final class TestQueryServer implements AutoCloseable {
   TestQueryServer(BufferAllocator allocator, TestWarehouse warehouse, Path localDirectory) throws IOException {
     duckdb = DuckRuntime.open(localDirectory, DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
     producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-        QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+        // Not demoted within a test's long queries: a demoted query's database is closed rather
+        // than returned to the pool, which the cancellation tests watch (QueryLimitsTest checks demotion).
+        QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB")
+            .withLimits(QueryLimits.defaults().withDemotion(Duration.ofMinutes(10), 10)));
     executor = Executors.newFixedThreadPool(4);
     server = NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0))
         .addService(ServerInterceptors.intercept(
