@@ -200,8 +200,8 @@ public final class QueryDatabasePool implements AutoCloseable {
      * Lowers the scheduling priority of DuckDB's own threads of this database to {@code nice}
      * (see {@link ThreadPriority}): a long query's worker threads then yield to other work. The
      * database is closed rather than reused when the lease ends, since the OS does not let the
-     * process raise their priority again. False when nothing was lowered (not Linux, no
-     * {@code renice}, or the database runs its queries on the calling thread alone).
+     * process raise their priority again. False when not all were lowered (not Linux, no
+     * {@code renice}, or a thread ended meanwhile).
      */
     public boolean lowerPriority(int nice) {
       database.lowered = true;
@@ -461,7 +461,7 @@ public final class QueryDatabasePool implements AutoCloseable {
         throw SeException.internal("cannot start the query engine", e);
       }
       database = new Database(tenant, admin, allowed, spill, threadCount, threadName);
-      configure(database, admin, spill, allowed, threadCount);
+      configure(database);
     } finally {
       caller.setName(callerName);
     }
@@ -471,11 +471,13 @@ public final class QueryDatabasePool implements AutoCloseable {
     return database;
   }
 
-  private void configure(Database database, DuckDBConnection admin, Path spill, Set<String> allowed,
-      int threadCount) {
+  /** Sets up and locks a new database (see the class comment). */
+  private void configure(Database database) {
+    DuckDBConnection admin = database.admin;
+    Path spill = database.spill;
     try {
       StringJoiner directories = new StringJoiner(", ", "[", "]");
-      allowed.forEach(directory -> directories.add(SqlQuoting.literal(directory)));
+      database.allowed.forEach(directory -> directories.add(SqlQuoting.literal(directory)));
       directories.add(SqlQuoting.literal(spill + "/"));
       execute(admin, "SET allowed_directories = " + directories);
       execute(admin, "SET temp_directory = " + SqlQuoting.literal(spill.toString()));
@@ -488,7 +490,7 @@ public final class QueryDatabasePool implements AutoCloseable {
       if (spillLimit != null) {
         execute(admin, "SET max_temp_directory_size = " + SqlQuoting.literal(spillLimit));
       }
-      execute(admin, "SET threads = " + threadCount);
+      execute(admin, "SET threads = " + database.threads);
       execute(admin, "SET TimeZone = 'UTC'");
       // Iceberg data files never change once written: their Parquet footers are read once per
       // database, not once per bind and scan of every query.
