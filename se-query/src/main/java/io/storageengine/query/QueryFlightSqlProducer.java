@@ -932,6 +932,11 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
     return engine;
   }
 
+  /** Statements a DoGet is streaming now (for tests: a client's stream is open on this server). */
+  int streamingCount() {
+    return streaming.size();
+  }
+
   @Override
   public void close() throws Exception {
     starts.shutdown();

@@ -552,7 +552,7 @@ class FlightSqlClientsTest {
     int idleBefore = idleDatabases();
     try (Connection connection = jdbc(); java.sql.Statement statement = connection.createStatement()) {
       CompletableFuture<Throwable> outcome = runAsync(() -> statement.executeQuery(LONG_QUERY));
-      awaitBusy();
+      awaitStreamedBusy();
       long start = System.nanoTime();
       statement.cancel();
       long returned = (System.nanoTime() - start) / 1_000_000;
@@ -685,8 +685,34 @@ class FlightSqlClientsTest {
   }
 
   /** Waits (at most 10 s) until the process burns at least half a core: DuckDB is computing. */
+  /** Waits until the server has admitted a query and the process burns CPU. */
   private static void awaitBusy() throws InterruptedException {
+    awaitBusy(() -> server.producer.engine().admission().running() > 0);
+  }
+
+  /**
+   * Waits until the JDBC driver's DoGet streams the running query. The driver's
+   * {@code Statement.cancel()} reaches the server only through that stream: a cancel between its
+   * GetFlightInfo and its DoGet (a window of seconds while a fresh driver loads its classes) is
+   * lost by the driver, which then fetches the result all the same.
+   */
+  private static void awaitStreamedBusy() throws InterruptedException {
+    awaitBusy(() -> server.producer.streamingCount() > 0);
+  }
+
+  /**
+   * Waits until {@code started} holds and the process burns CPU. The condition comes first: a
+   * client's own start (a JDBC driver loading its classes) burns CPU before any query reaches the
+   * server.
+   */
+  private static void awaitBusy(java.util.function.BooleanSupplier started) throws InterruptedException {
     long start = System.nanoTime();
+    while (!started.getAsBoolean()) {
+      if (System.nanoTime() - start > 10_000_000_000L) {
+        throw new AssertionError("the query never reached the server");
+      }
+      Thread.sleep(10);
+    }
     while (System.nanoTime() - start < 10_000_000_000L) {
       long cpu = processCpuNanos();
       long wall = System.nanoTime();
