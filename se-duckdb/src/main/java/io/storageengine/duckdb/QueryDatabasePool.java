@@ -96,7 +96,10 @@ public final class QueryDatabasePool implements AutoCloseable {
   private final Map<String, List<Database>> resetting = new HashMap<>();
   private int idleCount;
   private long created;
-  /** Runs in a lease's close once its database is marked as being reset (tests pause it there). */
+  /**
+   * Runs in a lease's close once its database is marked as being reset, its query's connection
+   * closed and its {@link Lease#afterQuery} actions run (tests pause the reset there).
+   */
   volatile Runnable beforeReset = () -> { };
   private boolean closed;
 
@@ -171,6 +174,7 @@ public final class QueryDatabasePool implements AutoCloseable {
   public final class Lease implements AutoCloseable {
     private final Database database;
     private final DuckDBConnection connection;
+    private final List<Runnable> afterQuery = new ArrayList<>();
     private boolean released;
 
     private Lease(Database database, DuckDBConnection connection) {
@@ -208,6 +212,18 @@ public final class QueryDatabasePool implements AutoCloseable {
       return ThreadPriority.lower(ThreadPriority.threadsNamed(database.threadName), nice);
     }
 
+    /**
+     * Runs {@code action} in {@link #close}, once the query's connection is closed and before the
+     * database is reset for the next query: the query's DuckDB work is over then, and what the
+     * reset takes (a few milliseconds) is the pool's, not the query's. So a query's admission
+     * (its share of the process's DuckDB threads) can end there, and a client's next query,
+     * sent the moment it has this one's result, starts with its full share. Actions run in
+     * order, once, also when the close fails; an action that throws does not stop the others.
+     */
+    public synchronized void afterQuery(Runnable action) {
+      afterQuery.add(action);
+    }
+
     /** Ends a use of {@link #materializing}, so the query catalog can be detached. */
     public void endMaterializing() {
       try {
@@ -224,10 +240,14 @@ public final class QueryDatabasePool implements AutoCloseable {
       }
       released = true;
       resetting(database);
-      beforeReset.run();
       boolean clean;
       try {
-        connection.close();
+        try {
+          connection.close();
+        } finally {
+          runAfterQuery();
+        }
+        beforeReset.run();
         execute(database.admin, "DETACH DATABASE IF EXISTS \"" + QUERY_CATALOG + "\"");
         clean = leftovers(database.admin) == 0;
         if (clean && !database.lowered) {
@@ -238,6 +258,21 @@ public final class QueryDatabasePool implements AutoCloseable {
         clean = false;
       }
       release(database, clean);
+    }
+
+    private void runAfterQuery() {
+      List<Runnable> actions;
+      synchronized (this) {
+        actions = List.copyOf(afterQuery);
+        afterQuery.clear();
+      }
+      for (Runnable action : actions) {
+        try {
+          action.run();
+        } catch (RuntimeException e) {
+          // One failed action (a permit already given back) must not keep the others from running.
+        }
+      }
     }
   }
 

@@ -224,6 +224,37 @@ class QueryDatabasePoolTest {
   }
 
   @Test
+  void afterQueryActionsRunOnceTheQueryConnectionIsClosedAndBeforeTheReset() throws Exception {
+    QueryDatabasePool.Lease lease = pool.acquire("t", Set.of(mine));
+    execute(lease.connection(), "CREATE VIEW v AS SELECT 1 AS x");
+    List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    lease.afterQuery(() -> {
+      try {
+        events.add("first: connection closed " + lease.connection().isClosed());
+      } catch (SQLException e) {
+        events.add("first: " + e);
+      }
+    });
+    lease.afterQuery(() -> {
+      events.add("second throws");
+      throw new IllegalStateException("an action that fails");
+    });
+    lease.afterQuery(() -> events.add("third"));
+    pool.beforeReset = () -> events.add("reset");
+    try {
+      lease.close();
+      lease.close();
+    } finally {
+      pool.beforeReset = () -> { };
+    }
+    assertThat(events).containsExactly("first: connection closed true", "second throws", "third", "reset");
+    try (QueryDatabasePool.Lease next = pool.acquire("t", Set.of(mine))) {
+      assertThat(query(next.connection(), "SELECT count(*) FROM duckdb_views() WHERE NOT internal"))
+          .as("the reset still ran after the failed action").isEqualTo("0");
+    }
+  }
+
+  @Test
   void aQueryOpensAnotherDatabaseWhenAResetTakesTooLong() throws Exception {
     QueryDatabasePool.Lease first = pool.acquire("t", Set.of(mine));
     long before = pool.created();

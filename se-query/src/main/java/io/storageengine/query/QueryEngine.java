@@ -52,7 +52,10 @@ import org.apache.iceberg.expressions.Expressions;
  *
  * <p>The {@link QueryLimits} hold here: a statement beyond the size and nesting limits is refused
  * before anything parses it ({@link StatementLimits}); a query is planned only once
- * {@link QueryAdmission} admits it, holds its admission until it is closed, and is stopped
+ * {@link QueryAdmission} admits it, holds its admission until it is closed (given back as soon as
+ * its close has closed its DuckDB connection, before its database is reset for the next query:
+ * a client's next query, sent the moment it has this one's result, gets the full
+ * {@code query.duckdb-threads}, not what the reset leaves), and is stopped
  * ({@link PreparedQuery#stop}, TIMED_OUT naming {@code query.timeout}) when it runs longer than
  * the timeout after its admission, planning included (an entity WAL tail's fold is interrupted, see
  * {@link Cancel}; so is a fold whose gRPC call was cancelled). Its DuckDB database has the threads its admission gave it
@@ -153,7 +156,7 @@ final class QueryEngine implements AutoCloseable {
     }
     PreparedQuery query;
     try (CallCancellation ignored = CallCancellation.watch(() -> stop.cancel(PreparedQuery.cancelledError()))) {
-      query = plan(catalogId, sql, pins, parameters, read, permit.threads(), stop);
+      query = plan(catalogId, sql, pins, parameters, read, permit, stop);
     } catch (RuntimeException e) {
       if (timer != null) {
         timer.cancel(false);
@@ -170,7 +173,8 @@ final class QueryEngine implements AutoCloseable {
     QueryThreads.Worker worker = runners.take();
     query.runOn(worker);
     demoteLater(query, admitted);
-    // After the query's connection and database are closed, so no work of it runs any more.
+    // After the query's connection and database are closed, so no work of it runs any more (the
+    // permit is given back earlier, once its connection is closed: see prepareOnce).
     query.closeWith(worker);
     query.closeWith(permit);
     return query;
@@ -202,10 +206,10 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery plan(String catalogId, String sql, Map<String, SnapshotPin> pins, QueryParameters parameters,
-      ReadMode read, int threads, Cancel stop) {
+      ReadMode read, QueryAdmission.Permit permit, Cancel stop) {
     for (int attempt = 1; ; attempt++) {
       try {
-        return prepareOnce(catalogId, sql, pins, parameters, read, threads, stop);
+        return prepareOnce(catalogId, sql, pins, parameters, read, permit, stop);
       } catch (SnapshotExpiredException e) {
         if (!pins.isEmpty() || attempt >= MAX_PLAN_ATTEMPTS) {
           throw e;
@@ -215,7 +219,8 @@ final class QueryEngine implements AutoCloseable {
   }
 
   private PreparedQuery prepareOnce(String catalogId, String sql, Map<String, SnapshotPin> pins,
-      QueryParameters parameters, ReadMode readMode, int threads, Cancel stop) {
+      QueryParameters parameters, ReadMode readMode, QueryAdmission.Permit permit, Cancel stop) {
+    int threads = permit.threads();
     List<String> statements = SqlText.statements(sql);
     if (statements.isEmpty()) {
       throw SeException.invalid("SQL is empty");
@@ -414,6 +419,9 @@ final class QueryEngine implements AutoCloseable {
       }
       QueryDatabasePool.Lease lease = database;
       query.lowerDatabaseWith(lease::lowerPriority);
+      // The admission ends with the query's DuckDB work, before the reset (see the class comment);
+      // prepare also closes the permit with the query, for a close that never reaches the lease.
+      lease.afterQuery(permit::close);
       query.rerunWith(new PreparedQuery.MaterializingConnection() {
         @Override
         public Connection open() throws SQLException {
