@@ -19,8 +19,7 @@ import org.junit.jupiter.api.Test;
  * has a result (as every Flight SQL client does: the DoGet completes before the server has reset
  * the query's database) gets the full {@code query.duckdb-threads} for it. Before, the admission
  * was held through the reset, and on a 2-core server a third of such back-to-back queries ran on
- * one DuckDB thread (TPC-H q2 in {@code se dev}: 160 ms p50 against 90 ms with 100 ms between
- * queries).
+ * one DuckDB thread.
  */
 class QueryAdmissionReleaseTest {
   static final Schema SCHEMA = new Schema(Types.NestedField.required(1, "id", Types.LongType.get()));
