@@ -59,6 +59,25 @@ class EntityModelTest {
     }
   }
 
+  /**
+   * Partitioned by a column outside the key: an upsert that changes {@code b} moves its key to
+   * another partition, a partial update without {@code b} leaves it where it is, and a delete
+   * names the key alone; each key must still have exactly one row, in its latest partition.
+   */
+  @Test
+  void randomSeedPartitionedByANonKeyColumn() throws Exception {
+    long seed = System.nanoTime();
+    System.out.println("EntityModelTest partitioned-by-b random seed " + seed);
+    run(seed, 300, PartitionSpec.builderFor(SCHEMA).bucket("b", 3).build(), 40);
+  }
+
+  @Test
+  void randomSeedSlicedPartitionedByANonKeyColumn() throws Exception {
+    long seed = System.nanoTime();
+    System.out.println("EntityModelTest sliced partitioned-by-b random seed " + seed);
+    run(seed, 300, PartitionSpec.builderFor(SCHEMA).bucket("b", 3).build(), 40, 3);
+  }
+
   @Test
   void fixedSeedSliced() throws Exception {
     // Every reconcile step is four slice passes: half the operations (and keys) of the unsliced run.
