@@ -7,6 +7,7 @@ import io.storageengine.ingest.client.IngestClient;
 import io.storageengine.wal.WalOperation;
 import java.net.URI;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -83,10 +84,15 @@ final class IngestCommand implements Callable<Integer> {
     // Absent and null differ for a partial upsert of an entity table (absent keeps the current
     // value) and in a column with a write default (absent gets the default); elsewhere an absent
     // column is null, and a delete reads only the key. Only entity rows are ordered by key.
-    boolean entity = TableSettings.of(loaded).entity();
+    TableSettings settings = TableSettings.of(loaded);
+    boolean entity = settings.entity();
     boolean writeDefaults = tableSchema.columns().stream().anyMatch(c -> c.writeDefault() != null);
     boolean perRowPresence = (entity || writeDefaults) && op == WalOperation.UPSERT;
     List<String> keyColumns = perRowPresence && entity ? List.copyOf(tableSchema.identifierFieldNames()) : List.of();
+    List<String> required = new ArrayList<>(keyColumns);
+    if (!keyColumns.isEmpty()) {
+      settings.versionColumnName().ifPresent(required::add);
+    }
     List<String> namespace = Arrays.asList(ident.namespace().levels());
     long totalRows = 0;
     long totalBytes = 0;
@@ -104,7 +110,7 @@ final class IngestCommand implements Callable<Integer> {
             KeyOrderedSender sender = new KeyOrderedSender(client, catalogId, namespace, ident.name(), op, MAX_STREAMS)) {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
-          PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, allocator);
+          PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, required, allocator);
           TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator);
           while (reader.loadNextBatch()) {
             if (root.getRowCount() == 0) {
@@ -128,6 +134,14 @@ final class IngestCommand implements Callable<Integer> {
               .map(ssl -> TlsOption.handshakeFailure(serverAddress, ssl)).orElse(e.getMessage()));
           System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);
           return 1;
+        } catch (SeException e) {
+          if (e.getMessage() != null && e.getMessage().startsWith(file.toString())) {
+            throw e; // already names the file (a file it cannot read)
+          }
+          // A row the file's reading refused (a key without a value, a key repeated on a line).
+          System.err.println("se: " + file + ": " + e.code() + ": " + e.getMessage());
+          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);
+          return e.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
         }
         totalRows += rows;
         System.out.printf("%s: %d rows acknowledged%n", file, rows);

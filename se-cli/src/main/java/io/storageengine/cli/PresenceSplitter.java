@@ -43,13 +43,25 @@ final class PresenceSplitter {
 
   private final FileBatches batches;
   private final List<String> keyColumns;
+  private final List<String> required;
   private final BufferAllocator allocator;
   private long rowsBefore;
 
   /** {@code keyColumns}: the table's primary-key column names (empty: no key, no ordering constraint). */
   PresenceSplitter(FileBatches batches, List<String> keyColumns, BufferAllocator allocator) {
+    this(batches, keyColumns, keyColumns, allocator);
+  }
+
+  /**
+   * As above; {@code required} names the columns every row of the file must carry when the file
+   * has them (an entity table's key and version columns): a row without a value there (an empty
+   * CSV cell, a JSON key left out) is refused naming the row and the column, where the server
+   * could only say the column is missing from a part.
+   */
+  PresenceSplitter(FileBatches batches, List<String> keyColumns, List<String> required, BufferAllocator allocator) {
     this.batches = batches;
     this.keyColumns = keyColumns;
+    this.required = required;
     this.allocator = allocator;
   }
 
@@ -71,6 +83,7 @@ final class PresenceSplitter {
     }
     BigIntVector keyCounts = batches.keyCounts() ? (BigIntVector) source.getVector(2 * n) : null;
     List<Integer> keyIndexes = keyIndexes(source, n);
+    List<Integer> requiredIndexes = indexesOf(required, source, n);
 
     List<Part> parts = new ArrayList<>();
     Map<BitSet, List<Integer>> groups = new LinkedHashMap<>();
@@ -81,6 +94,13 @@ final class PresenceSplitter {
         for (int i = 0; i < n; i++) {
           if (flags[i].get(r) == 1) {
             present.set(i);
+          }
+        }
+        for (int i : requiredIndexes) {
+          if (!present.get(i)) {
+            throw SeException.invalid("row %d: column `%s` has no value (an empty CSV cell or a JSON key left out): "
+                + "every row of an entity table needs its primary key%s", rowsBefore + r + 1,
+                source.getVector(i).getName(), required.size() > keyColumns.size() ? " and version column" : "");
           }
         }
         if (keyCounts != null && keyCounts.get(r) != present.cardinality()) {
@@ -147,8 +167,13 @@ final class PresenceSplitter {
   }
 
   private List<Integer> keyIndexes(VectorSchemaRoot source, int dataColumns) {
+    return indexesOf(keyColumns, source, dataColumns);
+  }
+
+  /** The indexes among the first {@code dataColumns} columns of {@code source} of the columns {@code names}. */
+  private static List<Integer> indexesOf(List<String> names, VectorSchemaRoot source, int dataColumns) {
     List<Integer> indexes = new ArrayList<>();
-    for (String key : keyColumns) {
+    for (String key : names) {
       for (int i = 0; i < dataColumns; i++) {
         if (source.getVector(i).getName().equalsIgnoreCase(key)) {
           indexes.add(i);

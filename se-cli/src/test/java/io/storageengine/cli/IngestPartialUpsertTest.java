@@ -102,6 +102,30 @@ class IngestPartialUpsertTest {
     awaitRows("1|null|a@new|10", "2|bob|b@new|20", "3||c@x|30");
   }
 
+  @Test
+  void aCsvRowWithAnEmptyKeyCellIsRefusedNamingTheFileRowAndColumn() throws Exception {
+    ingest(file("seed.csv", "id,name\n1,ann\n"));
+    awaitRows("1|ann|null|null");
+    Path bad = file("bad.csv", "id,name\n2,bob\n,nobody\n");
+    PrintStream original = System.err;
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    int rc;
+    try {
+      rc = Main.execute(new String[] {"ingest", "--server-address", address(), "--catalog-id", "warehouse",
+          "--table", "crm.customers", bad.toString()});
+    } finally {
+      System.setErr(original);
+    }
+    String printed = err.toString(StandardCharsets.UTF_8);
+    assertThat(rc).as(printed).isEqualTo(2);
+    assertThat(printed).contains("se: " + bad + ": INVALID_ARGUMENT: row 2: column `id` has no value")
+        .contains("se: 0 rows acknowledged before the failure");
+    // The file's batch is refused before anything of it is sent: id 2 never lands.
+    ingest(file("after.csv", "id,name\n3,cat\n"));
+    awaitRows("1|ann|null|null", "3|cat|null|null");
+  }
+
   private String ingest(Path file, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
         "--catalog-id", "warehouse", "--table", "crm.customers"));

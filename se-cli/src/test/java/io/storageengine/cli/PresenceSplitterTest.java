@@ -76,12 +76,37 @@ class PresenceSplitterTest {
         .hasMessageContaining("row 2: has 3 keys but 2 of them are known columns");
   }
 
+  @Test
+  void aRowWithoutItsKeyIsNamedWithTheColumn() throws Exception {
+    assertThatThrownBy(() -> split(FileBatches.Format.CSV, "id,a,b\n1,1,x\n,2,y\n", null))
+        .isInstanceOf(SeException.class)
+        .hasMessageContaining("row 2: column `id` has no value (an empty CSV cell or a JSON key left out)")
+        .hasMessageContaining("needs its primary key");
+  }
+
+  @Test
+  void aRowWithoutTheVersionColumnIsNamedWithTheColumn() throws Exception {
+    // `a` plays the version column: the first row has it, the third leaves it out.
+    assertThat(split(FileBatches.Format.JSON, "{\"id\":1,\"a\":1}\n{\"id\":2,\"a\":3,\"b\":\"x\"}\n", null,
+        List.of("id", "a"))).containsExactly("[id, a] keys=[1] rows=1,1", "[id, a, b] keys=[2] rows=2,3,x");
+    assertThatThrownBy(() -> split(FileBatches.Format.JSON,
+        "{\"id\":1,\"a\":1}\n{\"id\":2,\"a\":3}\n{\"id\":3,\"b\":\"x\"}\n", null, List.of("id", "a")))
+        .isInstanceOf(SeException.class)
+        .hasMessageContaining("row 3: column `a` has no value")
+        .hasMessageContaining("needs its primary key and version column");
+  }
+
   private List<String> split(FileBatches.Format format, String text, String nullString) throws Exception {
+    return split(format, text, nullString, List.of("id"));
+  }
+
+  private List<String> split(FileBatches.Format format, String text, String nullString, List<String> required)
+      throws Exception {
     Path file = dir.resolve("rows." + format.name().toLowerCase(java.util.Locale.ROOT));
     Files.writeString(file, text);
     List<String> described = new ArrayList<>();
     try (FileBatches batches = FileBatches.open(file, format, TABLE, true, nullString, allocator, 1024)) {
-      PresenceSplitter splitter = new PresenceSplitter(batches, List.of("id"), allocator);
+      PresenceSplitter splitter = new PresenceSplitter(batches, List.of("id"), required, allocator);
       while (batches.reader().loadNextBatch()) {
         for (PresenceSplitter.Part part : splitter.split(batches.reader().getVectorSchemaRoot())) {
           try (part) {
