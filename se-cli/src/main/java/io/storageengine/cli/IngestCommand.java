@@ -11,7 +11,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.flight.FlightRuntimeException;
 import org.apache.arrow.flight.Location;
 import org.apache.arrow.flight.LocationSchemes;
@@ -106,42 +108,52 @@ final class IngestCommand implements Callable<Integer> {
               fileFormat.name().toLowerCase(Locale.ROOT));
         }
         long rows = 0;
+        // Each batch sent and its rows: on a failure, those acknowledged are durable and counted.
+        List<Map.Entry<CompletableFuture<Long>, Integer>> sent = new ArrayList<>();
+        SeException refused = null;
         try (FileBatches batches = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows);
             KeyOrderedSender sender = new KeyOrderedSender(client, catalogId, namespace, ident.name(), op, MAX_STREAMS)) {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
           PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, required, allocator);
           TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator);
-          while (reader.loadNextBatch()) {
-            if (root.getRowCount() == 0) {
-              continue;
-            }
-            try (TableCast.Batch typed = cast.apply(root)) {
-              for (PresenceSplitter.Part part : splitter.split(typed.root())) {
-                try (part) {
-                  sender.send(part.root(), part.keys());
-                  rows += part.root().getRowCount();
-                  for (org.apache.arrow.vector.FieldVector v : part.root().getFieldVectors()) {
-                    totalBytes += v.getBufferSize();
+          try {
+            while (reader.loadNextBatch()) {
+              if (root.getRowCount() == 0) {
+                continue;
+              }
+              try (TableCast.Batch typed = cast.apply(root)) {
+                for (PresenceSplitter.Part part : splitter.split(typed.root())) {
+                  try (part) {
+                    int partRows = part.root().getRowCount();
+                    sent.add(Map.entry(sender.send(part.root(), part.keys()), partRows));
+                    rows += partRows;
+                    for (org.apache.arrow.vector.FieldVector v : part.root().getFieldVectors()) {
+                      totalBytes += v.getBufferSize();
+                    }
                   }
                 }
               }
             }
+          } catch (SeException e) {
+            // A row the file's reading refused (a value that does not fit, a key without a value):
+            // the rows before it are sent already and are finished below, so all of them are
+            // acknowledged when the error is reported.
+            refused = e;
           }
           sender.finish();
         } catch (FlightRuntimeException e) {
           System.err.println("se: " + file + ": " + e.status().code() + ": " + TlsOption.tlsFailure(e)
               .map(ssl -> TlsOption.handshakeFailure(serverAddress, ssl)).orElse(e.getMessage()));
-          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);
+          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows + acknowledged(sent));
           return 1;
-        } catch (SeException e) {
-          if (e.getMessage() != null && e.getMessage().startsWith(file.toString())) {
-            throw e; // already names the file (a file it cannot read)
-          }
-          // A row the file's reading refused (a key without a value, a key repeated on a line).
-          System.err.println("se: " + file + ": " + e.code() + ": " + e.getMessage());
-          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows);
-          return e.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
+        }
+        if (refused != null) {
+          String message = String.valueOf(refused.getMessage());
+          System.err.println("se: " + (message.startsWith(file.toString()) ? message
+              : file + ": " + refused.code() + ": " + message));
+          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows + rows);
+          return refused.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
         }
         totalRows += rows;
         System.out.printf("%s: %d rows acknowledged%n", file, rows);
@@ -151,6 +163,17 @@ final class IngestCommand implements Callable<Integer> {
     System.out.printf("%d rows acknowledged in %.2f s (%.1f rows/s, %.2f MB/s of Arrow data)%n",
         totalRows, seconds, totalRows / seconds, totalBytes / seconds / 1e6);
     return 0;
+  }
+
+  /** Rows of the batches in {@code sent} whose acknowledgement arrived (their rows are durable). */
+  private static long acknowledged(List<Map.Entry<CompletableFuture<Long>, Integer>> sent) {
+    long rows = 0;
+    for (Map.Entry<CompletableFuture<Long>, Integer> batch : sent) {
+      if (batch.getKey().isDone() && !batch.getKey().isCompletedExceptionally()) {
+        rows += batch.getValue();
+      }
+    }
+    return rows;
   }
 
   private IngestClient connect(BufferAllocator allocator) {

@@ -103,27 +103,29 @@ class IngestPartialUpsertTest {
   }
 
   @Test
-  void aCsvRowWithAnEmptyKeyCellIsRefusedNamingTheFileRowAndColumn() throws Exception {
+  void aCsvRowWithAnEmptyKeyCellIsRefusedNamingTheFileRowAndColumnAfterTheRowsBeforeItAreAcknowledged()
+      throws Exception {
     ingest(file("seed.csv", "id,name\n1,ann\n"));
     awaitRows("1|ann|null|null");
-    Path bad = file("bad.csv", "id,name\n2,bob\n,nobody\n");
+    // One row per batch: rows 1 and 2 are sent before row 3 is read.
+    Path bad = file("bad.csv", "id,name\n2,bob\n4,dan\n,nobody\n5,eve\n");
     PrintStream original = System.err;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
     int rc;
     try {
       rc = Main.execute(new String[] {"ingest", "--server-address", address(), "--catalog-id", "warehouse",
-          "--table", "crm.customers", bad.toString()});
+          "--table", "crm.customers", "--batch-rows", "1", bad.toString()});
     } finally {
       System.setErr(original);
     }
     String printed = err.toString(StandardCharsets.UTF_8);
     assertThat(rc).as(printed).isEqualTo(2);
-    assertThat(printed).contains("se: " + bad + ": INVALID_ARGUMENT: row 2: column `id` has no value")
-        .contains("se: 0 rows acknowledged before the failure");
-    // The file's batch is refused before anything of it is sent: id 2 never lands.
+    assertThat(printed).contains("se: " + bad + ": INVALID_ARGUMENT: row 3: column `id` has no value")
+        .contains("se: 2 rows acknowledged before the failure");
+    // The rows before the refused one are acknowledged (and so land); nothing after it is sent.
     ingest(file("after.csv", "id,name\n3,cat\n"));
-    awaitRows("1|ann|null|null", "3|cat|null|null");
+    awaitRows("1|ann|null|null", "2|bob|null|null", "3|cat|null|null", "4|dan|null|null");
   }
 
   private String ingest(Path file, String... extra) {
