@@ -42,8 +42,13 @@ final class EngineFixture implements AutoCloseable {
 
   /** Opens DuckDB under the directory and the engine on it: one thread, 256 MB. */
   QueryEngine start() {
+    return start(QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+  }
+
+  /** Opens DuckDB under the directory and the engine on it, configured by {@code config}. */
+  QueryEngine start(QueryConfig config) {
     duckdb = DuckRuntime.open(dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
-    engine = new QueryEngine(warehouse, duckdb, QueryConfig.defaults().withThreads(1).withMemoryLimit("256MB"));
+    engine = new QueryEngine(warehouse, duckdb, config);
     return engine;
   }
 

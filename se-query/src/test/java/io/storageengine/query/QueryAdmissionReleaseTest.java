@@ -2,7 +2,6 @@ package io.storageengine.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.PoolResets;
 import java.util.List;
 import java.util.Map;
@@ -30,11 +29,8 @@ class QueryAdmissionReleaseTest {
       Catalog catalog = fixture.catalog("alpha");
       TestWarehouse.append(TestWarehouse.createTable(catalog, "ns", "t", SCHEMA, PartitionSpec.unpartitioned()),
           List.of(TestWarehouse.record(SCHEMA, 1L), TestWarehouse.record(SCHEMA, 2L)));
-      fixture.duckdb = DuckRuntime.open(fixture.dir.resolve("local"), DuckRuntime.DEFAULT_FILE_CACHE_BYTES);
       QueryConfig config = QueryConfig.defaults().withThreads(2).withMemoryLimit("256MB");
-      fixture.engine = new QueryEngine(fixture.warehouse, fixture.duckdb,
-          config.withLimits(config.limits().withCpuThreads(2)));
-      QueryEngine engine = fixture.engine;
+      QueryEngine engine = fixture.start(config.withLimits(config.limits().withCpuThreads(2)));
       PreparedQuery first = engine.prepare("alpha", "SELECT count(*) FROM ns.t", Map.of());
       try (var child = fixture.allocator.newChildAllocator("first", 0, Long.MAX_VALUE);
           var reader = first.execute(child, 1024)) {
