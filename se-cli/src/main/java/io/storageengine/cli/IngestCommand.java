@@ -153,7 +153,7 @@ final class IngestCommand implements Callable<Integer> {
           System.err.println("se: " + (message.startsWith(file.toString()) ? message
               : file + ": " + refused.code() + ": " + message));
           System.err.printf("se: %d rows acknowledged before the failure%n", totalRows + rows);
-          return refused.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
+          return Main.exitCode(refused);
         }
         totalRows += rows;
         System.out.printf("%s: %d rows acknowledged%n", file, rows);

@@ -35,6 +35,11 @@ public final class Main implements Runnable {
     System.exit(execute(args));
   }
 
+  /** The exit code of a command that failed with {@code e}: 2 for the user's mistake, else 1. */
+  static int exitCode(Throwable e) {
+    return e instanceof SeException se && se.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
+  }
+
   /** Runs the command line and returns its exit code (tests call this directly). */
   public static int execute(String... args) {
     CommandLine cli = new CommandLine(new Main());
@@ -42,7 +47,7 @@ public final class Main implements Runnable {
       String message = e instanceof SeException ? e.getMessage()
           : TlsOption.tlsFailure(e).map(ssl -> TlsOption.handshakeFailure("the server", ssl)).orElse(e.toString());
       cmd.getErr().println("se: " + message);
-      return e instanceof SeException se && se.code().category() == io.storageengine.common.ErrorCode.Category.USER ? 2 : 1;
+      return exitCode(e);
     });
     CommandLine.IParameterExceptionHandler defaultHandler = cli.getParameterExceptionHandler();
     cli.setParameterExceptionHandler((e, arguments) -> {
