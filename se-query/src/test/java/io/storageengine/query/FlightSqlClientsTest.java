@@ -684,8 +684,10 @@ class FlightSqlClientsTest {
     return outcome;
   }
 
-  /** Waits (at most 10 s) until the process burns at least half a core: DuckDB is computing. */
-  /** Waits until the server has admitted a query and the process burns CPU. */
+  /**
+   * Waits (at most 10 s) until the server has admitted a query and the process burns at least
+   * half a core: DuckDB is computing.
+   */
   private static void awaitBusy() throws InterruptedException {
     awaitBusy(() -> server.producer.engine().admission().running() > 0);
   }
