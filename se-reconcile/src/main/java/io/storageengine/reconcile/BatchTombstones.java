@@ -67,9 +67,8 @@ final class BatchTombstones {
 
   /** As {@link #load(String, long, String)}, where {@code anyStored} is what {@link #anyStored} just answered. */
   void load(String keysTable, long highWaterMark, String committedSeqSql, boolean anyStored) {
-    duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR, __s BIGINT)");
+    Map<String, TombstoneStore.Tombstone> found = Map.of();
     if (anyStored) {
-      Map<String, TombstoneStore.Tombstone> found;
       if (duck.queryLong("SELECT count(*) FROM " + keysTable) <= KEYS_FOR_BUCKETED_TOMBSTONE_READ) {
         List<String> keyTexts = new ArrayList<>();
         duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
@@ -78,13 +77,20 @@ final class BatchTombstones {
         // The join below keeps only the batch's keys.
         found = tombstones.loadAll(highWaterMark, options.clock().instant(), retention());
       }
-      try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "tomb_text")) {
-        for (TombstoneStore.Tombstone t : found.values()) {
-          appender.beginRow().append(t.key()).append(t.version()).append(t.seq()).endRow();
-        }
-      } catch (SQLException e) {
-        throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+    }
+    if (found.isEmpty()) {
+      // No tombstone can apply: the empty table, one statement (a WAL tail's point query runs this).
+      duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columns.keyList("") + ", CAST(NULL AS "
+          + columns.versionType() + ") AS __tv FROM " + keysTable + " WHERE FALSE");
+      return;
+    }
+    duck.execute("CREATE OR REPLACE TEMP TABLE tomb_text (__k VARCHAR, __v VARCHAR, __s BIGINT)");
+    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", "tomb_text")) {
+      for (TombstoneStore.Tombstone t : found.values()) {
+        appender.beginRow().append(t.key()).append(t.version()).append(t.seq()).endRow();
       }
+    } catch (SQLException e) {
+      throw SeException.internal("DuckDB append failed: " + e.getMessage(), e);
     }
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columns.keyList("b.") + ", CAST(t.__v AS "
         + columns.versionType() + ") AS __tv FROM tomb_text t JOIN " + keysTable + " b ON t.__k = "

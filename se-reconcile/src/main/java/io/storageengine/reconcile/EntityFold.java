@@ -34,6 +34,11 @@ import org.apache.iceberg.types.Types;
  */
 final class EntityFold {
   static final String TABLE = "folded";
+  /**
+   * Made when the table has a version column: per key of the current rows and tombstones, the
+   * greater of the current row's and the tombstone's version ({@code __init}).
+   */
+  static final String INIT = "init";
 
   private EntityFold() {}
 
@@ -49,10 +54,10 @@ final class EntityFold {
     String survives = "";
     String init = "";
     if (columnsOf.version() != null) {
-      duck.execute("CREATE OR REPLACE TEMP TABLE init AS SELECT " + keyCols + ", max(__v) AS __init FROM ("
+      duck.execute("CREATE OR REPLACE TEMP TABLE " + INIT + " AS SELECT " + keyCols + ", max(__v) AS __init FROM ("
           + "SELECT " + keyCols + ", " + columnsOf.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE
           + " UNION ALL SELECT " + keyCols + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keyCols);
-      init = " LEFT JOIN init i ON " + columnsOf.keyJoin("o", "i");
+      init = " LEFT JOIN " + INIT + " i ON " + columnsOf.keyJoin("o", "i");
       survives = " WHERE i.__init IS NULL OR " + columnsOf.versionExpr("o.") + " >= i.__init";
     }
     duck.execute("CREATE OR REPLACE TEMP TABLE live_ops AS SELECT o.*, o.rowid + 1 AS __ord, "

@@ -92,9 +92,9 @@ final class EntityTailLayer {
    * As above, folding only the operations on the keys {@code keyFilter} selects (a DuckDB
    * predicate over the key columns, named as in the table's schema; null: every key), with no
    * earlier layers: each key's rows depend only on its own operations, snapshot row and
-   * tombstone, so the result is exactly the whole fold's rows of those keys. When no operation
-   * is on such a key the result is empty (no rows, nothing replaced) and nothing is made: no
-   * state, no rows file.
+   * tombstone, so the result is exactly the whole fold's rows of those keys. Such a fold is not
+   * folded onto, so it makes no state ({@code state} is not created); when no operation is on
+   * such a key the result is empty (no rows, nothing replaced) and no rows file is written either.
    */
   Optional<Result> fold(Snapshot snapshot, long highWaterMark, TombstoneStore tombstones, ReconcileOptions options,
       List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state,
@@ -111,22 +111,41 @@ final class EntityTailLayer {
     if (slices != null) {
       slices.dropReconciled(duck);
     }
-    if (keyFilter != null && duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE) == 0) {
-      return Optional.of(new Result(0, Map.of(), Map.of(), 0));
-    }
     BatchTombstones tombs = new BatchTombstones(duck, table, columns, tombstones, options);
     long tombstoneMark = slices == null ? highWaterMark : slices.mostProgress();
     String tombstoneMarkSql = slices == null ? null : slices.markSql();
     // The snapshot's version of each key new to the fold (the greater of its current row's and
     // its tombstone's), or none when nothing of the snapshot can apply to them.
     boolean freshInit;
+    // The table of the fresh keys' snapshot version ("fresh_init"); with no earlier layers every
+    // key is fresh, and the fold's own "init" (the same query, made when there is a version
+    // column) is that table.
+    String freshInitTable = "fresh_init";
     if (!prior) {
       duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
+      // One query: whether any key is left (a fold of some keys may have none) and the keys' range.
+      List<String> bounds = CandidateFiles.boundsSql(columns, "");
+      long[] count = new long[1];
+      List<String> values = new ArrayList<>();
+      duck.query("SELECT count(*)" + (bounds.isEmpty() ? "" : ", " + String.join(", ", bounds)) + " FROM tail_keys",
+          rs -> {
+            count[0] = rs.getLong(1);
+            for (int i = 0; i < bounds.size(); i++) {
+              values.add(rs.getString(i + 2));
+            }
+          });
+      if (keyFilter != null && count[0] == 0) {
+        return Optional.of(new Result(0, Map.of(), Map.of(), 0));
+      }
       CurrentRows current = new CurrentRows(duck, table,
-          candidates.plan(duck.scope(), table, snapshot, CandidateFiles.keyRangeFilter(duck, columns, "tail_keys")));
+          candidates.plan(duck.scope(), table, snapshot, CandidateFiles.keyRangeFilter(columns, values)));
       BatchCurrentRows.load(duck, columns, "tail_keys", current);
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
-      duck.execute(freshInitSql(keys));
+      if (columns.version() == null) {
+        duck.execute(freshInitSql(keys));
+      } else {
+        freshInitTable = EntityFold.INIT;
+      }
       freshInit = true;
     } else {
       List<String> states = new ArrayList<>();
@@ -203,6 +222,11 @@ final class EntityTailLayer {
 
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
     String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
+    if (keyFilter != null) {
+      // A fold of some keys is not kept: its rows and what they replace come from the fold itself.
+      return Optional.of(written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
+          false, rowsTarget));
+    }
     if (!prior) {
       duck.execute("CREATE SCHEMA IF NOT EXISTS " + state.substring(0, state.indexOf('.')));
     }
@@ -218,10 +242,21 @@ final class EntityTailLayer {
         + (prior ? ", p.__layer" : ", CAST(NULL AS INTEGER)") + " AS " + REPLACED_LAYER
         + (prior ? ", p.__row" : ", CAST(NULL AS BIGINT)") + " AS " + REPLACED_ROW
         + " FROM " + EntityFold.TABLE + " f"
-        + (freshInit ? " LEFT JOIN fresh_init i ON " + columns.keyJoin("f", "i") : "")
+        + (freshInit ? " LEFT JOIN " + freshInitTable + " i ON " + columns.keyJoin("f", "i") : "")
         + (prior ? " LEFT JOIN prior p ON " + columns.keyJoin("f", "p") : "")
         + " WHERE f.__max_ord > 0");
-    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM " + state + " WHERE __last_op = 1 ORDER BY __row)"
+    return Optional.of(written(state, "__row", prior, rowsTarget));
+  }
+
+  /**
+   * Writes the rows of {@code source} (the keys a layer ends with: a layer's state, or the fold's
+   * rows of the keys folded) that end upserted to {@code rowsTarget} in the order of
+   * {@code order}, and reads back what they replace: the snapshot rows (from the fold), and with
+   * {@code prior} the earlier layers' rows ({@code source} is a state then).
+   */
+  private Result written(String source, String order, boolean prior, Path rowsTarget) {
+    duck.execute("COPY (SELECT " + columns.columnList("") + " FROM " + source + " WHERE __last_op = 1 ORDER BY " + order
+        + ")"
         + " TO " + SqlQuoting.literal(rowsTarget.toString()) + " (FORMAT parquet, FIELD_IDS "
         + DuckSql.fieldIds(table.schema().columns()) + ")");
 
@@ -229,11 +264,11 @@ final class EntityTailLayer {
     // rows ("s"), the snapshot rows replaced ("f:" and the file, positions) and the earlier
     // layers' rows replaced ("l:" and the layer, rows).
     Map<String, long[]> lists = duck.positionsByFile("SELECT 'w' AS __g, count(*) FILTER (WHERE __last_op = 1) AS __p"
-        + " FROM " + state + " UNION ALL SELECT 's', count(*) FROM " + state
+        + " FROM " + source + " UNION ALL SELECT 's', count(*) FROM " + source
         + " UNION ALL SELECT 'f:' || __file, __pos FROM " + EntityFold.TABLE + " WHERE __max_ord > 0"
         + " AND __file IS NOT NULL AND __file <> " + SqlQuoting.literal(PRIOR)
         + (prior ? " UNION ALL SELECT 'l:' || CAST(" + REPLACED_LAYER + " AS VARCHAR), " + REPLACED_ROW + " FROM "
-            + state + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""), "__g", "__p");
+            + source + " WHERE " + REPLACED_ROW + " IS NOT NULL" : ""), "__g", "__p");
     long[] rows = {lists.get("w")[0], lists.get("s")[0]};
     Map<String, long[]> snapshotRows = new HashMap<>();
     Map<Integer, long[]> layerRows = new HashMap<>();
@@ -244,7 +279,7 @@ final class EntityTailLayer {
         layerRows.put(Integer.parseInt(group.substring(2)), positions);
       }
     });
-    return Optional.of(new Result(rows[0], snapshotRows, layerRows, rows[1]));
+    return new Result(rows[0], snapshotRows, layerRows, rows[1]);
   }
 
   /** The fresh keys' snapshot version: of their current rows and tombstones, before the earlier layers' are added. */

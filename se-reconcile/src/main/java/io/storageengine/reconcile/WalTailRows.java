@@ -156,7 +156,7 @@ public final class WalTailRows {
    * {@code keyFilter} selects only: a DuckDB predicate over the key columns, named as in the
    * table's current schema, e.g. {@code "id" = 5}. Each key's rows depend only on its own
    * operations, snapshot row and tombstone, so these are exactly the whole fold's rows of those
-   * keys; nothing is kept (the fold's state is dropped before it returns). The rows go to
+   * keys; nothing is kept (no state is made). The rows go to
    * {@code rowsTarget}, which is not written when the layer has no rows and replaces nothing
    * (no operation on those keys).
    */
