@@ -15,6 +15,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Properties;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
@@ -23,6 +24,7 @@ import org.apache.iceberg.Schema;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 import org.duckdb.DuckDBConnection;
+import org.duckdb.DuckDBDriver;
 import org.duckdb.DuckDBResultSet;
 
 /**
@@ -32,7 +34,9 @@ import org.duckdb.DuckDBResultSet;
  * as a timestamp, a JSON object as a struct or map and a JSON array as a list; a CSV cell of a
  * struct, list or map column holds JSON. A variant column takes any JSON value (from CSV, a
  * cell's JSON text), sent as text for the server to encode. Other columns pass through unchanged and the server
- * names any that do not fit.
+ * names any that do not fit. DuckDB reads the file as the batches are taken (a streamed result),
+ * so a file is never held whole; a value that does not convert is named with its row, column and
+ * text ({@link #next}).
  *
  * <p>With {@code perRowPresence} (CSV and JSON only), every batch also says, per row, which
  * columns the row carries: the reader's root holds the {@link #dataColumns()} data columns, then
@@ -50,10 +54,13 @@ final class FileBatches implements AutoCloseable {
   private final int dataColumns;
   private final boolean perRowPresence;
   private final boolean keyCounts;
+  /** Names the value a failed read stopped at (null: the file is read with no conversion). */
+  private final Diagnosis diagnosis;
 
   private FileBatches(ArrowReader reader, int dataColumns, boolean perRowPresence, boolean keyCounts,
-      AutoCloseable... owned) {
+      Diagnosis diagnosis, AutoCloseable... owned) {
     this.reader = reader;
+    this.diagnosis = diagnosis;
     this.dataColumns = dataColumns;
     this.perRowPresence = perRowPresence;
     this.keyCounts = keyCounts;
@@ -128,13 +135,16 @@ final class FileBatches implements AutoCloseable {
     channel.position(0);
     ArrowReader reader = new String(magic, java.nio.charset.StandardCharsets.US_ASCII).equals("ARROW1")
         ? new ArrowFileReader(channel, allocator) : new ArrowStreamReader(channel, allocator);
-    return new FileBatches(reader, -1, false, false, channel);
+    return new FileBatches(reader, -1, false, false, null, channel);
   }
 
   private static FileBatches openWithDuckDb(Path file, Format format, Schema table, boolean perRowPresence,
       String nullString, BufferAllocator allocator, int batchRows) throws SQLException {
     boolean presence = perRowPresence && format != Format.PARQUET;
-    Connection conn = DriverManager.getConnection("jdbc:duckdb:");
+    // Streamed: the file is read as the batches are sent, never held whole.
+    Properties streaming = new Properties();
+    streaming.setProperty(DuckDBDriver.JDBC_STREAM_RESULTS, "true");
+    Connection conn = DriverManager.getConnection("jdbc:duckdb:", streaming);
     try {
       try (Statement st = conn.createStatement()) {
         st.execute("SET TimeZone = 'UTC'");
@@ -160,6 +170,7 @@ final class FileBatches implements AutoCloseable {
       String nullLiteral = nullString == null ? null : SqlQuoting.literal(nullString);
       List<String> values = new ArrayList<>();
       List<String> present = new ArrayList<>();
+      List<Conversion> conversions = new ArrayList<>();
       for (int i = 0; i < columns.size(); i++) {
         String c = columns.get(i);
         String quoted = SqlQuoting.identifier(c);
@@ -167,26 +178,34 @@ final class FileBatches implements AutoCloseable {
         String duckType = field == null || format == Format.PARQUET ? null
             // A CSV cell of a variant column is JSON text the server parses (naming a bad row).
             : format == Format.CSV && field.type().isVariantType() ? "VARCHAR" : duckType(field.type());
+        String expr;
         if (format == Format.JSON) {
           String jsonPath = jsonPath(c);
           String type = duckType != null ? duckType : inferred.get(i);
           String value = isNested(type) ? "json -> " + jsonPath : "json ->> " + jsonPath;
-          values.add((field != null && field.type().isStructType() ? fromJson("(" + value + ")", field.type())
-              : type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")") + " AS " + quoted);
+          expr = field != null && field.type().isStructType() ? fromJson("(" + value + ")", field.type())
+              : type.equals("JSON") ? value : "CAST(" + value + " AS " + type + ")";
           present.add("json_exists(json, " + jsonPath + ")");
+          if (duckType != null && !type.equals("JSON")) {
+            conversions.add(new Conversion(field, expr, "coalesce(json_type(json, " + jsonPath + ") <> 'NULL', FALSE)",
+                "CAST(json -> " + jsonPath + " AS VARCHAR)"));
+          }
         } else {
           String value = format == Format.CSV && nullLiteral != null
               ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted;
-          values.add(duckType == null && value.equals(quoted) ? quoted : "CAST(" + value + " AS " + (duckType == null ? "VARCHAR" : duckType) + ") AS " + quoted);
+          expr = duckType == null && value.equals(quoted) ? quoted
+              : "CAST(" + value + " AS " + (duckType == null ? "VARCHAR" : duckType) + ")";
+          if (format == Format.CSV && duckType != null && isNested(duckType)) {
+            // A struct, list or map cell holds JSON.
+            expr = fromJson("CAST(" + value + " AS JSON)", field.type());
+          }
           present.add(quoted + " IS NOT NULL");
+          if (format == Format.CSV && duckType != null) {
+            conversions.add(new Conversion(field, expr, "(" + value + ") IS NOT NULL",
+                "CAST(to_json(" + quoted + ") AS VARCHAR)"));
+          }
         }
-        if (format == Format.CSV && duckType != null && isNested(duckType)) {
-          // A struct, list or map cell holds JSON.
-          String json = "CAST(" + (nullLiteral != null
-              ? "CASE WHEN " + quoted + " = " + nullLiteral + " THEN NULL ELSE " + quoted + " END" : quoted)
-              + " AS JSON)";
-          values.set(values.size() - 1, fromJson(json, field.type()) + " AS " + quoted);
-        }
+        values.add(expr.equals(quoted) ? quoted : expr + " AS " + quoted);
       }
       StringBuilder select = new StringBuilder("SELECT ").append(String.join(", ", values));
       if (presence) {
@@ -198,14 +217,111 @@ final class FileBatches implements AutoCloseable {
       if (keyCounts) {
         select.append(", CAST(len(json_keys(json)) AS BIGINT) AS se_key_count");
       }
-      select.append(" FROM ").append(format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source);
+      String from = format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source;
+      select.append(" FROM ").append(from);
+      Diagnosis diagnosis = conversions.isEmpty() ? null : new Diagnosis(from, conversions);
       Statement st = conn.createStatement();
-      DuckDBResultSet rs = (DuckDBResultSet) st.executeQuery(select.toString());
-      ArrowReader reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows);
-      return new FileBatches(reader, presence ? columns.size() : -1, presence, keyCounts, rs, st, conn);
+      DuckDBResultSet rs;
+      ArrowReader reader;
+      try {
+        rs = (DuckDBResultSet) st.executeQuery(select.toString());
+        reader = (ArrowReader) rs.arrowExportStream(allocator, batchRows);
+      } catch (SQLException e) {
+        // A bad value in the first rows fails the query before any batch.
+        SeException named = diagnosis == null ? null : diagnosis.firstBadValue(e);
+        if (named != null) {
+          throw named;
+        }
+        throw e;
+      }
+      return new FileBatches(reader, presence ? columns.size() : -1, presence, keyCounts, diagnosis, rs, st, conn);
     } catch (SQLException | RuntimeException e) {
       conn.close();
       throw e;
+    }
+  }
+
+  /**
+   * Loads the next batch into {@link #reader()}'s root; false at the end of the file. A value
+   * that does not convert to its column's type is refused naming its row (1-based, in file order),
+   * column, table type and text; the batches before it were delivered.
+   *
+   * @throws SeException INVALID_ARGUMENT for a value that does not convert or a file that cannot be read
+   */
+  boolean next() throws IOException {
+    try {
+      return reader.loadNextBatch();
+    } catch (IOException | RuntimeException e) {
+      if (e instanceof SeException se) {
+        throw se;
+      }
+      SeException named = diagnosis == null ? null : diagnosis.firstBadValue(e);
+      if (named != null) {
+        throw named;
+      }
+      throw SeException.invalid("cannot read the file: %s", firstLine(e.getMessage()));
+    }
+  }
+
+  /**
+   * A column whose file values DuckDB converts to the table's type: {@code expr} converts,
+   * {@code present} is true where the value is there and not null (so the conversion must give a
+   * value), {@code raw} is the value's text as the file has it.
+   */
+  private record Conversion(Types.NestedField field, String expr, String present, String raw) {}
+
+  /**
+   * Finds the value a failed read stopped at: the file's first row where a conversion fails, read
+   * again by a DuckDB of its own on one thread (so rows come in file order), stopping there.
+   */
+  private record Diagnosis(String from, List<Conversion> conversions) {
+    /** The first value that does not convert, named; null when none is found (another failure). */
+    SeException firstBadValue(Exception failure) {
+      List<String> failing = new ArrayList<>();
+      List<String> raws = new ArrayList<>();
+      for (int i = 0; i < conversions.size(); i++) {
+        Conversion c = conversions.get(i);
+        failing.add("CASE WHEN " + c.present() + " AND try(" + c.expr() + ") IS NULL THEN " + i + " END");
+        raws.add("WHEN " + i + " THEN " + c.raw());
+      }
+      // The first column of the first row whose conversion fails, and its text.
+      String sql = "SELECT ordinality, __bad, CASE __bad " + String.join(" ", raws) + " END FROM (SELECT *, coalesce("
+          + String.join(", ", failing) + ") AS __bad FROM " + from + " WITH ORDINALITY) WHERE __bad IS NOT NULL LIMIT 1";
+      // Not streamed (LIMIT stops the read at the row anyway): a streamed result's error can
+      // reach JDBC as "Invalid result set" alone.
+      try (Connection conn = DriverManager.getConnection("jdbc:duckdb:");
+          Statement st = conn.createStatement()) {
+        st.execute("SET threads = 1");
+        st.execute("SET TimeZone = 'UTC'");
+        try (ResultSet rs = st.executeQuery(sql)) {
+          if (!rs.next()) {
+            return null;
+          }
+          long row = rs.getLong(1);
+          Conversion c = conversions.get(rs.getInt(2));
+          String text = rs.getString(3);
+          return SeException.invalid("row %d, column `%s`: %s is not a valid %s (%s)", row, c.field().name(), text,
+              c.field().type(), conversionError(st, c, row, failure));
+        }
+      } catch (SQLException | RuntimeException e) {
+        return null; // the failure is reported as it came
+      }
+    }
+
+    /**
+     * DuckDB's own message for converting row {@code row} of {@code c} (the streamed read's
+     * message can be DuckDB's "Invalid result set" alone), else {@code failure}'s.
+     */
+    private String conversionError(Statement st, Conversion c, long row, Exception failure) {
+      try (ResultSet rs = st.executeQuery("SELECT " + c.expr() + " FROM " + from + " WITH ORDINALITY WHERE ordinality = "
+          + row + " LIMIT 1")) {
+        rs.next();
+      } catch (SQLException e) {
+        return firstLine(e.getMessage());
+      }
+      String message = firstLine(failure.getMessage());
+      int inner = message.indexOf("message=");
+      return inner < 0 ? message : message.substring(inner + "message=".length()).replaceFirst("}$", "");
     }
   }
 

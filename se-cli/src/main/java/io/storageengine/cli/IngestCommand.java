@@ -111,14 +111,21 @@ final class IngestCommand implements Callable<Integer> {
         // Each batch sent and its rows: on a failure, those acknowledged are durable and counted.
         List<Map.Entry<CompletableFuture<Long>, Integer>> sent = new ArrayList<>();
         SeException refused = null;
-        try (FileBatches batches = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows);
+        FileBatches opened;
+        try {
+          opened = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows);
+        } catch (SeException e) {
+          // A file that cannot be read, or a bad value in its first rows (read before any batch).
+          return refused(file, e, totalRows);
+        }
+        try (FileBatches batches = opened;
             KeyOrderedSender sender = new KeyOrderedSender(client, catalogId, namespace, ident.name(), op, MAX_STREAMS)) {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
           PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, required, allocator);
           TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator);
           try {
-            while (reader.loadNextBatch()) {
+            while (batches.next()) {
               if (root.getRowCount() == 0) {
                 continue;
               }
@@ -149,11 +156,7 @@ final class IngestCommand implements Callable<Integer> {
           return 1;
         }
         if (refused != null) {
-          String message = String.valueOf(refused.getMessage());
-          System.err.println("se: " + (message.startsWith(file.toString()) ? message
-              : file + ": " + refused.code() + ": " + message));
-          System.err.printf("se: %d rows acknowledged before the failure%n", totalRows + rows);
-          return Main.exitCode(refused);
+          return refused(file, refused, totalRows + rows);
         }
         totalRows += rows;
         System.out.printf("%s: %d rows acknowledged%n", file, rows);
@@ -163,6 +166,18 @@ final class IngestCommand implements Callable<Integer> {
     System.out.printf("%d rows acknowledged in %.2f s (%.1f rows/s, %.2f MB/s of Arrow data)%n",
         totalRows, seconds, totalRows / seconds, totalBytes / seconds / 1e6);
     return 0;
+  }
+
+  /**
+   * Reports {@code file}'s refusal (a file that cannot be read, or a row that does not fit) after
+   * {@code acknowledged} rows were acknowledged, and returns the exit code.
+   */
+  private static int refused(Path file, SeException refused, long acknowledged) {
+    String message = String.valueOf(refused.getMessage());
+    System.err.println("se: " + (message.startsWith(file.toString()) ? message
+        : file + ": " + refused.code() + ": " + message));
+    System.err.printf("se: %d rows acknowledged before the failure%n", acknowledged);
+    return Main.exitCode(refused);
   }
 
   /** Rows of the batches in {@code sent} whose acknowledgement arrived (their rows are durable). */

@@ -109,23 +109,69 @@ class IngestPartialUpsertTest {
     awaitRows("1|ann|null|null");
     // One row per batch: rows 1 and 2 are sent before row 3 is read.
     Path bad = file("bad.csv", "id,name\n2,bob\n4,dan\n,nobody\n5,eve\n");
-    PrintStream original = System.err;
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    int rc;
-    try {
-      rc = Main.execute(new String[] {"ingest", "--server-address", address(), "--catalog-id", "warehouse",
-          "--table", "crm.customers", "--batch-rows", "1", bad.toString()});
-    } finally {
-      System.setErr(original);
-    }
-    String printed = err.toString(StandardCharsets.UTF_8);
-    assertThat(rc).as(printed).isEqualTo(2);
+    Failure failure = ingestFailing(bad, "--batch-rows", "1");
+    String printed = failure.err();
+    assertThat(failure.rc()).as(printed).isEqualTo(2);
     assertThat(printed).contains("se: " + bad + ": INVALID_ARGUMENT: row 3: column `id` has no value")
         .contains("se: 2 rows acknowledged before the failure");
     // The rows before the refused one are acknowledged (and so land); nothing after it is sent.
     ingest(file("after.csv", "id,name\n3,cat\n"));
     awaitRows("1|ann|null|null", "2|bob|null|null", "3|cat|null|null", "4|dan|null|null");
+  }
+
+  @Test
+  void aValueThatDoesNotConvertIsNamedWithItsRowColumnAndTextAndTheRowsAcknowledgedBeforeItLand() throws Exception {
+    // Early in a file: the read fails before the first batch.
+    Failure json = ingestFailing(file("bad.jsonl", """
+        {"id":1,"name":"ann","score":10}
+        {"id":2,"name":"bob","score":"ten"}
+        """));
+    assertThat(json.rc()).as(json.err()).isEqualTo(2);
+    assertThat(json.err()).contains("bad.jsonl: INVALID_ARGUMENT: row 2, column `score`: \"ten\" is not a valid int"
+        + " (Conversion Error: ").contains("se: 0 rows acknowledged before the failure");
+
+    // Deep in a file: batches before it may be streamed, sent and acknowledged first (DuckDB may
+    // also read that far before the first batch).
+    StringBuilder csv = new StringBuilder("id,name,score\n");
+    for (int i = 1; i <= 100_000; i++) {
+      csv.append(i).append(",n").append(i).append(',').append(i == 90_001 ? "9x" : String.valueOf(i % 100)).append('\n');
+    }
+    Failure late = ingestFailing(file("late.csv", csv.toString()));
+    assertThat(late.rc()).as(late.err()).isEqualTo(2);
+    assertThat(late.err()).contains("late.csv: INVALID_ARGUMENT: row 90001, column `score`: \"9x\" is not a valid int");
+    java.util.regex.Matcher acked = java.util.regex.Pattern.compile("se: (\\d+) rows acknowledged before the failure")
+        .matcher(late.err());
+    assertThat(acked.find()).as(late.err()).isTrue();
+    long rows = Long.parseLong(acked.group(1));
+    assertThat(rows).isBetween(0L, 90_000L);
+    // Exactly the acknowledged rows land: ids 1..rows (rows of one key arrive in file order).
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    while (readRows().size() != rows && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+    }
+    List<String> landed = readRows();
+    assertThat(landed).hasSize((int) rows);
+    if (rows > 0) {
+      assertThat(landed).contains("1|n1|null|1", rows + "|n" + rows + "|null|" + (rows % 100));
+    }
+  }
+
+  private record Failure(int rc, String err) {}
+
+  /** Runs {@code se ingest} of {@code file} (options {@code extra}) and returns its exit code and standard error. */
+  private Failure ingestFailing(Path file, String... extra) {
+    List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
+        "--catalog-id", "warehouse", "--table", "crm.customers"));
+    args.addAll(List.of(extra));
+    args.add(file.toString());
+    PrintStream original = System.err;
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+    try {
+      return new Failure(Main.execute(args.toArray(String[]::new)), err.toString(StandardCharsets.UTF_8));
+    } finally {
+      System.setErr(original);
+    }
   }
 
   private String ingest(Path file, String... extra) {
