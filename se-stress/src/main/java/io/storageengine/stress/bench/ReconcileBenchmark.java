@@ -51,7 +51,9 @@ import org.apache.iceberg.types.Types;
  * {@code --entity-batch N}, {@code --threads N}, {@code --entity-slices a,b} (the entity runs
  * are repeated for each {@code se.slice.count}, 0 meaning a table that is not sliced; default 0),
  * {@code --entity-batches K} (upsert batches per entity table, one pass each, default 1; the
- * report has each batch's seconds and rows/s over all of them).
+ * report has each batch's seconds and rows/s over all of them), {@code --entity-warmup-batches W}
+ * (passes of the same shape before them, timed apart as {@code warmup_batch_seconds}; default 0,
+ * with {@code --spark-anchor true} Spark's warm-up count, so both sides are measured alike).
  *
  * <p>{@code --spark-anchor true} runs, after the engine's entity runs of each table size, the
  * same work through Spark's {@code MERGE INTO} ({@link MergeAnchorRun}: Spark {@code local[N]},
@@ -105,8 +107,10 @@ public final class ReconcileBenchmark {
     MergeAnchorRun spark = new MergeAnchorRun(Path.of(opts.string("spark-module", "se-spark")),
         opts.string("spark-heap", "4g"), opts.intValue("spark-cores", Runtime.getRuntime().availableProcessors()));
     int sparkWarmup = opts.intValue("spark-warmup-batches", 1);
-    if (batches < 1 || batch < 2) {
-      throw new IllegalArgumentException("--entity-batches must be at least 1 and --entity-batch at least 2");
+    int warmup = opts.intValue("entity-warmup-batches", sparkAnchor ? sparkWarmup : 0);
+    if (batches < 1 || batch < 2 || warmup < 0) {
+      throw new IllegalArgumentException("--entity-batches must be at least 1, --entity-batch at least 2 and"
+          + " --entity-warmup-batches at least 0");
     }
     int threads = opts.threads();
 
@@ -125,7 +129,7 @@ public final class ReconcileBenchmark {
       for (long keys : keySizes) {
         List<ObjectNode> runs = new ArrayList<>();
         for (int slices : sliceCounts) {
-          runs.add(bench.entity(keys, batch, batches, slices));
+          runs.add(bench.entity(keys, batch, warmup, batches, slices));
         }
         if (sparkAnchor) {
           // The same shape through Spark's MERGE INTO, in a child JVM, right after the engine's
@@ -167,10 +171,11 @@ public final class ReconcileBenchmark {
   }
 
   /**
-   * @param batches upsert batches of {@code batch} rows, one pass each, after the load
+   * @param warmup upsert batches of {@code batch} rows, one pass each, after the load, timed apart
+   * @param batches upsert batches of {@code batch} rows, one pass each, after those
    * @param slices {@code se.slice.count} of the table, 0 for a table that is not sliced
    */
-  private ObjectNode entity(long keys, int batch, int batches, int slices) {
+  private ObjectNode entity(long keys, int batch, int warmup, int batches, int slices) {
     String name = "entity_" + keys + (slices > 0 ? "_slices_" + slices : "") + "_" + ++entityRuns;
     var builder = catalog.buildTable(TableIdentifier.of("bench", name), ENTITY)
         .withPartitionSpec(PartitionSpec.unpartitioned())
@@ -197,13 +202,14 @@ public final class ReconcileBenchmark {
     long half = batch / 2;
     long nextNew = keys;
     ArrayNode batchSeconds = Json.MAPPER.createArrayNode();
+    ArrayNode warmupSeconds = Json.MAPPER.createArrayNode();
     double seconds = 0;
     long walRows = 0;
     long replaced = 0;
     long written = 0;
     long dataFiles = 0;
     long vectors = 0;
-    for (int b = 0; b < batches; b++) {
+    for (int b = 0; b < warmup + batches; b++) {
       long[] updated = new long[(int) half];
       for (int i = 0; i < half; i++) {
         updated[i] = (long) (rnd.nextDouble() * keys);
@@ -214,6 +220,10 @@ public final class ReconcileBenchmark {
       long start = System.nanoTime();
       ReconcileResult r = reconciler.reconcile(tw);
       double s = (System.nanoTime() - start) / 1e9;
+      if (b < warmup) {
+        warmupSeconds.add(round(s));
+        continue;
+      }
       batchSeconds.add(round(s));
       seconds += s;
       walRows += r.walRows();
@@ -229,6 +239,7 @@ public final class ReconcileBenchmark {
     n.put("load_seconds", round(loadSeconds));
     n.put("batch_rows", walRows / batches);
     n.put("batches", batches);
+    n.set("warmup_batch_seconds", warmupSeconds);
     n.set("batch_seconds", batchSeconds);
     n.put("seconds", round(seconds));
     n.put("rows_per_second", Math.round(walRows / seconds));
