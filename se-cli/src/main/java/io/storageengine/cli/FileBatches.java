@@ -56,11 +56,14 @@ final class FileBatches implements AutoCloseable {
   private final boolean keyCounts;
   /** Names the value a failed read stopped at (null: the file is read with no conversion). */
   private final Diagnosis diagnosis;
+  /** Rows of the file skipped before the first batch ({@code --skip-rows}). */
+  private final long skipped;
 
   private FileBatches(ArrowReader reader, int dataColumns, boolean perRowPresence, boolean keyCounts,
-      Diagnosis diagnosis, AutoCloseable... owned) {
+      Diagnosis diagnosis, long skipped, AutoCloseable... owned) {
     this.reader = reader;
     this.diagnosis = diagnosis;
+    this.skipped = skipped;
     this.dataColumns = dataColumns;
     this.perRowPresence = perRowPresence;
     this.keyCounts = keyCounts;
@@ -75,6 +78,11 @@ final class FileBatches implements AutoCloseable {
   /** How many of the root's leading columns are the file's data; -1 when all are. */
   int dataColumns() {
     return dataColumns;
+  }
+
+  /** Rows of the file before the first batch's first row (skipped): row numbers count from there. */
+  long skipped() {
+    return skipped;
   }
 
   /** Whether the root carries presence columns after the data columns. */
@@ -115,14 +123,29 @@ final class FileBatches implements AutoCloseable {
    */
   static FileBatches open(Path file, Format format, Schema table, boolean perRowPresence, String nullString,
       BufferAllocator allocator, int batchRows) {
+    return open(file, format, table, perRowPresence, nullString, allocator, batchRows, 0);
+  }
+
+  /**
+   * As above, leaving out the file's first {@code skip} rows (data rows: a CSV header is not one);
+   * rows are still numbered from the file's first in every error. Arrow IPC files cannot skip.
+   */
+  static FileBatches open(Path file, Format format, Schema table, boolean perRowPresence, String nullString,
+      BufferAllocator allocator, int batchRows, long skip) {
     if (!Files.isReadable(file)) {
       throw SeException.invalid("%s: no such readable file", file);
     }
+    if (skip < 0) {
+      throw SeException.invalid("--skip-rows: expected 0 or more, got %d", skip);
+    }
     try {
       if (format == Format.ARROW) {
+        if (skip > 0) {
+          throw SeException.invalid("%s: --skip-rows applies to CSV, JSON lines and Parquet files, not Arrow IPC", file);
+        }
         return openArrow(file, allocator);
       }
-      return openWithDuckDb(file, format, table, perRowPresence, nullString, allocator, batchRows);
+      return openWithDuckDb(file, format, table, perRowPresence, nullString, allocator, batchRows, skip);
     } catch (IOException | SQLException e) {
       throw SeException.invalid("%s: cannot read as %s: %s", file, format.name().toLowerCase(Locale.ROOT), firstLine(e.getMessage()));
     }
@@ -135,11 +158,11 @@ final class FileBatches implements AutoCloseable {
     channel.position(0);
     ArrowReader reader = new String(magic, java.nio.charset.StandardCharsets.US_ASCII).equals("ARROW1")
         ? new ArrowFileReader(channel, allocator) : new ArrowStreamReader(channel, allocator);
-    return new FileBatches(reader, -1, false, false, null, channel);
+    return new FileBatches(reader, -1, false, false, null, 0, channel);
   }
 
   private static FileBatches openWithDuckDb(Path file, Format format, Schema table, boolean perRowPresence,
-      String nullString, BufferAllocator allocator, int batchRows) throws SQLException {
+      String nullString, BufferAllocator allocator, int batchRows, long skip) throws SQLException {
     boolean presence = perRowPresence && format != Format.PARQUET;
     // Streamed: the file is read as the batches are sent, never held whole.
     Properties streaming = new Properties();
@@ -218,8 +241,10 @@ final class FileBatches implements AutoCloseable {
         select.append(", CAST(len(json_keys(json)) AS BIGINT) AS se_key_count");
       }
       String from = format == Format.JSON ? "read_ndjson_objects(" + path + ")" : source;
-      select.append(" FROM ").append(from);
-      Diagnosis diagnosis = conversions.isEmpty() ? null : new Diagnosis(from, conversions);
+      // Rows left out before any value is converted (a skipped row is not read as the table's
+      // types); insertion order is preserved, so these are the file's first rows.
+      select.append(" FROM ").append(skip > 0 ? "(SELECT * FROM " + from + " OFFSET " + skip + ") AS skipped" : from);
+      Diagnosis diagnosis = conversions.isEmpty() ? null : new Diagnosis(from, conversions, skip);
       Statement st = conn.createStatement();
       DuckDBResultSet rs;
       ArrowReader reader;
@@ -234,7 +259,8 @@ final class FileBatches implements AutoCloseable {
         }
         throw e;
       }
-      return new FileBatches(reader, presence ? columns.size() : -1, presence, keyCounts, diagnosis, rs, st, conn);
+      return new FileBatches(reader, presence ? columns.size() : -1, presence, keyCounts, diagnosis, skip, rs, st,
+          conn);
     } catch (SQLException | RuntimeException e) {
       conn.close();
       throw e;
@@ -274,7 +300,7 @@ final class FileBatches implements AutoCloseable {
    * Finds the value a failed read stopped at: the file's first row where a conversion fails, read
    * again by a DuckDB of its own on one thread (so rows come in file order), stopping there.
    */
-  private record Diagnosis(String from, List<Conversion> conversions) {
+  private record Diagnosis(String from, List<Conversion> conversions, long skip) {
     /** The first value that does not convert, named; null when none is found (another failure). */
     SeException firstBadValue(Exception failure) {
       List<String> failing = new ArrayList<>();
@@ -286,7 +312,8 @@ final class FileBatches implements AutoCloseable {
       }
       // The first column of the first row whose conversion fails, and its text.
       String sql = "SELECT ordinality, __bad, CASE __bad " + String.join(" ", raws) + " END FROM (SELECT *, coalesce("
-          + String.join(", ", failing) + ") AS __bad FROM " + from + " WITH ORDINALITY) WHERE __bad IS NOT NULL LIMIT 1";
+          + String.join(", ", failing) + ") AS __bad FROM " + from + " WITH ORDINALITY) WHERE __bad IS NOT NULL AND ordinality > "
+          + skip + " LIMIT 1";
       // Not streamed (LIMIT stops the read at the row anyway): a streamed result's error can
       // reach JDBC as "Invalid result set" alone.
       try (Connection conn = DriverManager.getConnection("jdbc:duckdb:");

@@ -65,6 +65,11 @@ final class IngestCommand implements Callable<Integer> {
           + " cell is absent (on entity tables the stored value is kept); a quoted \"\" is the empty string.")
   String nullString;
 
+  @Option(names = "--skip-rows", paramLabel = "N", defaultValue = "0",
+      description = "Leave out the first N rows of the first FILE (after a CSV header), e.g. to resume where a"
+          + " refused row stopped a file: the failure prints the option to pass. CSV, JSON lines and Parquet.")
+  long skipRows;
+
   @Parameters(arity = "1..*", paramLabel = "FILE")
   List<Path> files;
 
@@ -99,6 +104,7 @@ final class IngestCommand implements Callable<Integer> {
     long totalRows = 0;
     long totalBytes = 0;
     long start = System.nanoTime();
+    long skip = skipRows; // the first file's only
     try (BufferAllocator allocator = new RootAllocator();
         IngestClient client = connect(allocator)) {
       for (Path file : files) {
@@ -113,17 +119,18 @@ final class IngestCommand implements Callable<Integer> {
         SeException refused = null;
         FileBatches opened;
         try {
-          opened = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows);
+          opened = FileBatches.open(file, fileFormat, tableSchema, perRowPresence, nullString, allocator, batchRows,
+              skip);
         } catch (SeException e) {
           // A file that cannot be read, or a bad value in its first rows (read before any batch).
-          return refused(file, e, totalRows);
+          return refused(file, e, totalRows, skip);
         }
         try (FileBatches batches = opened;
             KeyOrderedSender sender = new KeyOrderedSender(client, catalogId, namespace, ident.name(), op, MAX_STREAMS)) {
           ArrowReader reader = batches.reader();
           VectorSchemaRoot root = reader.getVectorSchemaRoot();
           PresenceSplitter splitter = new PresenceSplitter(batches, keyColumns, required, allocator);
-          TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator);
+          TableCast cast = new TableCast(tableSchema, batches.dataColumns(), allocator, batches.skipped());
           try {
             while (batches.next()) {
               if (root.getRowCount() == 0) {
@@ -156,8 +163,9 @@ final class IngestCommand implements Callable<Integer> {
           return 1;
         }
         if (refused != null) {
-          return refused(file, refused, totalRows + rows);
+          return refused(file, refused, totalRows + rows, skip + rows);
         }
+        skip = 0;
         totalRows += rows;
         System.out.printf("%s: %d rows acknowledged%n", file, rows);
       }
@@ -170,13 +178,18 @@ final class IngestCommand implements Callable<Integer> {
 
   /**
    * Reports {@code file}'s refusal (a file that cannot be read, or a row that does not fit) after
-   * {@code acknowledged} rows were acknowledged, and returns the exit code.
+   * {@code acknowledged} rows were acknowledged, the file's first {@code done} rows among them
+   * (skipped or acknowledged: a resume leaves them out), and returns the exit code.
    */
-  private static int refused(Path file, SeException refused, long acknowledged) {
+  private static int refused(Path file, SeException refused, long acknowledged, long done) {
     String message = String.valueOf(refused.getMessage());
     System.err.println("se: " + (message.startsWith(file.toString()) ? message
         : file + ": " + refused.code() + ": " + message));
     System.err.printf("se: %d rows acknowledged before the failure%n", acknowledged);
+    if (done > 0) {
+      System.err.printf("se: to go on from the refused row once it is mended: --skip-rows %d %s (and the files"
+          + " after it)%n", done, file);
+    }
     return Main.exitCode(refused);
   }
 

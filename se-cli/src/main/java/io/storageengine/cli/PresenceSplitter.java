@@ -60,6 +60,7 @@ final class PresenceSplitter {
    */
   PresenceSplitter(FileBatches batches, List<String> keyColumns, List<String> required, BufferAllocator allocator) {
     this.batches = batches;
+    this.rowsBefore = batches.skipped();
     this.keyColumns = keyColumns;
     this.required = required;
     this.allocator = allocator;

@@ -95,9 +95,15 @@ final class TableCast {
    * others (presence flags) pass through.
    */
   TableCast(Schema table, int dataColumns, BufferAllocator allocator) {
+    this(table, dataColumns, allocator, 0);
+  }
+
+  /** As above, for a file whose first {@code rowsBefore} rows were skipped (rows are numbered from the file's first). */
+  TableCast(Schema table, int dataColumns, BufferAllocator allocator, long rowsBefore) {
     this.table = table;
     this.dataColumns = dataColumns;
     this.allocator = allocator;
+    this.rowsBefore = rowsBefore;
   }
 
   /** {@code source} cast to the table's types; the result views the source's unchanged columns. */

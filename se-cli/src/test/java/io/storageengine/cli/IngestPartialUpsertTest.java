@@ -156,13 +156,60 @@ class IngestPartialUpsertTest {
     }
   }
 
+  @Test
+  void skipRowsResumesAFileWhereARefusedRowStoppedItWithNoRowTwice() throws Exception {
+    TableIdentifier events = TableIdentifier.parse("crm.events");
+    try (RESTCatalog rest = RemoteCatalog.open(address(), "warehouse")) {
+      Tables.create(rest, events, TableDefinition.builder("id bigint, name string, score int").build());
+    }
+    // Rows 4 and 5 do not fit int; one row per batch, so rows 1-3 are sent before row 4 is read.
+    Path file = dir.resolve("events.csv");
+    Files.writeString(file, "id,name,score\n1,a,1\n2,b,2\n3,c,3\n4,d,99999999999\n5,e,99999999999\n");
+    Failure first = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1");
+    assertThat(first.rc()).as(first.err()).isEqualTo(2);
+    assertThat(first.err()).contains("INVALID_ARGUMENT: row 4, column `score`: 99999999999 does not fit int")
+        .contains("se: 3 rows acknowledged before the failure")
+        .contains("se: to go on from the refused row once it is mended: --skip-rows 3 " + file);
+
+    // Row 4 mended; row 5 is still bad and is named by its row in the file, not in the resumed part.
+    Files.writeString(file, "id,name,score\n1,a,1\n2,b,2\n3,c,3\n4,d,4\n5,e,99999999999\n");
+    Failure second = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1", "--skip-rows", "3");
+    assertThat(second.err()).contains("INVALID_ARGUMENT: row 5, column `score`: 99999999999 does not fit int")
+        .contains("se: 1 rows acknowledged before the failure").contains("--skip-rows 4 " + file);
+
+    // A value DuckDB cannot convert in a skipped row is not read at all.
+    Files.writeString(file, "id,name,score\n1,a,x\n2,b,2\n3,c,3\n4,d,4\n5,e,5\n");
+    ingest(file, "--table", "crm.events", "--skip-rows", "4");
+    Table table = server.registry().catalog("warehouse").loadTable(events);
+    long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+    List<String> rows = List.of();
+    while (System.nanoTime() < deadline) {
+      table.refresh();
+      rows = new ArrayList<>();
+      try (CloseableIterable<Record> records = IcebergGenerics.read(table).build()) {
+        for (Record r : records) {
+          rows.add(r.getField("id") + "|" + r.getField("name") + "|" + r.getField("score"));
+        }
+      }
+      rows.sort(null);
+      if (rows.size() >= 5) {
+        break;
+      }
+      Thread.sleep(100);
+    }
+    assertThat(rows).containsExactly("1|a|1", "2|b|2", "3|c|3", "4|d|4", "5|e|5");
+  }
+
   private record Failure(int rc, String err) {}
 
   /** Runs {@code se ingest} of {@code file} (options {@code extra}) and returns its exit code and standard error. */
   private Failure ingestFailing(Path file, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
-        "--catalog-id", "warehouse", "--table", "crm.customers"));
+        "--catalog-id", "warehouse"));
     args.addAll(List.of(extra));
+    if (!args.contains("--table")) {
+      args.addAll(List.of("--table", "crm.customers"));
+    }
     args.add(file.toString());
     PrintStream original = System.err;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
@@ -176,8 +223,11 @@ class IngestPartialUpsertTest {
 
   private String ingest(Path file, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
-        "--catalog-id", "warehouse", "--table", "crm.customers"));
+        "--catalog-id", "warehouse"));
     args.addAll(List.of(extra));
+    if (!args.contains("--table")) {
+      args.addAll(List.of("--table", "crm.customers"));
+    }
     args.add(file.toString());
     PrintStream original = System.out;
     ByteArrayOutputStream out = new ByteArrayOutputStream();
