@@ -47,8 +47,8 @@ public final class DuckRuntime implements AutoCloseable {
    * kernel.
    */
   public static final Setting<Long> SHARED_MEMORY_LIMIT = Setting.size("duckdb.shared-memory-limit", "4GiB",
-      "DuckDB memory_limit of the shared database of reconcile and maintenance passes and entity WAL tail folds"
-          + " (beyond it their large operators and tables spill to disk)");
+      "DuckDB memory_limit of each shared database (one per thread count) of reconcile and maintenance passes and"
+          + " entity WAL tail folds (beyond it their large operators and tables spill to disk)");
   /** Every setting of the DuckDB runtime. */
   public static final List<Setting<?>> SETTINGS = List.of(FILE_CACHE_SIZE, SHARED_MEMORY_LIMIT);
 

@@ -73,6 +73,13 @@ final class EntityTailFolds {
    */
   static final long MAX_LAYER_BYTES = 64L << 20;
   static final int MAX_TABLES = 32;
+  /**
+   * Frame bytes of a tail up to which a fold for some keys runs on one DuckDB thread: its twenty
+   * statements are short, and a second thread costs more than it brings (a handoff per statement,
+   * and each Arrow batch of the staged frames read on a DuckDB thread the JVM must attach):
+   * measured on 2 cores, the fold p50 26-33 ms on one thread against 34-36 ms on two.
+   */
+  static final long ONE_THREAD_KEY_FOLD_BYTES = 1L << 20;
   /** Rows (keys) of the layer states kept, over all tables. */
   static final long MAX_STATE_ROWS = 4_000_000;
   /** Commits a carried fold's snapshot may be behind the table's current one ({@link #carriedBase}). */
@@ -139,6 +146,8 @@ final class EntityTailFolds {
   private final Map<TableWal, Turn> growing = new ConcurrentHashMap<>();
   /** {@link #MAX_LAYER_BYTES}, or less in tests. */
   private volatile long layerBytes = MAX_LAYER_BYTES;
+  /** {@link #ONE_THREAD_KEY_FOLD_BYTES}, or another bound in tests. */
+  private volatile long oneThreadKeyFoldBytes = ONE_THREAD_KEY_FOLD_BYTES;
 
   /** Drops the states of replaced folds, off the queries that replaced them. */
   private final ScheduledThreadPoolExecutor drops = Threads.scheduledPool(1,
@@ -215,9 +224,11 @@ final class EntityTailFolds {
    * of thousands, looked up in the whole snapshot). With {@code carried} ({@code snapshot} is a
    * {@link #carriedBase}), the kept fold's layers when they end exactly at the tail's end, else
    * null (nothing is folded: the caller reads the current snapshot, whose tail is shorter).
+   * {@code tailBytes}, the tail's frame bytes, picks the fold's DuckDB threads: one up to
+   * {@link #ONE_THREAD_KEY_FOLD_BYTES}.
    */
   Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
-      String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
+      long tailBytes, String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
     Read kept = readCovered(catalogId, base, fold(new TableWal(catalogId, table.uuid())), last, leases);
     if (kept != null || carried) {
@@ -232,7 +243,7 @@ final class EntityTailFolds {
     DataFileCache.Lease lease = files.scratch(catalogId);
     try {
       WalTailRows.EntityLayer made = rows.foldEntityKeys(catalogId, table, snapshot, afterSeq, tail,
-          lease.path(), keyFilter, cancel);
+          lease.path(), keyFilter, cancel, tailBytes <= oneThreadKeyFoldBytes ? 1 : 0);
       if (tail.through() < last) {
         throw new IllegalStateException("the fold of segments " + (afterSeq + 1) + ".." + last + " ended at "
             + tail.through());
@@ -683,6 +694,11 @@ final class EntityTailFolds {
   /** Folds at most {@code bytes} of segment frames per layer (for tests). */
   void layerBytes(long bytes) {
     layerBytes = bytes;
+  }
+
+  /** Folds for some keys run on one DuckDB thread up to {@code bytes} of tail frames (for tests; -1: never). */
+  void oneThreadKeyFoldBytes(long bytes) {
+    oneThreadKeyFoldBytes = bytes;
   }
 
   /** The segment each layer of the fold kept for the table ends with, in order (for tests). */

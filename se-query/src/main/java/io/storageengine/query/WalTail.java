@@ -342,7 +342,8 @@ final class WalTail implements AutoCloseable {
       }
     };
     EntityTailFolds.Read fold = byKeys
-        ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, keyFilter, leases, cancel, carried)
+        ? entityFolds.readKeys(catalogId, table, snapshot, afterSeq, last, tail, tailBytes, keyFilter, leases, cancel,
+            carried)
         : entityFolds.read(catalogId, table, snapshot, afterSeq, last, tail, leases, cancel, carried);
     return fold == null ? null
         : new Read(last, fold.files(), fold.replacedPositions(), List.of(), List.of(), fold.foldedKeys());

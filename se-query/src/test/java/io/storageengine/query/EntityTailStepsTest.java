@@ -108,17 +108,22 @@ class EntityTailStepsTest {
 
   /**
    * A query whose WHERE keeps one key folds the tail for that key alone and keeps no fold; a kept
-   * fold that reaches the tail's end serves it, and it never grows one.
+   * fold that reaches the tail's end serves it, and it never grows one. The same keys read the
+   * same on one DuckDB thread (a small tail's) and on the passes' threads.
    */
   @Test
   void aPointQueryFoldsTheTailForItsKeyAloneAndKeepsNothing() throws Exception {
     try (Tail tail = new Tail(Files.createTempDirectory(dir, "point"))) {
       Map<Long, String> all = expected();
-      for (long id : List.of(0L, 7L, 19L, 1_000L)) {
-        assertThat(tail.rows(" WHERE id = " + id)).as("key %d", id)
-            .isEqualTo(all.containsKey(id) ? Map.of(id, all.get(id)) : Map.of());
+      for (long oneThreadBytes : List.of(EntityTailFolds.ONE_THREAD_KEY_FOLD_BYTES, -1L)) {
+        tail.folds().oneThreadKeyFoldBytes(oneThreadBytes);
+        for (long id : List.of(0L, 7L, 19L, 1_000L)) {
+          assertThat(tail.rows(" WHERE id = " + id)).as("key %d, one thread up to %d bytes", id, oneThreadBytes)
+              .isEqualTo(all.containsKey(id) ? Map.of(id, all.get(id)) : Map.of());
+        }
+        assertThat(tail.rows(" WHERE id IN (2, 5, 1000)")).isEqualTo(Map.of(2L, all.get(2L), 5L, all.get(5L)));
       }
-      assertThat(tail.rows(" WHERE id IN (2, 5, 1000)")).isEqualTo(Map.of(2L, all.get(2L), 5L, all.get(5L)));
+      tail.folds().oneThreadKeyFoldBytes(EntityTailFolds.ONE_THREAD_KEY_FOLD_BYTES);
       assertThat(tail.layerEnds()).as("point queries keep no fold").isEmpty();
       AtomicLong segmentReads = new AtomicLong();
       tail.store.before(FaultInjectingObjectStore.Operation.GET, key -> key.contains("/wal/") && key.endsWith(".seg"),

@@ -147,7 +147,7 @@ public final class WalTailRows {
   public Optional<EntityLayer> foldEntityLayer(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state, Cancel cancel) {
     return fold(scope, table, snapshot, highWaterMark, priorStates, layer, segments, rowsTarget, state, null, true,
-        cancel);
+        cancel, options.duckdbThreads());
   }
 
   /**
@@ -158,26 +158,29 @@ public final class WalTailRows {
    * operations, snapshot row and tombstone, so these are exactly the whole fold's rows of those
    * keys; nothing is kept (no state is made). The rows go to
    * {@code rowsTarget}, which is not written when the layer has no rows and replaces nothing
-   * (no operation on those keys).
+   * (no operation on those keys). Runs on a shared DuckDB database of {@code threads} threads
+   * (0: the reconcile options' count).
    */
   public EntityLayer foldEntityKeys(String scope, Table table, Snapshot snapshot, long highWaterMark,
-      Iterable<WalSegment> segments, Path rowsTarget, String keyFilter, Cancel cancel) {
+      Iterable<WalSegment> segments, Path rowsTarget, String keyFilter, Cancel cancel, int threads) {
     return fold(scope, table, snapshot, highWaterMark, List.of(), 0, segments, rowsTarget, newEntityState(),
-        keyFilter, false, cancel).orElseThrow(() -> new IllegalStateException("a fold with no earlier layers made nothing"));
+        keyFilter, false, cancel, threads > 0 ? threads : options.duckdbThreads()).orElseThrow(() -> new IllegalStateException("a fold with no earlier layers made nothing"));
   }
 
   /**
-   * {@link EntityTailLayer#fold} in a DuckDB session of its own, stopped by {@code cancel}; the
-   * state is dropped when the fold fails, and in any case unless {@code keep}.
+   * {@link EntityTailLayer#fold} in a DuckDB session of its own on the shared database of
+   * {@code threads} threads, stopped by {@code cancel}; the state is dropped when the fold fails,
+   * and in any case unless {@code keep} (a kept state is in the database of the options' count,
+   * where the next layer reads it).
    */
   private Optional<EntityLayer> fold(String scope, Table table, Snapshot snapshot, long highWaterMark,
       List<String> priorStates, int layer, Iterable<WalSegment> segments, Path rowsTarget, String state,
-      String keyFilter, boolean keep, Cancel cancel) {
+      String keyFilter, boolean keep, Cancel cancel, int threads) {
     if (!foldsEntities()) {
       throw new IllegalStateException("entity tables need the cluster store and the tombstone cache");
     }
     try (BufferAllocator child = allocator.newChildAllocator("wal-tail-" + scope, 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), scope)) {
+        DuckSession duck = new DuckSession(duckdb, child, threads, scope)) {
       TableWal tableWal = new TableWal(scope, table.uuid());
       TombstoneStore store = new TombstoneStore(clusterStore, tableWal, tombstones);
       SliceTail sliceTail = SliceTail.of(clusterStore, tableWal, table, snapshot);
