@@ -4,13 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.storageengine.catalog.TableDefinition;
 import io.storageengine.catalog.Tables;
-import io.storageengine.server.ConfigKey;
 import io.storageengine.server.EngineServer;
-import io.storageengine.server.Role;
-import io.storageengine.server.ServerConfig;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,11 +34,7 @@ class IngestPartialUpsertTest {
 
   @BeforeEach
   void start() {
-    server = EngineServer.start(ServerConfig.defaults()
-        .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
-        .with(ConfigKey.DATA_DIR, dir.resolve("data").toString())
-        .with(ConfigKey.INGEST_FLUSH_INTERVAL, "50ms")
-        .with(ConfigKey.RECONCILE_INTERVAL, "200ms"), Role.DEV);
+    server = Cli.startServer(dir.resolve("data"));
     try (RESTCatalog rest = RemoteCatalog.open(address(), "warehouse")) {
       Tables.create(rest, CUSTOMERS, TableDefinition.builder("id bigint not null, name string, email string, score int")
           .mode(TableDefinition.Mode.ENTITY).primaryKey("id").build());
@@ -109,7 +99,7 @@ class IngestPartialUpsertTest {
     awaitRows("1|ann|null|null");
     // One row per batch: rows 1 and 2 are sent before row 3 is read.
     Path bad = file("bad.csv", "id,name\n2,bob\n4,dan\n,nobody\n5,eve\n");
-    Failure failure = ingestFailing(bad, "--batch-rows", "1");
+    Cli.Result failure = ingestFailing(bad, "--batch-rows", "1");
     String printed = failure.err();
     assertThat(failure.rc()).as(printed).isEqualTo(2);
     assertThat(printed).contains("se: " + bad + ": INVALID_ARGUMENT: row 3: column `id` has no value")
@@ -122,7 +112,7 @@ class IngestPartialUpsertTest {
   @Test
   void aValueThatDoesNotConvertIsNamedWithItsRowColumnAndTextAndTheRowsAcknowledgedBeforeItLand() throws Exception {
     // Early in a file: the read fails before the first batch.
-    Failure json = ingestFailing(file("bad.jsonl", """
+    Cli.Result json = ingestFailing(file("bad.jsonl", """
         {"id":1,"name":"ann","score":10}
         {"id":2,"name":"bob","score":"ten"}
         """));
@@ -136,7 +126,7 @@ class IngestPartialUpsertTest {
     for (int i = 1; i <= 100_000; i++) {
       csv.append(i).append(",n").append(i).append(',').append(i == 90_001 ? "9x" : String.valueOf(i % 100)).append('\n');
     }
-    Failure late = ingestFailing(file("late.csv", csv.toString()));
+    Cli.Result late = ingestFailing(file("late.csv", csv.toString()));
     assertThat(late.rc()).as(late.err()).isEqualTo(2);
     assertThat(late.err()).contains("late.csv: INVALID_ARGUMENT: row 90001, column `score`: \"9x\" is not a valid int");
     java.util.regex.Matcher acked = java.util.regex.Pattern.compile("se: (\\d+) rows acknowledged before the failure")
@@ -165,7 +155,7 @@ class IngestPartialUpsertTest {
     // Rows 4 and 5 do not fit int; one row per batch, so rows 1-3 are sent before row 4 is read.
     Path file = dir.resolve("events.csv");
     Files.writeString(file, "id,name,score\n1,a,1\n2,b,2\n3,c,3\n4,d,99999999999\n5,e,99999999999\n");
-    Failure first = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1");
+    Cli.Result first = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1");
     assertThat(first.rc()).as(first.err()).isEqualTo(2);
     assertThat(first.err()).contains("INVALID_ARGUMENT: row 4, column `score`: 99999999999 does not fit int")
         .contains("se: 3 rows acknowledged before the failure")
@@ -173,7 +163,7 @@ class IngestPartialUpsertTest {
 
     // Row 4 mended; row 5 is still bad and is named by its row in the file, not in the resumed part.
     Files.writeString(file, "id,name,score\n1,a,1\n2,b,2\n3,c,3\n4,d,4\n5,e,99999999999\n");
-    Failure second = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1", "--skip-rows", "3");
+    Cli.Result second = ingestFailing(file, "--table", "crm.events", "--batch-rows", "1", "--skip-rows", "3");
     assertThat(second.err()).contains("INVALID_ARGUMENT: row 5, column `score`: 99999999999 does not fit int")
         .contains("se: 1 rows acknowledged before the failure").contains("--skip-rows 4 " + file);
 
@@ -200,28 +190,17 @@ class IngestPartialUpsertTest {
     assertThat(rows).containsExactly("1|a|1", "2|b|2", "3|c|3", "4|d|4", "5|e|5");
   }
 
-  private record Failure(int rc, String err) {}
-
-  /** Runs {@code se ingest} of {@code file} (options {@code extra}) and returns its exit code and standard error. */
-  private Failure ingestFailing(Path file, String... extra) {
-    List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
-        "--catalog-id", "warehouse"));
-    args.addAll(List.of(extra));
-    if (!args.contains("--table")) {
-      args.addAll(List.of("--table", "crm.customers"));
-    }
-    args.add(file.toString());
-    PrintStream original = System.err;
-    ByteArrayOutputStream err = new ByteArrayOutputStream();
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-    try {
-      return new Failure(Main.execute(args.toArray(String[]::new)), err.toString(StandardCharsets.UTF_8));
-    } finally {
-      System.setErr(original);
-    }
+  /** Runs {@code se ingest} of {@code file} (options {@code extra}) and returns what it printed. */
+  private Cli.Result ingestFailing(Path file, String... extra) {
+    return Cli.run(ingestArgs(file, extra));
   }
 
   private String ingest(Path file, String... extra) {
+    return Cli.ok(ingestArgs(file, extra));
+  }
+
+  /** {@code se ingest}'s arguments for {@code file}: {@code extra}, into crm.customers unless they name a table. */
+  private String[] ingestArgs(Path file, String... extra) {
     List<String> args = new ArrayList<>(List.of("ingest", "--server-address", address(),
         "--catalog-id", "warehouse"));
     args.addAll(List.of(extra));
@@ -229,18 +208,7 @@ class IngestPartialUpsertTest {
       args.addAll(List.of("--table", "crm.customers"));
     }
     args.add(file.toString());
-    PrintStream original = System.out;
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
-    int rc;
-    try {
-      rc = Main.execute(args.toArray(String[]::new));
-    } finally {
-      System.setOut(original);
-    }
-    String printed = out.toString(StandardCharsets.UTF_8);
-    assertThat(rc).as("se ingest printed: %s", printed).isZero();
-    return printed;
+    return args.toArray(String[]::new);
   }
 
   private Path file(String name, String text) throws Exception {
@@ -250,7 +218,7 @@ class IngestPartialUpsertTest {
   }
 
   private String address() {
-    return "http://127.0.0.1:" + server.port();
+    return Cli.address(server);
   }
 
   /** Waits until Iceberg's reader returns exactly {@code expected} (id|name|email|score). */
