@@ -37,17 +37,25 @@ final class CandidateFiles {
 
   /** The key-range filter of the keys in temp table {@code keysTable} (one row per key). */
   static Expression keyRangeFilter(DuckSession duck, EntityColumns columns, String keysTable) {
+    return boundsSql(columns, "").isEmpty() ? Expressions.alwaysTrue() : keyRange(duck, columns, keysTable).filter();
+  }
+
+  /** How many keys a keys table holds, and their key-range filter. */
+  record KeyRange(long keys, Expression filter) {}
+
+  /** The keys in temp table {@code keysTable} (one row per key): their count and range, one query. */
+  static KeyRange keyRange(DuckSession duck, EntityColumns columns, String keysTable) {
     List<String> bounds = boundsSql(columns, "");
-    if (bounds.isEmpty()) {
-      return Expressions.alwaysTrue();
-    }
+    long[] keys = new long[1];
     List<String> values = new ArrayList<>();
-    duck.query("SELECT " + String.join(", ", bounds) + " FROM " + keysTable, rs -> {
-      for (int i = 1; i <= bounds.size(); i++) {
-        values.add(rs.getString(i));
-      }
-    });
-    return keyRangeFilter(columns, values);
+    duck.query("SELECT count(*)" + (bounds.isEmpty() ? "" : ", " + String.join(", ", bounds)) + " FROM " + keysTable,
+        rs -> {
+          keys[0] = rs.getLong(1);
+          for (int i = 0; i < bounds.size(); i++) {
+            values.add(rs.getString(i + 2));
+          }
+        });
+    return new KeyRange(keys[0], keyRangeFilter(columns, values));
   }
 
   /**

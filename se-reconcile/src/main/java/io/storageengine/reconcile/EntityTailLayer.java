@@ -123,22 +123,13 @@ final class EntityTailLayer {
     String freshInitTable = "fresh_init";
     if (!prior) {
       duck.execute("CREATE OR REPLACE TEMP TABLE tail_keys AS SELECT DISTINCT " + keys + " FROM " + WalStaging.TABLE);
-      // One query: whether any key is left (a fold of some keys may have none) and the keys' range.
-      List<String> bounds = CandidateFiles.boundsSql(columns, "");
-      long[] count = new long[1];
-      List<String> values = new ArrayList<>();
-      duck.query("SELECT count(*)" + (bounds.isEmpty() ? "" : ", " + String.join(", ", bounds)) + " FROM tail_keys",
-          rs -> {
-            count[0] = rs.getLong(1);
-            for (int i = 0; i < bounds.size(); i++) {
-              values.add(rs.getString(i + 2));
-            }
-          });
-      if (keyFilter != null && count[0] == 0) {
+      // Whether any key is left (a fold of some keys may have none) with the keys' range.
+      CandidateFiles.KeyRange range = CandidateFiles.keyRange(duck, columns, "tail_keys");
+      if (keyFilter != null && range.keys() == 0) {
         return Optional.of(new Result(0, Map.of(), Map.of(), 0));
       }
       CurrentRows current = new CurrentRows(duck, table,
-          candidates.plan(duck.scope(), table, snapshot, CandidateFiles.keyRangeFilter(columns, values)));
+          candidates.plan(duck.scope(), table, snapshot, range.filter()));
       BatchCurrentRows.load(duck, columns, "tail_keys", current);
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
       if (columns.version() == null) {
@@ -220,13 +211,13 @@ final class EntityTailLayer {
     }
     EntityFold.fold(duck, columns);
 
-    String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
-    String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
     if (keyFilter != null) {
       // A fold of some keys is not kept: its rows and what they replace come from the fold itself.
       return Optional.of(written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
           false, rowsTarget));
     }
+    String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
+    String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
     if (!prior) {
       duck.execute("CREATE SCHEMA IF NOT EXISTS " + state.substring(0, state.indexOf('.')));
     }
