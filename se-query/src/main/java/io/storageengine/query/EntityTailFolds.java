@@ -80,6 +80,12 @@ final class EntityTailFolds {
    * measured on 2 cores, the fold p50 26-33 ms on one thread against 34-36 ms on two.
    */
   static final long ONE_THREAD_KEY_FOLD_BYTES = 1L << 20;
+  /**
+   * Keys a fold for some keys may select and still run on one thread: the lookup of many keys'
+   * snapshot rows reads most files of a large table, where two threads pay (500 keys of a 2 M-key
+   * table: query p50 103-108 ms on two, 132-153 ms on one; one key: 47-51 ms on either).
+   */
+  static final long ONE_THREAD_KEY_FOLD_KEYS = 16;
   /** Rows (keys) of the layer states kept, over all tables. */
   static final long MAX_STATE_ROWS = 4_000_000;
   /** Commits a carried fold's snapshot may be behind the table's current one ({@link #carriedBase}). */
@@ -224,11 +230,13 @@ final class EntityTailFolds {
    * of thousands, looked up in the whole snapshot). With {@code carried} ({@code snapshot} is a
    * {@link #carriedBase}), the kept fold's layers when they end exactly at the tail's end, else
    * null (nothing is folded: the caller reads the current snapshot, whose tail is shorter).
-   * {@code tailBytes}, the tail's frame bytes, picks the fold's DuckDB threads: one up to
-   * {@link #ONE_THREAD_KEY_FOLD_BYTES}.
+   * {@code tailBytes}, the tail's frame bytes, and the keys the filter can select pick the fold's
+   * DuckDB threads: one up to {@link #ONE_THREAD_KEY_FOLD_BYTES} and
+   * {@link #ONE_THREAD_KEY_FOLD_KEYS}.
    */
   Read readKeys(String catalogId, Table table, Snapshot snapshot, long afterSeq, long last, Segments segments,
-      long tailBytes, String keyFilter, List<DataFileCache.Lease> leases, Cancel cancel, boolean carried) {
+      long tailBytes, FilterPushdown.KeyFilter keyFilter, List<DataFileCache.Lease> leases, Cancel cancel,
+      boolean carried) {
     Base base = new Base(snapshot == null ? null : snapshot.snapshotId(), table.schema().schemaId(), afterSeq);
     Read kept = readCovered(catalogId, base, fold(new TableWal(catalogId, table.uuid())), last, leases);
     if (kept != null || carried) {
@@ -243,7 +251,8 @@ final class EntityTailFolds {
     DataFileCache.Lease lease = files.scratch(catalogId);
     try {
       WalTailRows.EntityLayer made = rows.foldEntityKeys(catalogId, table, snapshot, afterSeq, tail,
-          lease.path(), keyFilter, cancel, tailBytes <= oneThreadKeyFoldBytes ? 1 : 0);
+          lease.path(), keyFilter.sql(), cancel,
+          tailBytes <= oneThreadKeyFoldBytes && keyFilter.keys() <= ONE_THREAD_KEY_FOLD_KEYS ? 1 : 0);
       if (tail.through() < last) {
         throw new IllegalStateException("the fold of segments " + (afterSeq + 1) + ".." + last + " ended at "
             + tail.through());
@@ -259,7 +268,7 @@ final class EntityTailFolds {
             lease.path().toString(), new long[0]));
       }
       leases.add(lease);
-      return new Read(out, made.replacedPositions(), keyFilter);
+      return new Read(out, made.replacedPositions(), keyFilter.sql());
     } catch (RuntimeException e) {
       lease.close();
       throw e;

@@ -70,14 +70,16 @@ final class FilterPushdown {
    * selects every key of the rows that WHERE can keep; the table's WAL tail then needs folding
    * for those keys alone.
    */
-  static String keyFilter(Schema schema, List<Types.NestedField> keys, List<Comparison> comparisons,
+  static KeyFilter keyFilter(Schema schema, List<Types.NestedField> keys, List<Comparison> comparisons,
       QueryParameters parameters) {
     if (keys.isEmpty()) {
       return null;
     }
     List<String> terms = new ArrayList<>();
+    long selected = 1;
     for (Types.NestedField key : keys) {
       boolean found = false;
+      long columnValues = Long.MAX_VALUE; // the fewest values a comparison of this column allows
       for (Comparison comparison : comparisons) {
         Types.NestedField field = schema.caseInsensitiveFindField(comparison.column());
         if (field == null || field.fieldId() != key.fieldId() || !schema.columns().contains(field)) {
@@ -95,9 +97,15 @@ final class FilterPushdown {
             values.add(literal);
           }
           term = values == null ? null : SqlQuoting.identifier(field.name()) + " IN (" + String.join(", ", values) + ")";
+          if (values != null) {
+            columnValues = Math.min(columnValues, values.size());
+          }
         } else if ("COMPARE_EQUAL".equals(comparison.operator())) {
           String literal = keyLiteral(field, resolve(comparison, parameters));
           term = literal == null ? null : SqlQuoting.identifier(field.name()) + " = " + literal;
+          if (literal != null) {
+            columnValues = 1;
+          }
         }
         if (term != null) {
           terms.add(term);
@@ -107,9 +115,16 @@ final class FilterPushdown {
       if (!found) {
         return null;
       }
+      selected = columnValues > Long.MAX_VALUE / Math.max(1, selected) ? Long.MAX_VALUE : selected * columnValues;
     }
-    return String.join(" AND ", terms);
+    return new KeyFilter(String.join(" AND ", terms), selected);
   }
+
+  /**
+   * A key filter ({@link #keyFilter}): the DuckDB predicate, and the most keys it can select (the
+   * product over the key columns of the fewest values one of its comparisons allows).
+   */
+  record KeyFilter(String sql, long keys) {}
 
   /** The SQL literal of a key comparison's value, or null when its kind is not the key's (or it is null). */
   private static String keyLiteral(Types.NestedField field, Comparison comparison) {

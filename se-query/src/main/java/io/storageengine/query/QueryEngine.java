@@ -319,7 +319,7 @@ final class QueryEngine implements AutoCloseable {
           boolean inline = explain == null && !analysis.lineage();
           // Of an entity table whose every row the statement reads has given keys, those keys'
           // rows alone (unless a kept fold already holds the whole tail).
-          String keyFilter = entity ? FilterPushdown.keyFilter(plannedTable.schema(), settings.primaryKey(),
+          FilterPushdown.KeyFilter keyFilter = entity ? FilterPushdown.keyFilter(plannedTable.schema(), settings.primaryKey(),
               analysis.filters().getOrDefault(entry.getKey(), List.of()), parameters) : null;
           WalTail.Read read = null;
           if (carried != null) {

@@ -253,7 +253,7 @@ final class WalTail implements AutoCloseable {
 
   /**
    * As above; for an entity table read by a query that reads no key but those {@code keyFilter}
-   * selects (a DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
+   * selects (its DuckDB predicate over the key columns, see {@link FilterPushdown#keyFilter}; null:
    * any key), the tail is folded for those keys alone unless the kept fold already ends at the
    * tail's end ({@link EntityTailFolds#readKeys}) or the tail holds more than
    * {@value #MAX_KEY_FOLD_BYTES} bytes of frames (then as without {@code keyFilter}); with
@@ -262,7 +262,7 @@ final class WalTail implements AutoCloseable {
    */
   Read read(String catalogId, String displayName, Table table, Snapshot snapshot, Schema schema, boolean entity,
       long afterSeq, Long throughSeq, List<DataFileCache.Lease> leases, boolean inline, Cancel cancel,
-      boolean carried, String keyFilter) {
+      boolean carried, FilterPushdown.KeyFilter keyFilter) {
     TableWal tableWal = new TableWal(catalogId, table.uuid());
     reconciled(tableWal, afterSeq);
     Map<Long, WalSegment> fresh = new HashMap<>();

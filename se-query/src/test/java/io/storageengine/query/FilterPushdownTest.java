@@ -182,7 +182,24 @@ class FilterPushdownTest {
 
   private static String keys(String where, QueryParameters parameters, String... keyColumns) throws SQLException {
     List<Types.NestedField> keys = java.util.Arrays.stream(keyColumns).map(SCHEMA::findField).toList();
-    return FilterPushdown.keyFilter(SCHEMA, keys, comparisons("SELECT * FROM ns.t WHERE " + where), parameters);
+    FilterPushdown.KeyFilter filter = FilterPushdown.keyFilter(SCHEMA, keys, comparisons("SELECT * FROM ns.t WHERE "
+        + where), parameters);
+    return filter == null ? null : filter.sql();
+  }
+
+  private static long keyCount(String where, String... keyColumns) throws SQLException {
+    List<Types.NestedField> keys = java.util.Arrays.stream(keyColumns).map(SCHEMA::findField).toList();
+    return FilterPushdown.keyFilter(SCHEMA, keys, comparisons("SELECT * FROM ns.t WHERE " + where),
+        QueryParameters.NONE).keys();
+  }
+
+  @Test
+  void keyFilterCountsTheMostKeysItCanSelect() throws SQLException {
+    assertThat(keyCount("id = 5", "id")).isEqualTo(1);
+    assertThat(keyCount("id IN (1, 2, 3)", "id")).isEqualTo(3);
+    assertThat(keyCount("id = 1 AND id IN (1, 2)", "id")).isEqualTo(1);
+    assertThat(keyCount("id IN (1, 2, 3) AND id IN (1, 2)", "id")).isEqualTo(2);
+    assertThat(keyCount("id IN (1, 2) AND big IN (2, 3, 4)", "id", "big")).isEqualTo(6);
   }
 
   @Test
