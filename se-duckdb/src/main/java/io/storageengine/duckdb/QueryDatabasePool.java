@@ -248,8 +248,7 @@ public final class QueryDatabasePool implements AutoCloseable {
           runAfterQuery();
         }
         beforeReset.run();
-        execute(database.admin, "DETACH DATABASE IF EXISTS \"" + QUERY_CATALOG + "\"");
-        clean = leftovers(database.admin) == 0;
+        clean = detachQueryCatalog(database.admin) == 0;
         if (clean && !database.lowered) {
           // Set up the next query's connection now, after this query's client has its answer.
           database.ready = queryConnection(database.admin);
@@ -546,9 +545,9 @@ public final class QueryDatabasePool implements AutoCloseable {
   private static DuckDBConnection queryConnection(DuckDBConnection admin) throws SQLException {
     DuckDBConnection connection = (DuckDBConnection) admin.duplicate();
     try {
-      execute(connection, "ATTACH ':memory:' AS \"" + QUERY_CATALOG + "\"");
-      execute(connection, "USE \"" + QUERY_CATALOG + "\"");
-      execute(connection, "CREATE SCHEMA " + META_SCHEMA);
+      // One call: DuckDB's fixed cost per call is a third of a millisecond here.
+      execute(connection, "ATTACH ':memory:' AS \"" + QUERY_CATALOG + "\"; USE \"" + QUERY_CATALOG + "\"; "
+          + "CREATE SCHEMA " + META_SCHEMA);
       return connection;
     } catch (SQLException e) {
       connection.close();
@@ -556,8 +555,13 @@ public final class QueryDatabasePool implements AutoCloseable {
     }
   }
 
-  private static long leftovers(DuckDBConnection admin) throws SQLException {
-    try (Statement statement = admin.createStatement(); ResultSet rows = statement.executeQuery(LEFTOVERS_SQL)) {
+  /**
+   * Detaches the query catalog (if attached) and counts what is left beyond a fresh database's
+   * own objects ({@link #LEFTOVERS_SQL}), in one call.
+   */
+  private static long detachQueryCatalog(DuckDBConnection admin) throws SQLException {
+    try (Statement statement = admin.createStatement();
+        ResultSet rows = statement.executeQuery("DETACH DATABASE IF EXISTS \"" + QUERY_CATALOG + "\"; " + LEFTOVERS_SQL)) {
       rows.next();
       return rows.getLong(1);
     }

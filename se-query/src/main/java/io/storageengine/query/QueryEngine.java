@@ -378,9 +378,11 @@ final class QueryEngine implements AutoCloseable {
         statement = MetadataStatements.describe(connection, describe);
       }
       int viewNumber = 0;
+      TableViews.Batch viewStatements = new TableViews.Batch(connection);
       for (Map.Entry<TableName, PlannedTable> entry : planned.entrySet()) {
-        views.create(connection, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
+        views.create(viewStatements, entry.getKey(), entry.getValue(), viewNumber++, analysis.lineage());
       }
+      viewStatements.run();
       for (MetadataRead read : metadata) {
         MetadataTables.create(connection, read.name(), read.table(), read.kind(), read.displayName(), catalogId, wal);
       }

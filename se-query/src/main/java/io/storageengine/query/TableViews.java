@@ -86,6 +86,43 @@ final class TableViews {
   }
 
   /**
+   * The views of one query, created on its connection: their statements are run together
+   * ({@link #run}), in order and each as DuckDB runs it alone, in one call (a query over five
+   * tables ran ten statements one by one, about 8 ms of its planning). A statement that fails
+   * fails the call with its {@link SQLException}, naming what failed as it would alone.
+   */
+  static final class Batch {
+    private final Connection connection;
+    private final Set<String> schemas = new java.util.HashSet<>();
+    private final List<String> pending = new ArrayList<>();
+
+    Batch(Connection connection) {
+      this.connection = connection;
+    }
+
+    /** Creates {@code schema} (quoted) with the next statements, unless this batch made it before. */
+    private void schema(String schema) {
+      if (schemas.add(schema)) {
+        pending.add("CREATE SCHEMA IF NOT EXISTS " + schema);
+      }
+    }
+
+    private void add(String statement) {
+      pending.add(statement);
+    }
+
+    /** Runs the statements added since the last run. */
+    void run() throws SQLException {
+      if (pending.isEmpty()) {
+        return;
+      }
+      String statements = String.join(";\n", pending);
+      pending.clear();
+      execute(connection, statements);
+    }
+  }
+
+  /**
    * Creates the view of {@code table} named {@code name} (and its schema, if new) on
    * {@code connection}. {@code number} is unique among the views of the query (it names the
    * view's table of deleted positions). Creating a view binds it: a file gone since planning
@@ -93,20 +130,25 @@ final class TableViews {
    * cannot be read is UNAVAILABLE, or {@link SnapshotExpiredException} when its file is gone.
    */
   void create(Connection connection, TableName name, PlannedTable table, int number) throws SQLException {
-    create(connection, name, table, number, false);
+    Batch batch = new Batch(connection);
+    create(batch, name, table, number, false);
+    batch.run();
   }
 
   /**
-   * Creates the view as {@link #create(Connection, TableName, PlannedTable, int)} does, with the
-   * row lineage columns after the schema's when {@code lineage} (see {@link RowLineage}; the
-   * files are then read by field id).
+   * Adds the view of {@code table} to {@code batch} as {@link #create(Connection, TableName,
+   * PlannedTable, int)} creates it, with the row lineage columns after the schema's when
+   * {@code lineage} (see {@link RowLineage}; the files are then read by field id). The view exists
+   * once the batch has run; its table of deleted positions is made at once, and the first view
+   * of a snapshot plan runs the batch to check how DuckDB reads its files.
    */
-  void create(Connection connection, TableName name, PlannedTable table, int number, boolean lineage)
+  void create(Batch batch, TableName name, PlannedTable table, int number, boolean lineage)
       throws SQLException {
+    Connection connection = batch.connection;
     Schema schema = table.schema();
     String schemaName = SqlQuoting.identifier(name.schema());
     String viewName = schemaName + "." + SqlQuoting.identifier(name.table());
-    execute(connection, "CREATE SCHEMA IF NOT EXISTS " + schemaName);
+    batch.schema(schemaName);
     List<PlannedFile> clean = new ArrayList<>();
     List<PlannedFile> withDeletes = new ArrayList<>();
     for (PlannedFile file : table.files()) {
@@ -124,6 +166,7 @@ final class TableViews {
       byNameChecks.incrementAndGet();
       // First use of this snapshot's plan: check that DuckDB sees the Iceberg columns and types
       // when reading by name, and remember the answer for every later query on the snapshot.
+      batch.run();
       boolean matches;
       try {
         FieldIdProjection names = FieldIdProjection.byName(schema);
@@ -160,7 +203,7 @@ final class TableViews {
     if (lineage && !table.tailTables().isEmpty()) {
       throw new IllegalStateException("row lineage views read the WAL tail from staged files only");
     }
-    execute(connection, "CREATE VIEW " + viewName + " AS " + (lineage
+    batch.add("CREATE VIEW " + viewName + " AS " + (lineage
         ? RowLineage.viewSql(connection, schema, clean, withDeletes, deletes, projection, number)
         : viewSql(schema, clean, withDeletes, deletes, projection, table.tailTables())));
   }
