@@ -3,6 +3,7 @@ package io.storageengine.common;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -15,6 +16,55 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class Threads {
   private Threads() {}
+
+  /**
+   * An executor service that runs each task on the thread that submits it, before {@code submit}
+   * or {@code execute} returns (so the future handed out is done). For a library call that takes
+   * an executor for work too small to hand to other threads: Iceberg's {@code Tasks} waits for
+   * tasks it handed to a pool by polling every 10 ms, so each parallel step of a commit costs at
+   * least that much however little it does. Shutting it down only makes it refuse later tasks.
+   */
+  public static ExecutorService callingThread() {
+    return new CallingThreadExecutor();
+  }
+
+  private static final class CallingThreadExecutor extends java.util.concurrent.AbstractExecutorService {
+    private volatile boolean shutdown;
+
+    @Override
+    public void execute(Runnable command) {
+      if (shutdown) {
+        throw new java.util.concurrent.RejectedExecutionException("executor is shut down");
+      }
+      command.run();
+    }
+
+    @Override
+    public void shutdown() {
+      shutdown = true;
+    }
+
+    @Override
+    public java.util.List<Runnable> shutdownNow() {
+      shutdown = true;
+      return java.util.List.of();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return shutdown;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, java.util.concurrent.TimeUnit unit) {
+      return shutdown;
+    }
+  }
 
   /** Daemon threads named {@code name-1}, {@code name-2} ... */
   public static ThreadFactory daemon(String name) {

@@ -32,7 +32,7 @@ final class SliceCommit {
 
   static void commit(Table table, Snapshot base, List<TableSlices.Slice> slices, int sliceId, long expected,
       long toSeq, TableChanges changes) {
-    RowDelta delta = changes.rowDelta(table, base);
+    RowDelta delta = CommitThreads.onCaller(changes.rowDelta(table, base), table, base);
     delta.validateDeletedFiles();
     if (!changes.referencedDataFiles().isEmpty()) {
       delta.validateDataFilesExist(changes.referencedDataFiles());

@@ -368,6 +368,7 @@ final class TableReconciler {
           : AppendMaterializer.materialize(duck, table, options);
       times.lap("materialize");
     }
+    times.lap("close DuckDB");
 
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
     RuntimeException failure;
@@ -479,7 +480,8 @@ final class TableReconciler {
   }
 
   private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes) {
-    AppendFiles append = CommitOutcome.checkingLanded(table).newAppend();
+    AppendFiles append = CommitThreads.onCaller(CommitOutcome.checkingLanded(table).newAppend(), table,
+        table.currentSnapshot());
     for (DataFile f : changes.dataFiles()) {
       append.appendFile(f);
     }
@@ -490,7 +492,7 @@ final class TableReconciler {
 
   private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
       TableChanges changes) {
-    RowDelta delta = changes.rowDelta(table, base);
+    RowDelta delta = CommitThreads.onCaller(changes.rowDelta(table, base), table, base);
     delta.conflictDetectionFilter(changes.conflictFilter())
         .validateNoConflictingDataFiles()
         .validateNoConflictingDeleteFiles()
