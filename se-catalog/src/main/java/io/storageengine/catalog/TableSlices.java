@@ -166,8 +166,8 @@ public final class TableSlices {
   public static List<SliceStats> stats(Table table, Snapshot snapshot, List<Slice> slices) {
     Map<Integer, long[]> counts = new HashMap<>();
     if (snapshot != null) {
-      try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(snapshot.snapshotId())
-          .ignoreResiduals().planFiles()) {
+      try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, snapshot)
+          .useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
         for (FileScanTask task : tasks) {
           OptionalInt slice = sliceOfFile(task.file().location());
           if (slice.isEmpty()) {

@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.query.TableSnapshotPlanner.PlannedTable;
@@ -260,8 +261,8 @@ final class Explain {
     Map<Integer, Evaluator> partitions = new HashMap<>();
     InclusiveMetricsEvaluator stats = new InclusiveMetricsEvaluator(schema, filter, false);
     List<DeleteFile> prunedDeletes = new ArrayList<>();
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(snapshotId).caseSensitive(false).includeColumnStats()
-        .planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, table.snapshot(snapshotId))
+        .useSnapshot(snapshotId).caseSensitive(false).includeColumnStats().planFiles()) {
       for (FileScanTask task : tasks) {
         DataFile file = task.file();
         counts.total++;

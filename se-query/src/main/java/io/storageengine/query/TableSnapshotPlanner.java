@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.common.ErrorCode;
 import io.storageengine.common.SeException;
 import io.storageengine.duckdb.DataFileCache;
@@ -190,7 +191,8 @@ final class TableSnapshotPlanner {
   private static List<SnapshotPlanCache.ScanFile> scan(String displayName, Table table, long snapshotId, Expression filter,
       List<DataFile> dataFiles) {
     List<SnapshotPlanCache.ScanFile> files = new ArrayList<>();
-    TableScan scan = table.newScan().useSnapshot(snapshotId).caseSensitive(false).filter(filter);
+    TableScan scan = ManifestThreads.scan(table.newScan(), table, table.snapshot(snapshotId))
+        .useSnapshot(snapshotId).caseSensitive(false).filter(filter);
     if (dataFiles != null) {
       scan = scan.includeColumnStats(); // kept to prune other filters' plans from
     }

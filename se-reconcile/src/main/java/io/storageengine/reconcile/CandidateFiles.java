@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.common.LruMap;
 import io.storageengine.duckdb.SqlQuoting;
 import java.io.IOException;
@@ -134,8 +135,8 @@ final class CandidateFiles {
     if (base == null) {
       return candidates;
     }
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(base.snapshotId())
-        .filter(filter).ignoreResiduals().planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, base)
+        .useSnapshot(base.snapshotId()).filter(filter).ignoreResiduals().planFiles()) {
       for (FileScanTask task : tasks) {
         candidates.add(task);
       }
@@ -221,8 +222,8 @@ final class CandidateFiles {
 
     private static List<FileScanTask> scanAll(Table table, Snapshot base) {
       List<FileScanTask> all = new ArrayList<>();
-      try (CloseableIterable<FileScanTask> scanned = table.newScan().useSnapshot(base.snapshotId())
-          .includeColumnStats().ignoreResiduals().planFiles()) {
+      try (CloseableIterable<FileScanTask> scanned = ManifestThreads.scan(table.newScan(), table, base)
+          .useSnapshot(base.snapshotId()).includeColumnStats().ignoreResiduals().planFiles()) {
         for (FileScanTask task : scanned) {
           all.add(task);
         }

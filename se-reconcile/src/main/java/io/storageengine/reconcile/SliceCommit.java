@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.catalog.TableSlices;
 import java.util.List;
 import java.util.OptionalInt;
@@ -32,7 +33,7 @@ final class SliceCommit {
 
   static void commit(Table table, Snapshot base, List<TableSlices.Slice> slices, int sliceId, long expected,
       long toSeq, TableChanges changes) {
-    RowDelta delta = CommitThreads.onCaller(changes.rowDelta(table, base), table, base);
+    RowDelta delta = ManifestThreads.commit(changes.rowDelta(table, base), table, base);
     delta.validateDeletedFiles();
     if (!changes.referencedDataFiles().isEmpty()) {
       delta.validateDataFilesExist(changes.referencedDataFiles());

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.catalog.TableProperties;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
@@ -480,7 +481,7 @@ final class TableReconciler {
   }
 
   private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes) {
-    AppendFiles append = CommitThreads.onCaller(CommitOutcome.checkingLanded(table).newAppend(), table,
+    AppendFiles append = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newAppend(), table,
         table.currentSnapshot());
     for (DataFile f : changes.dataFiles()) {
       append.appendFile(f);
@@ -492,7 +493,7 @@ final class TableReconciler {
 
   private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
       TableChanges changes) {
-    RowDelta delta = CommitThreads.onCaller(changes.rowDelta(table, base), table, base);
+    RowDelta delta = ManifestThreads.commit(changes.rowDelta(table, base), table, base);
     delta.conflictDetectionFilter(changes.conflictFilter())
         .validateNoConflictingDataFiles()
         .validateNoConflictingDeleteFiles()

@@ -2,6 +2,7 @@ package io.storageengine.catalog.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.common.Json;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -220,7 +221,8 @@ final class ScanPlanner {
         ? configure(table.newIncrementalAppendScan()
             .fromSnapshotExclusive(request.startSnapshotId()).toSnapshot(request.endSnapshotId()), schema, request)
             .planFiles()
-        : configure(table.newScan().useSnapshot(request.snapshotId()), schema, request).planFiles()) {
+        : configure(ManifestThreads.scan(table.newScan(), table, table.snapshot(request.snapshotId()))
+            .useSnapshot(request.snapshotId()), schema, request).planFiles()) {
       planned.forEach(tasks::add);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
 import io.storageengine.common.SeException;
@@ -111,7 +112,8 @@ final class Compactor {
 
   private List<Group> plan(Table table, Snapshot start, MaintenancePolicy policy, Set<String> only) {
     Map<String, List<FileScanTask>> byPartition = new LinkedHashMap<>();
-    try (CloseableIterable<FileScanTask> tasks = table.newScan().useSnapshot(start.snapshotId()).planFiles()) {
+    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, start)
+        .useSnapshot(start.snapshotId()).planFiles()) {
       for (FileScanTask task : tasks) {
         DataFile file = task.file();
         if (file.format() != FileFormat.PARQUET
@@ -241,8 +243,8 @@ final class Compactor {
     table.refresh();
     Map<String, String> marks = WalMarks.carried(table);
     for (int attempt = 1; ; attempt++) {
-      RewriteFiles rewrite = CommitOutcome.checkingLanded(table).newRewrite()
-          .validateFromSnapshot(start.snapshotId());
+      RewriteFiles rewrite = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newRewrite(), table,
+          table.currentSnapshot()).validateFromSnapshot(start.snapshotId());
       inputs.forEach(rewrite::deleteFile);
       vectors.forEach(rewrite::deleteFile);
       added.forEach(rewrite::addFile);

@@ -1,5 +1,6 @@
 package io.storageengine.reconcile.maintenance;
 
+import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
 import io.storageengine.common.ErrorCode;
@@ -262,7 +263,8 @@ final class SliceResizer {
     Map<String, DeleteFile> vectors = new LinkedHashMap<>();
     long inputRows = 0;
     if (base != null) {
-      try (CloseableIterable<FileScanTask> planned = table.newScan().useSnapshot(base.snapshotId()).planFiles()) {
+      try (CloseableIterable<FileScanTask> planned = ManifestThreads.scan(table.newScan(), table, base)
+          .useSnapshot(base.snapshotId()).planFiles()) {
         for (FileScanTask task : planned) {
           OptionalInt slice = TableSlices.sliceOfFile(task.file().location());
           if (slice.isEmpty() || !change.from().contains(slice.getAsInt())) {
@@ -326,10 +328,11 @@ final class SliceResizer {
     hooks.beforeSliceCommit(table, change);
     SnapshotUpdate<?> update;
     if (inputs.isEmpty()) {
-      AppendFiles append = CommitOutcome.checkingLanded(table).newAppend();
+      AppendFiles append = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newAppend(), table, base);
       update = append;
     } else {
-      RewriteFiles rewrite = CommitOutcome.checkingLanded(table).newRewrite().validateFromSnapshot(baseId);
+      RewriteFiles rewrite = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newRewrite(), table, base)
+          .validateFromSnapshot(baseId);
       inputs.forEach(rewrite::deleteFile);
       vectors.values().forEach(rewrite::deleteFile);
       added.forEach(rewrite::addFile);
