@@ -218,7 +218,7 @@ final class ScanPlanner {
     }
     List<FileScanTask> tasks = new ArrayList<>();
     try (CloseableIterable<FileScanTask> planned = request.startSnapshotId() != null
-        ? configure(table.newIncrementalAppendScan()
+        ? configure(ManifestThreads.scan(table.newIncrementalAppendScan(), table, table.snapshot(request.endSnapshotId()))
             .fromSnapshotExclusive(request.startSnapshotId()).toSnapshot(request.endSnapshotId()), schema, request)
             .planFiles()
         : configure(ManifestThreads.scan(table.newScan(), table, table.snapshot(request.snapshotId()))
