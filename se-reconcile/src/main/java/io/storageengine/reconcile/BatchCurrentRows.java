@@ -27,28 +27,49 @@ final class BatchCurrentRows {
    * @param files the candidate files
    */
   static void load(DuckSession duck, EntityColumns columns, String keysTable, CurrentRows files) {
+    create(duck, columns);
+    if (files.byLocalPath().isEmpty()) {
+      return;
+    }
     Schema schema = columns.schema();
+    List<Types.NestedField> narrow = narrow(columns);
+    files.insertInto(TABLE,
+        fileSchema -> columnsRead(schema, fileSchema, narrow) + ", r.filename, r.file_row_number, "
+            + CurrentRows.rowId(fileSchema),
+        fileSchema -> " JOIN " + keysTable + " b ON " + columns.fileKeyJoin(fileSchema) + CurrentRows.JOIN_FILES);
+    complete(duck, columns, files);
+  }
+
+  /** Creates {@value #TABLE}, empty. */
+  static void create(DuckSession duck, EntityColumns columns) {
     List<String> defs = new ArrayList<>();
-    for (Types.NestedField c : schema.columns()) {
+    for (Types.NestedField c : columns.schema().columns()) {
       defs.add(SqlQuoting.identifier(c.name()) + " " + DuckSql.type(c.type()));
     }
     defs.add("__file VARCHAR");
     defs.add("__pos BIGINT");
     defs.add("__rid BIGINT");
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " (" + String.join(", ", defs) + ")");
-    if (files.byLocalPath().isEmpty()) {
-      return;
-    }
+  }
+
+  /** The columns a narrow read fills: the key columns and the version column. */
+  private static List<Types.NestedField> narrow(EntityColumns columns) {
     List<Types.NestedField> narrow = new ArrayList<>(columns.keys());
     Types.NestedField version = columns.version();
-    if (version != null && !schema.identifierFieldIds().contains(version.fieldId())) {
+    if (version != null && !columns.schema().identifierFieldIds().contains(version.fieldId())) {
       narrow.add(version);
     }
-    files.insertInto(TABLE,
-        fileSchema -> columnsRead(schema, fileSchema, narrow) + ", r.filename, r.file_row_number, "
-            + CurrentRows.rowId(fileSchema),
-        fileSchema -> " JOIN " + keysTable + " b ON " + columns.fileKeyJoin(fileSchema) + CurrentRows.JOIN_FILES);
+    return narrow;
+  }
 
+  /**
+   * Completes the narrow rows in {@value #TABLE} (read from {@code files}): the other columns of
+   * keys that a staged upsert omits a column of, then drops the rows deleted by their file's
+   * position deletes.
+   */
+  static void complete(DuckSession duck, EntityColumns columns, CurrentRows files) {
+    Schema schema = columns.schema();
+    List<Types.NestedField> narrow = narrow(columns);
     String partial = partialUpsertCondition(schema);
     if (partial != null && duck.queryLong("SELECT count(*) FROM " + WalStaging.TABLE + " WHERE " + partial) > 0) {
       duck.execute("CREATE OR REPLACE TEMP TABLE partial_keys AS SELECT DISTINCT " + columns.keyList("") + " FROM "

@@ -147,6 +147,57 @@ final class CandidateFiles {
   }
 
   /**
+   * Every data file of {@code base} as a scan task with its delete files and column statistics,
+   * to prune in memory ({@link #prune}); none when there is no base snapshot.
+   */
+  static List<FileScanTask> planAll(Table table, Snapshot base) {
+    List<FileScanTask> all = new ArrayList<>();
+    if (base == null) {
+      return all;
+    }
+    try (CloseableIterable<FileScanTask> scanned = ManifestThreads.scan(table.newScan(), table, base)
+        .useSnapshot(base.snapshotId()).includeColumnStats().ignoreResiduals().planFiles()) {
+      for (FileScanTask task : scanned) {
+        all.add(task);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return List.copyOf(all);
+  }
+
+  /**
+   * The tasks of {@code all} (planned with column statistics) that {@code filter} does not rule
+   * out, as {@link #plan} finds them in the manifests: partition values by the filter's inclusive
+   * projection, then column bounds and counts (case-sensitive, bound to the schema of the file's
+   * partition spec); null if the evaluators cannot bind the filter.
+   */
+  static List<FileScanTask> prune(Table table, List<FileScanTask> all, Expression filter) {
+    if (filter.op() == Expression.Operation.TRUE) {
+      return new ArrayList<>(all);
+    }
+    List<FileScanTask> kept = new ArrayList<>();
+    try {
+      Map<Integer, Evaluator> partitions = new HashMap<>();
+      Map<Integer, InclusiveMetricsEvaluator> metrics = new HashMap<>();
+      for (FileScanTask task : all) {
+        int specId = task.file().specId();
+        PartitionSpec spec = table.specs().get(specId);
+        Evaluator partition = partitions.computeIfAbsent(specId, id -> new Evaluator(spec.partitionType(),
+            Projections.inclusive(spec, true).project(filter), true));
+        InclusiveMetricsEvaluator bounds = metrics.computeIfAbsent(specId,
+            id -> new InclusiveMetricsEvaluator(spec.schema(), filter, true));
+        if (partition.eval(task.file().partition()) && bounds.eval(task.file())) {
+          kept.add(task);
+        }
+      }
+    } catch (RuntimeException e) {
+      return null;
+    }
+    return kept;
+  }
+
+  /**
    * The data files of small snapshots, kept in memory to plan candidate files from: a snapshot of
    * at most {@value #MAX_FILES} data files (by its summary) is scanned once without a filter,
    * with the files' column statistics, and each key-range filter's candidates are pruned from
@@ -183,32 +234,11 @@ final class CandidateFiles {
       Key key = new Key(scope, table.uuid(), base.snapshotId(), base.manifestListLocation());
       List<FileScanTask> all = cached(key);
       if (all == null) {
-        all = scanAll(table, base);
+        all = planAll(table, base);
         remember(key, all);
       }
-      if (filter.op() == Expression.Operation.TRUE) {
-        return new ArrayList<>(all);
-      }
-      List<FileScanTask> kept = new ArrayList<>();
-      try {
-        Map<Integer, Evaluator> partitions = new HashMap<>();
-        Map<Integer, InclusiveMetricsEvaluator> metrics = new HashMap<>();
-        for (FileScanTask task : all) {
-          int specId = task.file().specId();
-          PartitionSpec spec = table.specs().get(specId);
-          Evaluator partition = partitions.computeIfAbsent(specId, id -> new Evaluator(spec.partitionType(),
-              Projections.inclusive(spec, true).project(filter), true));
-          InclusiveMetricsEvaluator bounds = metrics.computeIfAbsent(specId,
-              id -> new InclusiveMetricsEvaluator(spec.schema(), filter, true));
-          if (partition.eval(task.file().partition()) && bounds.eval(task.file())) {
-            kept.add(task);
-          }
-        }
-      } catch (RuntimeException e) {
-        // A filter the evaluators cannot bind: the scan decides.
-        return CandidateFiles.plan(table, base, filter);
-      }
-      return kept;
+      List<FileScanTask> kept = prune(table, all, filter);
+      return kept != null ? kept : CandidateFiles.plan(table, base, filter);
     }
 
     private static boolean small(Snapshot snapshot) {
@@ -218,19 +248,6 @@ final class CandidateFiles {
       } catch (NumberFormatException e) {
         return false;
       }
-    }
-
-    private static List<FileScanTask> scanAll(Table table, Snapshot base) {
-      List<FileScanTask> all = new ArrayList<>();
-      try (CloseableIterable<FileScanTask> scanned = ManifestThreads.scan(table.newScan(), table, base)
-          .useSnapshot(base.snapshotId()).includeColumnStats().ignoreResiduals().planFiles()) {
-        for (FileScanTask task : scanned) {
-          all.add(task);
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      return List.copyOf(all);
     }
 
     private synchronized List<FileScanTask> cached(Key key) {

@@ -58,6 +58,8 @@ public final class DataFileWriter {
   private int slice = -1;
   /** The table's variant columns not shredded by DuckDB's choice, read once per writer. */
   private final Map<String, VariantShredding> shredding;
+  /** Shown each file before it is published (null: none). */
+  private java.util.function.BiConsumer<String, Path> beforePublish;
 
   public DataFileWriter(DuckSession duck, Table table, ReconcileOptions options) {
     this.duck = duck;
@@ -73,6 +75,15 @@ public final class DataFileWriter {
    */
   public DataFileWriter forSlice(int sliceId) {
     this.slice = sliceId;
+    return this;
+  }
+
+  /**
+   * Shows {@code consumer} each file written from now on, as its location and the local file it
+   * is published from, before it is published (a failure stops the write).
+   */
+  DataFileWriter beforePublish(java.util.function.BiConsumer<String, Path> consumer) {
+    this.beforePublish = consumer;
     return this;
   }
 
@@ -188,6 +199,9 @@ public final class DataFileWriter {
       String location = spec.isUnpartitioned() || partition == null
           ? table.locationProvider().newDataLocation(name)
           : table.locationProvider().newDataLocation(spec, partition, name);
+      if (beforePublish != null) {
+        beforePublish.accept(location, local);
+      }
       publish(table.io(), local, location);
       written.add(location);
       MetricsConfig metricsConfig = MetricsConfig.forTable(table);

@@ -308,15 +308,33 @@ public final class DuckSession implements AutoCloseable {
    * where an appender takes a call per value.
    */
   void withLongs(String name, String column, long[] values, int count, Runnable use) {
-    org.apache.arrow.vector.types.pojo.Schema schema = new org.apache.arrow.vector.types.pojo.Schema(
-        List.of(Field.nullable(column, new ArrowType.Int(64, true))));
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator)) {
-      BigIntVector vector = (BigIntVector) root.getVector(0);
-      vector.allocateNew(count);
-      for (int i = 0; i < count; i++) {
-        vector.set(i, values[i]);
+    withLongColumns(name, new String[] {column}, new long[][] {values}, null, count, use);
+  }
+
+  /**
+   * As {@link #withLongs}, with several BIGINT columns: {@code columns[c]} holds
+   * {@code values[c][0 .. count)}, and a value equal to {@code nullValue} (if not null) is NULL.
+   */
+  void withLongColumns(String name, String[] columns, long[][] values, Long nullValue, int count, Runnable use) {
+    List<Field> fields = new ArrayList<>();
+    for (String column : columns) {
+      fields.add(Field.nullable(column, new ArrowType.Int(64, true)));
+    }
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(new org.apache.arrow.vector.types.pojo.Schema(fields),
+        allocator)) {
+      for (int c = 0; c < columns.length; c++) {
+        BigIntVector vector = (BigIntVector) root.getVector(c);
+        vector.allocateNew(count);
+        long[] column = values[c];
+        for (int i = 0; i < count; i++) {
+          if (nullValue != null && column[i] == nullValue) {
+            vector.setNull(i);
+          } else {
+            vector.set(i, column[i]);
+          }
+        }
+        vector.setValueCount(count);
       }
-      vector.setValueCount(count);
       root.setRowCount(count);
       try (ArrowReader reader = new OneBatch(allocator, root)) {
         withArrowStream(name, reader, use);

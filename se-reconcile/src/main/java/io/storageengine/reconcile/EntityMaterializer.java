@@ -49,16 +49,22 @@ final class EntityMaterializer {
   private final EntityColumns columns;
   private final BatchTombstones tombstones;
   private final io.storageengine.catalog.TableSlices.Slice slice;
+  /** The pass's use of the table's key index (null: the table has none). */
+  private final KeyIndexReads index;
 
   /** @throws io.storageengine.common.SeException (invalid) if the table is not an entity table */
   EntityMaterializer(DuckSession duck, Table table, Snapshot base, long highWaterMark,
       ReconcileOptions options, TombstoneStore tombstones) {
-    this(duck, table, base, highWaterMark, options, tombstones, null);
+    this(duck, table, base, highWaterMark, options, tombstones, null, KeyIndexes.none());
   }
 
-  /** @param slice the slice whose pass this is (null: the whole table) */
+  /**
+   * @param slice the slice whose pass this is (null: the whole table)
+   * @param indexes where the table's key index is kept between passes
+   */
   EntityMaterializer(DuckSession duck, Table table, Snapshot base, long highWaterMark,
-      ReconcileOptions options, TombstoneStore tombstones, io.storageengine.catalog.TableSlices.Slice slice) {
+      ReconcileOptions options, TombstoneStore tombstones, io.storageengine.catalog.TableSlices.Slice slice,
+      KeyIndexes indexes) {
     this.slice = slice;
     this.duck = duck;
     this.table = table;
@@ -67,6 +73,7 @@ final class EntityMaterializer {
     this.options = options;
     this.columns = new EntityColumns(table);
     this.tombstones = new BatchTombstones(duck, table, columns, tombstones, options);
+    this.index = KeyIndexReads.of(duck, table, columns, indexes, slice == null ? -1 : slice.id());
   }
 
   TableChanges materialize(long fromSeq, long toSeq) {
@@ -81,6 +88,10 @@ final class EntityMaterializer {
       written.addAll(writer.writtenLocations());
       Cleanup.deleteQuietly(table.io(), written);
       throw e;
+    } finally {
+      if (index != null) {
+        index.release();
+      }
     }
   }
 
@@ -90,12 +101,30 @@ final class EntityMaterializer {
         + WalStaging.TABLE);
     long t0 = System.nanoTime();
     Expression keyFilter = CandidateFiles.keyRangeFilter(duck, columns, BATCH_KEYS);
-    List<org.apache.iceberg.FileScanTask> planned = CandidateFiles.plan(table, base, keyFilter);
-    if (slice != null) {
-      planned = SliceFiles.of(planned, slice.id());
+    CurrentRows candidates = null;
+    List<org.apache.iceberg.FileScanTask> planned;
+    if (index != null) {
+      List<org.apache.iceberg.FileScanTask> all = CandidateFiles.planAll(table, base);
+      if (slice != null) {
+        all = SliceFiles.of(all, slice.id());
+      }
+      planned = CandidateFiles.prune(table, all, keyFilter);
+      if (planned == null) {
+        planned = all;
+      }
+      candidates = index.load(all, planned, BATCH_KEYS);
+    } else {
+      planned = CandidateFiles.plan(table, base, keyFilter);
+      if (slice != null) {
+        planned = SliceFiles.of(planned, slice.id());
+      }
     }
-    CurrentRows candidates = new CurrentRows(duck, table, planned);
-    BatchCurrentRows.load(duck, columns, BATCH_KEYS, candidates);
+    if (candidates == null) {
+      candidates = new CurrentRows(duck, table, planned);
+      BatchCurrentRows.load(duck, columns, BATCH_KEYS, candidates);
+    } else {
+      writer.beforePublish(index::written);
+    }
     long t1 = System.nanoTime();
     tombstones.load(BATCH_KEYS, highWaterMark);
     long tTombs = System.nanoTime();
@@ -110,6 +139,9 @@ final class EntityMaterializer {
     long tFiles = System.nanoTime();
 
     DeleteWriteResult dvs = DeletionVectors.write(duck, table, candidates);
+    if (index != null) {
+      index.pend(dataFiles, dvs);
+    }
     long tVectors = System.nanoTime();
     for (DeleteFile dv : dvs.deleteFiles()) {
       written.add(dv.location());

@@ -17,6 +17,8 @@ import java.util.List;
  *     boundaries, so small targets need small row groups
  * @param maxCommitAttempts passes restarted after a commit conflict before giving up
  * @param duckdbThreads DuckDB worker threads per pass
+ * @param keyIndexBytes memory the key indexes of entity tables may take in this process, all
+ *     together (0: none kept, every entity pass reads its candidate files)
  * @param defaultTombstoneRetention used when a table has no {@code se.tombstone-retention}
  * @param clock time source for tombstone ages
  */
@@ -26,6 +28,7 @@ public record ReconcileOptions(
     long rowGroupRows,
     int maxCommitAttempts,
     int duckdbThreads,
+    long keyIndexBytes,
     Duration defaultTombstoneRetention,
     Clock clock) {
 
@@ -47,13 +50,15 @@ public record ReconcileOptions(
       "DuckDB worker threads per reconcile pass (default: one per available processor)");
   public static final Setting<Duration> TOMBSTONE_RETENTION = Setting.duration("reconcile.tombstone-retention",
       "168h", "how long deletes of entity tables are remembered when a table has no se.tombstone-retention");
+  public static final Setting<Long> KEY_INDEX_MEMORY = Setting.size("reconcile.key-index-memory", "",
+      "memory the key indexes of entity tables may take, all together (default: half the maximum heap; 0: none)");
   /** Every setting of a reconcile pass. */
   public static final List<Setting<?>> SETTINGS = List.of(MAX_BYTES_PER_COMMIT, TARGET_FILE_SIZE, ROW_GROUP_ROWS,
-      COMMIT_ATTEMPTS, DUCKDB_THREADS, TOMBSTONE_RETENTION);
+      COMMIT_ATTEMPTS, DUCKDB_THREADS, KEY_INDEX_MEMORY, TOMBSTONE_RETENTION);
 
   public ReconcileOptions {
     if (maxBytesPerCommit <= 0 || targetFileSizeBytes <= 0 || rowGroupRows <= 0
-        || maxCommitAttempts <= 0 || duckdbThreads <= 0) {
+        || maxCommitAttempts <= 0 || duckdbThreads <= 0 || keyIndexBytes < 0) {
       throw new IllegalArgumentException("reconcile options must be positive");
     }
   }
@@ -61,7 +66,7 @@ public record ReconcileOptions(
   public static ReconcileOptions defaults() {
     return new ReconcileOptions(DEFAULT_MAX_BYTES_PER_COMMIT, DEFAULT_TARGET_FILE_SIZE,
         DEFAULT_ROW_GROUP_ROWS, DEFAULT_MAX_COMMIT_ATTEMPTS,
-        Math.max(1, Runtime.getRuntime().availableProcessors()),
+        Math.max(1, Runtime.getRuntime().availableProcessors()), defaultKeyIndexBytes(),
         DEFAULT_TOMBSTONE_RETENTION, Clock.systemUTC());
   }
 
@@ -70,26 +75,37 @@ public record ReconcileOptions(
     return new ReconcileOptions(source.get(MAX_BYTES_PER_COMMIT), source.get(TARGET_FILE_SIZE),
         source.get(ROW_GROUP_ROWS), source.get(COMMIT_ATTEMPTS),
         source.find(DUCKDB_THREADS).orElseGet(() -> Math.max(1, Runtime.getRuntime().availableProcessors())),
+        source.find(KEY_INDEX_MEMORY).orElseGet(ReconcileOptions::defaultKeyIndexBytes),
         source.get(TOMBSTONE_RETENTION), Clock.systemUTC());
+  }
+
+  /** Half the maximum heap: key indexes are the largest thing a worker keeps on its heap. */
+  static long defaultKeyIndexBytes() {
+    return Runtime.getRuntime().maxMemory() / 2;
+  }
+
+  public ReconcileOptions withKeyIndexBytes(long bytes) {
+    return new ReconcileOptions(maxBytesPerCommit, targetFileSizeBytes, rowGroupRows, maxCommitAttempts,
+        duckdbThreads, bytes, defaultTombstoneRetention, clock);
   }
 
   public ReconcileOptions withMaxBytesPerCommit(long bytes) {
     return new ReconcileOptions(bytes, targetFileSizeBytes, rowGroupRows, maxCommitAttempts,
-        duckdbThreads, defaultTombstoneRetention, clock);
+        duckdbThreads, keyIndexBytes, defaultTombstoneRetention, clock);
   }
 
   public ReconcileOptions withTargetFileSize(long bytes, long rowGroupRows) {
     return new ReconcileOptions(maxBytesPerCommit, bytes, rowGroupRows, maxCommitAttempts,
-        duckdbThreads, defaultTombstoneRetention, clock);
+        duckdbThreads, keyIndexBytes, defaultTombstoneRetention, clock);
   }
 
   public ReconcileOptions withDuckdbThreads(int threads) {
     return new ReconcileOptions(maxBytesPerCommit, targetFileSizeBytes, rowGroupRows,
-        maxCommitAttempts, threads, defaultTombstoneRetention, clock);
+        maxCommitAttempts, threads, keyIndexBytes, defaultTombstoneRetention, clock);
   }
 
   public ReconcileOptions withClock(Clock newClock) {
     return new ReconcileOptions(maxBytesPerCommit, targetFileSizeBytes, rowGroupRows,
-        maxCommitAttempts, duckdbThreads, defaultTombstoneRetention, newClock);
+        maxCommitAttempts, duckdbThreads, keyIndexBytes, defaultTombstoneRetention, newClock);
   }
 }

@@ -43,6 +43,7 @@ public final class Reconciler {
   private final ReconcileHooks hooks;
   private final TableLocator locator;
   private final Telemetry telemetry;
+  private final KeyIndexes keyIndexes;
 
   /**
    * @param clusterStore cluster storage holding the WAL (tombstones are kept next to it)
@@ -67,6 +68,17 @@ public final class Reconciler {
   public Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
       Telemetry telemetry) {
+    this(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, telemetry,
+        new KeyIndexes(options.keyIndexBytes()));
+  }
+
+  /**
+   * @param keyIndexes where the key indexes of entity tables are kept between passes (shared by
+   *     reconcilers of one process, as tests that make a reconciler per pass do)
+   */
+  Reconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
+      BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
+      Telemetry telemetry, KeyIndexes keyIndexes) {
     this.telemetry = java.util.Objects.requireNonNull(telemetry, "telemetry");
     this.catalogs = catalogs;
     this.wal = wal;
@@ -77,6 +89,9 @@ public final class Reconciler {
     this.options = options;
     this.hooks = hooks;
     this.locator = new TableLocator(wal);
+    this.keyIndexes = keyIndexes;
+    telemetry.metrics().reconcileKeyIndexes(keyIndexes, k -> k.held()[0], k -> k.held()[1], k -> k.uses()[0],
+        k -> k.uses()[1]);
   }
 
   /** Where the passes report their spans and metrics. */
@@ -92,7 +107,7 @@ public final class Reconciler {
    */
   public ReconcileResult reconcile(TableWal table) {
     ReconcileResult result = new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb,
-        options, hooks, locator, telemetry).run(table);
+        options, hooks, locator, telemetry, keyIndexes).run(table);
     if (result.outcome() == ReconcileResult.Outcome.COMMITTED
         || result.outcome() == ReconcileResult.Outcome.UP_TO_DATE) {
       clearPending(table);
@@ -106,7 +121,7 @@ public final class Reconciler {
    */
   public ReconcileResult reconcile(TableWal table, SliceDispatch dispatch) {
     return new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb, options, hooks, locator,
-        telemetry).dispatchingSlices(dispatch).run(table);
+        telemetry, keyIndexes).dispatchingSlices(dispatch).run(table);
   }
 
   /**
@@ -116,7 +131,7 @@ public final class Reconciler {
    */
   public ReconcileResult reconcileSlice(TableWal table, int sliceId) {
     ReconcileResult result = new TableReconciler(catalogs, wal, clusterStore, tombstones, allocator, duckdb,
-        options, hooks, locator, telemetry).forSlice(sliceId).run(table);
+        options, hooks, locator, telemetry, keyIndexes).forSlice(sliceId).run(table);
     if (result.outcome() == ReconcileResult.Outcome.COMMITTED
         || result.outcome() == ReconcileResult.Outcome.UP_TO_DATE) {
       clearPending(table);

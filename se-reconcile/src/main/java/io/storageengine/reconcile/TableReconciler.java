@@ -58,6 +58,7 @@ final class TableReconciler {
   private final ReconcileHooks hooks;
   private final TableLocator locator;
   private final Telemetry telemetry;
+  private final KeyIndexes keyIndexes;
   /** The slice this pass is for (-1: the whole table). */
   private final int sliceId;
   /** Where a pass over a whole sliced table sends its slices (null: runs them itself). */
@@ -65,7 +66,7 @@ final class TableReconciler {
 
   TableReconciler(TenantCatalogs catalogs, WalLog wal, ObjectStore clusterStore, TombstoneCache tombstones,
       BufferAllocator allocator, DuckRuntime duckdb, ReconcileOptions options, ReconcileHooks hooks,
-      TableLocator locator, Telemetry telemetry) {
+      TableLocator locator, Telemetry telemetry, KeyIndexes keyIndexes) {
     this.catalogs = catalogs;
     this.wal = wal;
     this.clusterStore = clusterStore;
@@ -76,6 +77,7 @@ final class TableReconciler {
     this.hooks = hooks;
     this.locator = locator;
     this.telemetry = telemetry;
+    this.keyIndexes = keyIndexes;
     this.sliceId = -1;
     this.dispatch = null;
   }
@@ -91,6 +93,7 @@ final class TableReconciler {
     this.hooks = whole.hooks;
     this.locator = whole.locator;
     this.telemetry = whole.telemetry;
+    this.keyIndexes = whole.keyIndexes;
     this.sliceId = sliceId;
     this.dispatch = dispatch;
   }
@@ -365,7 +368,7 @@ final class TableReconciler {
       changes = entity
           ? new EntityMaterializer(duck, table, base, highWaterMark, options,
               new TombstoneStore(clusterStore, tableWal, tombstones, slice == null ? -1 : slice.slice().id()),
-              slice == null ? null : slice.slice()).materialize(fromSeq, toSeq)
+              slice == null ? null : slice.slice(), keyIndexes).materialize(fromSeq, toSeq)
           : AppendMaterializer.materialize(duck, table, options);
       times.lap("materialize");
     }

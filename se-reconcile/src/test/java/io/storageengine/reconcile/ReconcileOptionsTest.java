@@ -22,6 +22,7 @@ class ReconcileOptionsTest {
             "--reconcile.row-group-rows SE_RECONCILE_ROW_GROUP_ROWS", "122880",
             "--reconcile.commit-attempts SE_RECONCILE_COMMIT_ATTEMPTS", "5",
             "--reconcile.duckdb-threads SE_RECONCILE_DUCKDB_THREADS", "",
+            "--reconcile.key-index-memory SE_RECONCILE_KEY_INDEX_MEMORY", "",
             "--reconcile.tombstone-retention SE_RECONCILE_TOMBSTONE_RETENTION", "168h"));
     ReconcileOptions defaults = ReconcileOptions.defaults();
     assertThat(ReconcileOptions.from(ConfigSource.defaults()).withClock(defaults.clock())).isEqualTo(defaults);
@@ -32,11 +33,12 @@ class ReconcileOptionsTest {
     ReconcileOptions options = ReconcileOptions.from(ConfigSource.of(Map.of(
         "reconcile.max-bytes-per-commit", "1MiB",
         "reconcile.target-file-size", "8MiB",
-        "reconcile.row-group-rows", "1000"), Map.of(
+        "reconcile.row-group-rows", "1000",
+        "reconcile.key-index-memory", "64MiB"), Map.of(
         "SE_RECONCILE_COMMIT_ATTEMPTS", "2",
         "SE_RECONCILE_DUCKDB_THREADS", "3",
         "SE_RECONCILE_TOMBSTONE_RETENTION", "2h")));
-    assertThat(options).isEqualTo(new ReconcileOptions(1L << 20, 8L << 20, 1000, 2, 3, Duration.ofHours(2),
+    assertThat(options).isEqualTo(new ReconcileOptions(1L << 20, 8L << 20, 1000, 2, 3, 64L << 20, Duration.ofHours(2),
         options.clock()));
   }
 

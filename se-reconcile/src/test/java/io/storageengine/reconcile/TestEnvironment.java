@@ -42,6 +42,8 @@ final class TestEnvironment implements AutoCloseable {
   final MemoryObjectStore store = new MemoryObjectStore();
   final ObjectStoreWal wal = new ObjectStoreWal(store, "test-writer");
   final TombstoneCache tombstones = TombstoneCache.create();
+  /** The key indexes of the environment's reconcilers (64 MiB). */
+  final KeyIndexes keyIndexes = new KeyIndexes(64L << 20);
   final JdbcCatalog catalog;
   Catalog servedCatalog;
   final TenantCatalogs catalogs;
@@ -80,12 +82,19 @@ final class TestEnvironment implements AutoCloseable {
     };
   }
 
+  /**
+   * A reconciler with {@code options}; every reconciler of the environment shares its key
+   * indexes ({@link #keyIndexes}), as the passes of one process do, so a test that makes a
+   * reconciler per pass still reuses them; {@code options.keyIndexBytes() == 0} turns them off.
+   */
   Reconciler reconciler(ReconcileOptions options) {
-    return new Reconciler(catalogs, wal, store, tombstones, allocator, duckdb, options);
+    return reconciler(options, ReconcileHooks.NONE);
   }
 
   Reconciler reconciler(ReconcileOptions options, ReconcileHooks hooks) {
-    return new Reconciler(catalogs, wal, store, tombstones, allocator, duckdb, options, hooks);
+    return new Reconciler(catalogs, wal, store, tombstones, allocator, duckdb, options, hooks,
+        io.storageengine.common.telemetry.Telemetry.none(),
+        options.keyIndexBytes() == 0 ? KeyIndexes.none() : keyIndexes);
   }
 
   static ReconcileOptions options() {

@@ -2,6 +2,7 @@ package io.storageengine.common.telemetry;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -21,6 +22,7 @@ import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
+import java.util.function.ToDoubleFunction;
 
 /**
  * The engine's Prometheus metrics: named meters with helpers for the places that feed them.
@@ -164,6 +166,24 @@ public final class Metrics implements AutoCloseable {
     if (walSeq >= 0) {
       position.accumulateAndGet(walSeq, Math::max);
     }
+  }
+
+  /**
+   * The key indexes of entity tables a reconciler keeps ({@code indexes}, weakly referenced):
+   * how many ({@code se_reconcile_key_indexes}), their bytes ({@code se_reconcile_key_index_bytes}),
+   * and the passes that built one ({@code se_reconcile_key_index_builds_total}) or reused one
+   * ({@code se_reconcile_key_index_reuses_total}).
+   */
+  public <T> void reconcileKeyIndexes(T indexes, ToDoubleFunction<T> count, ToDoubleFunction<T> bytes,
+      ToDoubleFunction<T> builds, ToDoubleFunction<T> reuses) {
+    Gauge.builder("se.reconcile.key.indexes", indexes, count)
+        .description("key indexes of entity tables kept between reconcile passes").register(registry);
+    Gauge.builder("se.reconcile.key.index.bytes", indexes, bytes).baseUnit("bytes")
+        .description("memory taken by the key indexes kept between reconcile passes").register(registry);
+    FunctionCounter.builder("se.reconcile.key.index.builds", indexes, builds)
+        .description("entity passes that built their table's key index from its files").register(registry);
+    FunctionCounter.builder("se.reconcile.key.index.reuses", indexes, reuses)
+        .description("entity passes that reused their table's key index").register(registry);
   }
 
   /**

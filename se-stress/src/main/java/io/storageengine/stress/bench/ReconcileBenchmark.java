@@ -54,6 +54,11 @@ import org.apache.iceberg.types.Types;
  * report has each batch's seconds and rows/s over all of them), {@code --entity-warmup-batches W}
  * (passes of the same shape before them, timed apart as {@code warmup_batch_seconds}; default 0,
  * with {@code --spark-anchor true} Spark's warm-up count, so both sides are measured alike).
+ * {@code --key-index warm|cold|off} (default warm): the entity tables' key indexes as a running
+ * worker has them (built on the empty table and carried from pass to pass through the load),
+ * as a restarted worker has them (a new reconciler after the load, so the first batch builds the
+ * index from every file; report its batch with warm-up batches), or not at all
+ * ({@code reconcile.key-index-memory} 0: every pass reads its candidate files).
  *
  * <p>{@code --spark-anchor true} runs, after the engine's entity runs of each table size, the
  * same work through Spark's {@code MERGE INTO} ({@link MergeAnchorRun}: Spark {@code local[N]},
@@ -83,14 +88,23 @@ public final class ReconcileBenchmark {
   private final MemoryObjectStore store = new MemoryObjectStore();
   private final ObjectStoreWal wal = new ObjectStoreWal(store, "benchmark");
   private final JdbcCatalog catalog;
-  private final Reconciler reconciler;
+  private final ReconcileOptions options;
+  private Reconciler reconciler;
+  /** warm, cold or off ({@code --key-index}). */
+  private final String keyIndex;
   /** Entity tables made so far (their names are numbered: a configuration may be measured twice). */
   private int entityRuns;
 
-  private ReconcileBenchmark(Path dir, int threads) throws IOException {
+  private ReconcileBenchmark(Path dir, int threads, String keyIndex) throws IOException {
     catalog = BenchFixtures.sqliteCatalog(dir);
-    reconciler = new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb,
-        ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30));
+    this.keyIndex = keyIndex;
+    ReconcileOptions o = ReconcileOptions.defaults().withDuckdbThreads(threads).withMaxBytesPerCommit(1L << 30);
+    options = keyIndex.equals("off") ? o.withKeyIndexBytes(0) : o;
+    reconciler = newReconciler();
+  }
+
+  private Reconciler newReconciler() {
+    return new Reconciler(id -> catalog, wal, store, tombstones, allocator, duckdb, options);
   }
 
   public static void main(String[] args) throws Exception {
@@ -113,12 +127,17 @@ public final class ReconcileBenchmark {
           + " --entity-warmup-batches at least 0");
     }
     int threads = opts.threads();
+    String keyIndex = opts.string("key-index", "warm");
+    if (!List.of("warm", "cold", "off").contains(keyIndex)) {
+      throw new IllegalArgumentException("--key-index must be warm, cold or off, got " + keyIndex);
+    }
 
     Path dir = Files.createTempDirectory("se-reconcile-bench-");
     ObjectNode out = Json.object();
     out.put("cpus", Runtime.getRuntime().availableProcessors());
     out.put("duckdb_threads", threads);
-    ReconcileBenchmark bench = new ReconcileBenchmark(dir, threads);
+    out.put("key_index", keyIndex);
+    ReconcileBenchmark bench = new ReconcileBenchmark(dir, threads, keyIndex);
     try {
       bench.append("warmup", 50_000); // loads DuckDB and warms the JIT; not reported
       if (appendRows > 0) {
@@ -195,6 +214,9 @@ public final class ReconcileBenchmark {
       reconciler.reconcile(tw);
     }
     double loadSeconds = (System.nanoTime() - loadStart) / 1e9;
+    if (keyIndex.equals("cold")) {
+      reconciler = newReconciler();
+    }
 
     // Each batch: half updates of random existing keys, half inserts of new keys, at the next
     // version; one reconcile pass per batch.
@@ -236,6 +258,7 @@ public final class ReconcileBenchmark {
     ObjectNode n = Json.object();
     n.put("table_keys", keys);
     n.put("slices", slices);
+    n.put("key_index", keyIndex);
     n.put("load_seconds", round(loadSeconds));
     n.put("batch_rows", walRows / batches);
     n.put("batches", batches);

@@ -1,0 +1,359 @@
+package io.storageengine.reconcile;
+
+import io.storageengine.duckdb.SqlQuoting;
+import java.nio.file.Path;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.MetadataColumns;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.deletes.PositionDeleteIndex;
+import org.apache.iceberg.io.DeleteWriteResult;
+import org.apache.iceberg.types.Types;
+import org.duckdb.DuckDBAppender;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An entity pass's use of its table's key index ({@link KeyIndex}): the current rows of the
+ * batch's keys are looked up in the index and handed to DuckDB as {@link BatchCurrentRows#TABLE},
+ * instead of being found by joining the keys with the key column of every candidate file (which
+ * reads every file when a batch's keys are spread over the key space).
+ *
+ * <p>For tables whose primary key is one INTEGER or LONG column and whose version column, if
+ * any, is INTEGER, LONG, DATE or TIMESTAMP (values an index holds as a {@code long}); other
+ * tables read the files. A pass, in order:
+ *
+ * <ol>
+ *   <li>{@link #load}: takes the index from {@link KeyIndexes}; uses it if it describes the
+ *       planned files (applying the previous pass's pending change if that commit landed), else
+ *       builds it from every file, once, if that reads no more than the candidate files would
+ *       (at least half their rows are candidates) and it fits the memory budget; then looks the
+ *       keys up;</li>
+ *   <li>{@link #written}: each data file the pass writes is read back (key, version, row id,
+ *       position: the pass's own rows, before they are published);</li>
+ *   <li>{@link #pend}: the keys whose rows the pass replaced or deleted, the written rows and
+ *       the file set after the commit become the index's pending change;</li>
+ *   <li>{@link #release}: the index goes back to {@link KeyIndexes}.</li>
+ * </ol>
+ */
+final class KeyIndexReads {
+  private static final Logger LOG = LoggerFactory.getLogger(KeyIndexReads.class);
+  private static final String HITS = "index_hits";
+  private static final String HIT_FILES = "index_files";
+
+  private final DuckSession duck;
+  private final Table table;
+  private final EntityColumns columns;
+  private final Types.NestedField key;
+  private final Types.NestedField version;
+  private final KeyIndexes indexes;
+  private final KeyIndexes.Key cacheKey;
+  private final List<KeyIndex.WrittenFile> written = new ArrayList<>();
+  /** The index while this pass holds it (null: not used). */
+  private KeyIndex index;
+
+  private KeyIndexReads(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes, int slice) {
+    this.duck = duck;
+    this.table = table;
+    this.columns = columns;
+    this.key = columns.keys().get(0);
+    this.version = columns.version();
+    this.indexes = indexes;
+    this.cacheKey = new KeyIndexes.Key(duck.scope(), table.uuid(), slice);
+  }
+
+  /**
+   * The index reads of a pass over {@code table} (of slice {@code slice}, -1 for the whole
+   * table), or null when its columns' types have no index or no index may be kept.
+   */
+  static KeyIndexReads of(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes, int slice) {
+    return indexes.budgetBytes() > 0 && supported(columns)
+        ? new KeyIndexReads(duck, table, columns, indexes, slice) : null;
+  }
+
+  /** Whether an index can hold the rows of a table with these entity columns. */
+  static boolean supported(EntityColumns columns) {
+    if (columns.keys().size() != 1 || !integral(columns.keys().get(0))) {
+      return false;
+    }
+    Types.NestedField v = columns.version();
+    return v == null || (!columns.schema().identifierFieldIds().contains(v.fieldId()) && (integral(v)
+        || v.type().typeId() == org.apache.iceberg.types.Type.TypeID.DATE
+        || v.type().equals(Types.TimestampType.withoutZone())));
+  }
+
+  private static boolean integral(Types.NestedField c) {
+    return switch (c.type().typeId()) {
+      case INTEGER, LONG -> true;
+      default -> false;
+    };
+  }
+
+  /** Whether this pass reads its current rows from the index (after {@link #load}). */
+  boolean active() {
+    return index != null;
+  }
+
+  /**
+   * Fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in {@code keysTable}
+   * from the index, and returns the files those rows are in (whose deletion vectors the pass
+   * rewrites); null when the index is not used and the pass reads {@code candidates} itself.
+   *
+   * @param all every data file of the table (or slice) at the pass's base snapshot
+   * @param candidates the ones whose key bounds overlap the batch's keys
+   */
+  CurrentRows load(List<FileScanTask> all, List<FileScanTask> candidates, String keysTable) {
+    long started = System.nanoTime();
+    Map<String, String> fileSet = KeyIndex.fileSet(all);
+    boolean built = false;
+    index = indexes.take(cacheKey);
+    try {
+      if (index != null && !index.matches(fileSet)) {
+        LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
+        index = null;
+      }
+      if (index == null) {
+        long rows = rows(all);
+        if (2 * rows(candidates) < rows || !indexes.reserve(KeyIndex.bytesFor(rows, version != null))) {
+          return null;
+        }
+        index = build(all, fileSet, rows);
+        built = true;
+      }
+    } catch (KeyIndex.Unusable e) {
+      LOG.debug("{}: no key index: {}", table.name(), e.getMessage());
+      index = null;
+      return null;
+    }
+    long lookedUp = System.nanoTime();
+    CurrentRows files = lookup(all, keysTable);
+    indexes.used(built);
+    LOG.debug("{}: key index of {} keys {} in {} ms, lookup in {} ms", table.name(), index.size(),
+        built ? "built" : "reused", (lookedUp - started) / 1_000_000, (System.nanoTime() - lookedUp) / 1_000_000);
+    return files;
+  }
+
+  private static long rows(List<FileScanTask> tasks) {
+    long rows = 0;
+    for (FileScanTask t : tasks) {
+      rows += t.file().recordCount();
+    }
+    return rows;
+  }
+
+  /** An index of the live rows of every file of {@code all}. */
+  private KeyIndex build(List<FileScanTask> all, Map<String, String> fileSet, long rows) {
+    KeyIndex built = new KeyIndex(fileSet, version != null, rows, indexes.budgetBytes());
+    CurrentRows files = new CurrentRows(duck, table, all);
+    for (Map.Entry<String, FileScanTask> e : files.byLocalPath().entrySet()) {
+      FileScanTask task = e.getValue();
+      Schema fileSchema = duck.fileSchema(task.file().location(), e.getKey());
+      int ordinal = built.ordinal(task.file().location());
+      PositionDeleteIndex deleted = task.deletes().isEmpty() ? null : files.deletes(task);
+      String sql = "SELECT " + asLong(key, CurrentRows.column(fileSchema, key)) + ", "
+          + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, CurrentRows.column(fileSchema, version)))
+          + ", CAST(" + CurrentRows.column(fileSchema, MetadataColumns.ROW_ID) + " AS BIGINT), file_row_number"
+          + " FROM read_parquet(" + SqlQuoting.literal(e.getKey()) + ", file_row_number = true) r";
+      readRows(sql, (k, v, rid, pos) -> {
+        if ((deleted == null || !deleted.isDeleted(pos)) && !built.add(k, ordinal, pos, v, rid)) {
+          throw new KeyIndex.Unusable("key " + k + " has more than one live row");
+        }
+      });
+    }
+    return built;
+  }
+
+  /** Looks the batch's keys up and fills the current rows table; returns the files they are in. */
+  private CurrentRows lookup(List<FileScanTask> all, String keysTable) {
+    long[][] keys = {new long[1024]};
+    int[] n = {0};
+    duck.queryArrow("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable, 65_536,
+        root -> {
+          BigIntVector k = (BigIntVector) root.getVector(0);
+          for (int i = 0; i < root.getRowCount(); i++) {
+            if (n[0] == keys[0].length) {
+              keys[0] = Arrays.copyOf(keys[0], 2 * n[0]);
+            }
+            keys[0][n[0]++] = k.get(i);
+          }
+        });
+    KeyIndex.Hits hits = index.lookup(keys[0], n[0]);
+
+    Map<String, FileScanTask> byLocation = new HashMap<>();
+    for (FileScanTask t : all) {
+      byLocation.put(t.file().location(), t);
+    }
+    Map<Integer, FileScanTask> matched = new LinkedHashMap<>();
+    for (int i = 0; i < hits.count; i++) {
+      FileScanTask task = matched.computeIfAbsent(hits.ordinals[i], o -> byLocation.get(index.location(o)));
+      if (task == null) {
+        throw new IllegalStateException("the key index names a file that is not planned: "
+            + index.location(hits.ordinals[i]));
+      }
+    }
+    CurrentRows files = new CurrentRows(duck, table, new ArrayList<>(matched.values()));
+    Map<String, String> localOf = new HashMap<>();
+    files.byLocalPath().forEach((local, task) -> localOf.put(task.file().location(), local));
+    duck.execute("CREATE OR REPLACE TEMP TABLE " + HIT_FILES + " (o BIGINT, filename VARCHAR, first_row_id BIGINT)");
+    try (DuckDBAppender appender = duck.connection().createAppender("temp", "main", HIT_FILES)) {
+      for (Map.Entry<Integer, FileScanTask> e : matched.entrySet()) {
+        DataFile file = e.getValue().file();
+        appender.beginRow().append((long) e.getKey()).append(localOf.get(file.location())).append(file.firstRowId())
+            .endRow();
+      }
+    } catch (SQLException e) {
+      throw io.storageengine.common.SeException.internal("DuckDB append failed: " + e.getMessage(), e);
+    }
+
+    BatchCurrentRows.create(duck, columns);
+    List<String> select = new ArrayList<>();
+    for (Types.NestedField c : columns.schema().columns()) {
+      if (c.fieldId() == key.fieldId()) {
+        select.add(fromLong(c, "h.k"));
+      } else if (version != null && c.fieldId() == version.fieldId()) {
+        select.add(fromLong(c, "h.v"));
+      } else {
+        select.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
+      }
+    }
+    long[] ordinals = new long[hits.count];
+    for (int i = 0; i < hits.count; i++) {
+      ordinals[i] = hits.ordinals[i];
+    }
+    duck.withLongColumns(HITS, new String[] {"k", "o", "p", "v", "r"},
+        new long[][] {hits.keys, ordinals, hits.positions, hits.versions, hits.rowIds}, KeyIndex.NONE, hits.count,
+        () -> duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + " SELECT " + String.join(", ", select)
+            + ", f.filename, h.p, coalesce(h.r, f.first_row_id + h.p) FROM " + HITS + " h JOIN " + HIT_FILES
+            + " f ON h.o = f.o"));
+    BatchCurrentRows.complete(duck, columns, files);
+    return files;
+  }
+
+  /**
+   * Reads back a data file this pass wrote, before it is published: for {@link
+   * DataFileWriter#beforePublish}.
+   */
+  void written(String location, Path local) {
+    if (index == null) {
+      return;
+    }
+    long[][] cols = {new long[1024], new long[1024], new long[1024], new long[1024]};
+    int[] n = {0};
+    try {
+      readRows("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + ", "
+        + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, SqlQuoting.identifier(version.name())))
+        + ", CAST(" + SqlQuoting.identifier(MetadataColumns.ROW_ID.name()) + " AS BIGINT), file_row_number FROM "
+        + "read_parquet(" + SqlQuoting.literal(local.toString()) + ", file_row_number = true)", (k, v, rid, pos) -> {
+          if (n[0] == cols[0].length) {
+            for (int c = 0; c < cols.length; c++) {
+              cols[c] = Arrays.copyOf(cols[c], 2 * n[0]);
+            }
+          }
+          cols[0][n[0]] = k;
+          cols[1][n[0]] = pos;
+          cols[2][n[0]] = v;
+          cols[3][n[0]] = rid;
+          n[0]++;
+        });
+    } catch (KeyIndex.Unusable e) {
+      LOG.debug("{}: key index dropped: {}", table.name(), e.getMessage());
+      index = null;
+      return;
+    }
+    written.add(new KeyIndex.WrittenFile(location, Arrays.copyOf(cols[0], n[0]), Arrays.copyOf(cols[1], n[0]),
+        Arrays.copyOf(cols[2], n[0]), Arrays.copyOf(cols[3], n[0])));
+  }
+
+  /**
+   * Leaves the pass's changes pending in the index: the rows of {@link EntityFold#TABLE} that
+   * replaced or deleted a current row lose it, the rows written ({@link #written}) are added, and
+   * the file set becomes the index's with {@code dataFiles} added and each vector of {@code dvs}
+   * replacing its data file's deletes.
+   */
+  void pend(List<DataFile> dataFiles, DeleteWriteResult dvs) {
+    if (index == null) {
+      return;
+    }
+    Map<String, String> after = new HashMap<>(index.files());
+    for (DeleteFile dv : dvs.deleteFiles()) {
+      after.put(dv.referencedDataFile(), KeyIndex.identity(dv));
+    }
+    for (DataFile f : dataFiles) {
+      after.put(f.location(), "");
+    }
+    long[][] removed = {new long[1024]};
+    int[] n = {0};
+    duck.queryArrow("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + EntityFold.TABLE
+        + " WHERE __max_ord > 0 AND __file IS NOT NULL", 65_536, root -> {
+          BigIntVector k = (BigIntVector) root.getVector(0);
+          for (int i = 0; i < root.getRowCount(); i++) {
+            if (n[0] == removed[0].length) {
+              removed[0] = Arrays.copyOf(removed[0], 2 * n[0]);
+            }
+            removed[0][n[0]++] = k.get(i);
+          }
+        });
+    index.pend(after, removed[0], n[0], written);
+  }
+
+  /** Hands the index back to {@link KeyIndexes} for the table's next pass. */
+  void release() {
+    if (index != null) {
+      indexes.give(cacheKey, index);
+      index = null;
+    }
+  }
+
+  private interface RowSink {
+    void accept(long key, long version, long rowId, long position);
+  }
+
+  /** Runs {@code sql} (four BIGINT columns: key, version, row id, position) row by row. */
+  private void readRows(String sql, RowSink sink) {
+    duck.queryArrow(sql, 65_536, root -> rows(root, sink));
+  }
+
+  private static void rows(VectorSchemaRoot root, RowSink sink) {
+    BigIntVector k = (BigIntVector) root.getVector(0);
+    BigIntVector v = (BigIntVector) root.getVector(1);
+    BigIntVector r = (BigIntVector) root.getVector(2);
+    BigIntVector p = (BigIntVector) root.getVector(3);
+    for (int i = 0; i < root.getRowCount(); i++) {
+      long version = v.isNull(i) ? KeyIndex.NONE : v.get(i);
+      long rowId = r.isNull(i) ? KeyIndex.NONE : r.get(i);
+      if ((!v.isNull(i) && version == KeyIndex.NONE) || (!r.isNull(i) && rowId == KeyIndex.NONE)) {
+        throw new KeyIndex.Unusable("a version or row id equals the index's NULL marker");
+      }
+      sink.accept(k.get(i), version, rowId, p.get(i));
+    }
+  }
+
+  /** {@code expr} (a value of column {@code c}) as the BIGINT an index holds. */
+  private static String asLong(Types.NestedField c, String expr) {
+    return switch (c.type().typeId()) {
+      case DATE -> "CAST(" + expr + " - DATE '1970-01-01' AS BIGINT)";
+      case TIMESTAMP -> "epoch_us(" + expr + ")";
+      default -> "CAST(" + expr + " AS BIGINT)";
+    };
+  }
+
+  /** The value of column {@code c} that the BIGINT {@code expr} holds ({@link #asLong}'s inverse). */
+  private static String fromLong(Types.NestedField c, String expr) {
+    return switch (c.type().typeId()) {
+      case DATE -> "CAST(DATE '1970-01-01' + CAST(" + expr + " AS INTEGER) AS DATE)";
+      case TIMESTAMP -> "make_timestamp(" + expr + ")";
+      default -> "CAST(" + expr + " AS " + DuckSql.type(c.type()) + ")";
+    };
+  }
+}

@@ -1,0 +1,214 @@
+package io.storageengine.reconcile;
+
+import static org.apache.iceberg.types.Types.NestedField.optional;
+import static org.apache.iceberg.types.Types.NestedField.required;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.storageengine.catalog.TableProperties;
+import io.storageengine.reconcile.maintenance.MaintenanceResult;
+import io.storageengine.reconcile.maintenance.Maintainer;
+import io.storageengine.wal.TableWal;
+import io.storageengine.wal.WalFrame;
+import io.storageengine.wal.WalOperation;
+import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.Set;
+import org.apache.iceberg.PartitionSpec;
+import org.apache.iceberg.Schema;
+import org.apache.iceberg.SortOrder;
+import org.apache.iceberg.Table;
+import org.apache.iceberg.data.GenericRecord;
+import org.apache.iceberg.data.Record;
+import org.apache.iceberg.types.Types;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Entity passes that read their current rows from the table's key index ({@link KeyIndexReads}):
+ * the index is built once and then carried from pass to pass by each pass's pending change, it is
+ * rebuilt when another writer (compaction) changed the files, a change whose commit did not land
+ * is dropped, and the table always holds what the model says.
+ */
+class KeyIndexReconcileTest {
+  @TempDir Path dir;
+
+  @Test
+  void passesReuseTheIndexAndAgreeWithTheModel() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "entity");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      Random rnd = new Random(7);
+      for (int pass = 1; pass <= 10; pass++) {
+        reconcile(env, tw, model, randomOps(env, tw, rnd, 200, 300), "pass " + pass);
+        EntityModelTest.assertMatches(table, model, "pass " + pass);
+      }
+      assertThat(env.keyIndexes.uses()).as("built once, then reused by every pass").containsExactly(1, 9);
+
+      // Compaction rewrites the files: the next pass cannot use the index and builds a new one.
+      MaintenanceResult compacted = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones,
+          env.allocator, env.duckdb, TestEnvironment.options(), MaintenanceFixture.compactingPolicy()).maintain(tw);
+      assertThat(compacted.errors()).isEmpty();
+      assertThat(compacted.compaction().dataFilesRemoved()).isPositive();
+      EntityModelTest.assertMatches(table, model, "after compaction");
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 200, 300), "after compaction");
+      EntityModelTest.assertMatches(table, model, "pass after compaction");
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 200, 300), "second after compaction");
+      EntityModelTest.assertMatches(table, model, "second pass after compaction");
+      assertThat(env.keyIndexes.uses()).containsExactly(2, 10);
+    }
+  }
+
+  @Test
+  void aChangeWhoseCommitDidNotLandIsDropped() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "entity");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      Random rnd = new Random(11);
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 100), "first");
+      List<EntityModel.Op> failed = randomOps(env, tw, rnd, 300, 100);
+      ReconcileHooks failing = new ReconcileHooks() {
+        @Override
+        public void beforeCommit(TableWal t, long fromSeq, long toSeq) {
+          throw new IllegalStateException("no commit this time");
+        }
+      };
+      assertThatThrownBy(() -> env.reconciler(TestEnvironment.options(), failing).reconcile(tw))
+          .hasMessageContaining("no commit this time");
+      EntityModelTest.assertMatches(table, model, "after the failed pass");
+      // The same range again (the index still describes the files: its pending change is dropped).
+      reconcile(env, tw, model, failed, "retried");
+      EntityModelTest.assertMatches(table, model, "retried");
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 100), "next");
+      EntityModelTest.assertMatches(table, model, "next");
+      assertThat(env.keyIndexes.uses()).containsExactly(1, 3);
+    }
+  }
+
+  @Test
+  void passesWithoutAnIndexAgreeWithTheModelToo() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "entity");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      Random rnd = new Random(13);
+      ReconcileOptions off = TestEnvironment.options().withKeyIndexBytes(0);
+      for (int pass = 1; pass <= 4; pass++) {
+        reconcile(env, tw, model, randomOps(env, tw, rnd, 200, 300), "pass " + pass, off);
+        EntityModelTest.assertMatches(table, model, "pass " + pass);
+      }
+      assertThat(env.keyIndexes.uses()).containsExactly(0, 0);
+    }
+  }
+
+  /**
+   * An INTEGER key and a TIMESTAMP version, held by the index as longs: a stale update (an older
+   * timestamp than the current row's) is ignored, a partial one keeps the other columns.
+   */
+  @Test
+  void integerKeysAndTimestampVersions() throws Exception {
+    Schema schema = new Schema(List.of(
+        required(1, "id", Types.IntegerType.get()),
+        required(2, "ts", Types.TimestampType.withoutZone()),
+        optional(3, "a", Types.StringType.get())), Set.of(1));
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", schema, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
+          Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY, TableProperties.VERSION_COLUMN, "ts"));
+      TableWal tw = env.walOf(table, "entity");
+      LocalDateTime t0 = LocalDateTime.of(2026, 1, 1, 0, 0, 0, 123_000);
+      LocalDateTime t1 = t0.plusSeconds(1);
+      LocalDateTime t2 = t0.plusSeconds(2);
+      append(env, tw, schema, 0, 100, t1, "x");
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      append(env, tw, schema.select("id", "ts"), 0, 50, t2, null);
+      append(env, tw, schema, 50, 60, t0, "stale");
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      append(env, tw, schema, 90, 110, t2, "y");
+      assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
+          .isEqualTo(ReconcileResult.Outcome.COMMITTED);
+
+      Map<Integer, List<Object>> rows = new HashMap<>();
+      for (Record r : TestEnvironment.readAll(table)) {
+        assertThat(rows.put((Integer) r.getField("id"), List.of(r.getField("ts"), r.getField("a")))).isNull();
+      }
+      assertThat(rows).hasSize(110);
+      for (int id = 0; id < 110; id++) {
+        List<Object> expected = id < 50 ? List.of(t2, "x") : id < 90 ? List.of(t1, "x") : List.of(t2, "y");
+        assertThat(rows.get(id)).as("id %d", id).isEqualTo(expected);
+      }
+      assertThat(env.keyIndexes.uses()).containsExactly(1, 2);
+    }
+  }
+
+  private static void append(TestEnvironment env, TableWal tw, Schema projection, int from, int to,
+      LocalDateTime ts, String a) {
+    List<Record> rows = new ArrayList<>();
+    for (int id = from; id < to; id++) {
+      GenericRecord r = GenericRecord.create(projection);
+      r.setField("id", id);
+      r.setField("ts", ts);
+      if (projection.findField("a") != null) {
+        r.setField("a", a);
+      }
+      rows.add(r);
+    }
+    env.wal.append(tw, List.of(ArrowFrames.frame(env.allocator, WalOperation.UPSERT, 0, projection, rows)));
+  }
+
+  /** Appends one segment of {@code count} random operations on keys below {@code keySpace}. */
+  private static List<EntityModel.Op> randomOps(TestEnvironment env, TableWal tw, Random rnd, int count,
+      int keySpace) {
+    List<EntityModel.Op> all = new ArrayList<>();
+    List<WalFrame> frames = new ArrayList<>();
+    while (all.size() < count) {
+      int kind = rnd.nextInt(4); // 0,1 full; 2 partial; 3 delete
+      List<String> carried = new ArrayList<>(EntityModelTest.NON_KEY);
+      if (kind == 2) {
+        carried.removeIf(c -> rnd.nextBoolean());
+      }
+      List<EntityModel.Op> ops = new ArrayList<>();
+      for (int i = 0; i < 20; i++) {
+        Map<String, Object> values = new LinkedHashMap<>();
+        if (kind != 3) {
+          for (String c : carried) {
+            values.put(c, EntityModelTest.randomValue(rnd, c));
+          }
+        }
+        ops.add(new EntityModel.Op(kind == 3, rnd.nextInt(keySpace), rnd.nextInt(50), values));
+      }
+      frames.add(EntityModelTest.frame(env, kind == 3, carried, ops));
+      all.addAll(ops);
+    }
+    env.wal.append(tw, frames);
+    return all;
+  }
+
+  private static void reconcile(TestEnvironment env, TableWal tw, EntityModel model, List<EntityModel.Op> ops,
+      String context) {
+    reconcile(env, tw, model, ops, context, TestEnvironment.options());
+  }
+
+  private static void reconcile(TestEnvironment env, TableWal tw, EntityModel model, List<EntityModel.Op> ops,
+      String context, ReconcileOptions options) {
+    ReconcileResult r = env.reconciler(options).reconcile(tw);
+    assertThat(r.outcome()).as(context).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+    assertThat(r.toSeq()).as(context + ": one segment a pass").isEqualTo(r.fromSeq());
+    model.applyBatch(ops);
+  }
+}
