@@ -34,8 +34,14 @@ import org.apache.iceberg.FileScanTask;
 final class KeyIndex {
   /** A row without a version column value, or whose {@code _row_id} is inherited (not written). */
   static final long NONE = Long.MIN_VALUE;
-  private static final long EMPTY = -1;
-  private static final int MAX_CAPACITY = Integer.MAX_VALUE - 8;
+  /** The place of a free slot (a place is stored plus one, so new arrays are all free). */
+  private static final long EMPTY = 0;
+  /** Where a slot's fields are, from the slot's first element: key, place, row id, version. */
+  private static final int KEY = 0;
+  private static final int PLACE = 1;
+  private static final int ROW_ID = 2;
+  private static final int VERSION = 3;
+  private static final long MAX_ARRAY = Integer.MAX_VALUE - 8;
 
   /** The file set the index describes: data file location to its delete files' identities. */
   private Map<String, String> files;
@@ -43,11 +49,14 @@ final class KeyIndex {
   private final Map<String, Integer> ordinals = new HashMap<>();
   private final boolean versioned;
   private final long maxBytes;
-  private long[] keys;
-  /** {@code ordinal << 32 | position}, or {@link #EMPTY} for a free slot. */
-  private long[] places;
-  private long[] versions;
-  private long[] rowIds;
+  /** Longs per slot: 4, or 3 without a version. */
+  private final int stride;
+  /**
+   * The slots, each {@link #stride} longs side by side (a lookup touches one cache line, not one
+   * per field): the key, its place ({@code (ordinal << 32 | position) + 1}, or {@link #EMPTY} for a
+   * free slot), its row id and its version.
+   */
+  private long[] slots;
   private int size;
   private int capacity;
   private Pending pending;
@@ -63,13 +72,14 @@ final class KeyIndex {
   KeyIndex(Map<String, String> files, boolean versioned, long expectedRows, long maxBytes) {
     this.files = Map.copyOf(files);
     this.versioned = versioned;
+    this.stride = versioned ? 4 : 3;
     this.maxBytes = maxBytes;
     if (bytesFor(expectedRows, versioned) > maxBytes) {
       throw new Unusable(expectedRows);
     }
     // A quarter more room for the keys the next passes add, if the budget allows.
     long roomy = Math.max(16, expectedRows + expectedRows / 4);
-    allocate(capacityFor(bytesFor(roomy, versioned) <= maxBytes ? roomy : Math.max(16, expectedRows)));
+    allocate(capacityFor(bytesFor(roomy, versioned) <= maxBytes ? roomy : Math.max(16, expectedRows), stride));
   }
 
   /**
@@ -89,12 +99,12 @@ final class KeyIndex {
 
   /** The bytes an index of {@code rows} rows takes. */
   static long bytesFor(long rows, boolean versioned) {
-    return (long) capacityFor(Math.max(16, rows)) * Long.BYTES * (versioned ? 4 : 3);
+    return (long) capacityFor(Math.max(16, rows), versioned ? 4 : 3) * Long.BYTES * (versioned ? 4 : 3);
   }
 
   /** The bytes this index takes. */
   long bytes() {
-    return (long) keys.length * Long.BYTES * (versioned ? 4 : 3);
+    return (long) slots.length * Long.BYTES;
   }
 
   /** How many keys have a live row. */
@@ -146,6 +156,72 @@ final class KeyIndex {
     return false;
   }
 
+  /**
+   * The keys whose live rows are in a file of {@code gone} (by ordinal) or at a position that
+   * {@code deleted[ordinal]} (null: none) now says is deleted: one pass over every slot.
+   */
+  long[] staleKeys(boolean[] gone, java.util.function.LongPredicate[] deleted) {
+    long[] stale = new long[1024];
+    int n = 0;
+    for (int at = 0; at < slots.length; at += stride) {
+      long place = slots[at + PLACE] - 1;
+      if (place == EMPTY - 1) {
+        continue;
+      }
+      int ordinal = (int) (place >>> 32);
+      boolean isStale = (ordinal < gone.length && gone[ordinal])
+          || (ordinal < deleted.length && deleted[ordinal] != null && deleted[ordinal].test(place & 0xFFFF_FFFFL));
+      if (isStale) {
+        if (n == stale.length) {
+          stale = Arrays.copyOf(stale, 2 * n);
+        }
+        stale[n++] = slots[at + KEY];
+      }
+    }
+    return Arrays.copyOf(stale, n);
+  }
+
+  /**
+   * Before the index is brought to {@code planned} by what changed ({@link #staleKeys},
+   * {@link #synced}): applies the pending change if its commit landed ({@code planned} has a
+   * data file it wrote; with none, every deletion vector it made), else drops it. Either way the
+   * index then describes a set the planned one was made from, which is all a sync needs.
+   */
+  void settle(Map<String, String> planned) {
+    if (pending == null) {
+      return;
+    }
+    boolean landed = true;
+    if (!pending.written.isEmpty()) {
+      landed = pending.written.stream().anyMatch(w -> planned.containsKey(w.location()));
+    } else {
+      for (Map.Entry<String, String> e : pending.files.entrySet()) {
+        if (!e.getValue().equals(files.get(e.getKey())) && !e.getValue().equals(planned.get(e.getKey()))) {
+          landed = false;
+        }
+      }
+    }
+    Pending change = pending;
+    pending = null;
+    if (landed) {
+      apply(change);
+    }
+  }
+
+  /**
+   * Says the index now describes {@code planned}: for a caller that brought its rows there
+   * itself (removed the stale keys, added the rows of the new files); drops a pending change.
+   */
+  void synced(Map<String, String> planned) {
+    files = Map.copyOf(planned);
+    pending = null;
+  }
+
+  /** The ordinal of the data file at {@code location}, if it has one. */
+  Integer knownOrdinal(String location) {
+    return ordinals.get(location);
+  }
+
   /** The ordinal of the data file at {@code location}, given one on first use. */
   int ordinal(String location) {
     Integer o = ordinals.get(location);
@@ -167,60 +243,66 @@ final class KeyIndex {
    * false (and changes nothing) if the key already has one elsewhere: two live rows of one key.
    */
   boolean add(long key, int ordinal, long position, long version, long rowId) {
-    int slot = find(key);
-    if (places[slot] != EMPTY) {
+    int at = slotFor(key, position);
+    if (slots[at + PLACE] != EMPTY) {
       return false;
     }
-    put(key, ordinal, position, version, rowId);
+    write(at, key, ordinal, position, version, rowId);
+    size++;
     return true;
   }
 
   /** Records {@code key}'s live row, replacing the one it had. */
   void put(long key, int ordinal, long position, long version, long rowId) {
+    int at = slotFor(key, position);
+    if (slots[at + PLACE] == EMPTY) {
+      size++;
+    }
+    write(at, key, ordinal, position, version, rowId);
+  }
+
+  /** The first element of {@code key}'s slot, or of the free slot it would take (room made first). */
+  private int slotFor(long key, long position) {
     if (position < 0 || position > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("row position " + position + " is beyond what a key index holds");
     }
     if (size + 1 > (long) capacity * 3 / 4 && !grow() && size + 1 > (long) capacity * 7 / 8) {
       throw new Unusable(size + 1L);
     }
-    int slot = find(key);
-    if (places[slot] == EMPTY) {
-      size++;
-    }
-    keys[slot] = key;
-    places[slot] = ((long) ordinal << 32) | position;
+    return find(key) * stride;
+  }
+
+  private void write(int at, long key, int ordinal, long position, long version, long rowId) {
+    slots[at + KEY] = key;
+    slots[at + PLACE] = (((long) ordinal << 32) | position) + 1;
+    slots[at + ROW_ID] = rowId;
     if (versioned) {
-      versions[slot] = version;
+      slots[at + VERSION] = version;
     }
-    rowIds[slot] = rowId;
   }
 
   /** Forgets {@code key}'s live row (it was deleted or replaced); false if it had none. */
   boolean remove(long key) {
     int slot = find(key);
-    if (places[slot] == EMPTY) {
+    if (slots[slot * stride + PLACE] == EMPTY) {
       return false;
     }
-    places[slot] = EMPTY;
+    slots[slot * stride + PLACE] = EMPTY;
     size--;
     // Backward-shift deletion: move later members of the probe run into the hole.
     int hole = slot;
     int i = slot;
     while (true) {
       i = next(i);
-      if (places[i] == EMPTY) {
+      int at = i * stride;
+      if (slots[at + PLACE] == EMPTY) {
         return true;
       }
-      int home = home(keys[i]);
+      int home = home(slots[at + KEY]);
       boolean movable = hole <= i ? (home <= hole || home > i) : (home <= hole && home > i);
       if (movable) {
-        keys[hole] = keys[i];
-        places[hole] = places[i];
-        if (versioned) {
-          versions[hole] = versions[i];
-        }
-        rowIds[hole] = rowIds[i];
-        places[i] = EMPTY;
+        System.arraycopy(slots, at, slots, hole * stride, stride);
+        slots[at + PLACE] = EMPTY;
         hole = i;
       }
     }
@@ -230,11 +312,11 @@ final class KeyIndex {
   Hits lookup(long[] keys, int count) {
     Hits hits = new Hits(count);
     for (int i = 0; i < count; i++) {
-      int slot = find(keys[i]);
-      long place = places[slot];
-      if (place != EMPTY) {
-        hits.add(keys[i], (int) (place >>> 32), place & 0xFFFF_FFFFL, versioned ? versions[slot] : NONE,
-            rowIds[slot]);
+      int at = find(keys[i]) * stride;
+      long place = slots[at + PLACE] - 1;
+      if (place != EMPTY - 1) {
+        hits.add(keys[i], (int) (place >>> 32), place & 0xFFFF_FFFFL, versioned ? slots[at + VERSION] : NONE,
+            slots[at + ROW_ID]);
       }
     }
     return hits;
@@ -297,7 +379,7 @@ final class KeyIndex {
 
   private int find(long key) {
     int slot = home(key);
-    while (places[slot] != EMPTY && keys[slot] != key) {
+    while (slots[slot * stride + PLACE] != EMPTY && slots[slot * stride + KEY] != key) {
       slot = next(slot);
     }
     return slot;
@@ -316,20 +398,16 @@ final class KeyIndex {
     return slot + 1 == capacity ? 0 : slot + 1;
   }
 
-  private static int capacityFor(long rows) {
+  private static int capacityFor(long rows, int stride) {
     long needed = rows * 4 / 3 + 1;
-    if (needed > MAX_CAPACITY) {
+    if (needed * stride > MAX_ARRAY) {
       throw new Unusable(rows);
     }
     return (int) needed;
   }
 
   private void allocate(int capacity) {
-    keys = new long[capacity];
-    places = new long[capacity];
-    Arrays.fill(places, EMPTY);
-    versions = versioned ? new long[capacity] : null;
-    rowIds = new long[capacity];
+    slots = new long[capacity * stride];
     this.capacity = capacity;
     size = 0;
   }
@@ -339,28 +417,20 @@ final class KeyIndex {
    * while keys move, so both count); false if not: the index then fills up to 7/8.
    */
   private boolean grow() {
-    long larger = Math.min((long) MAX_CAPACITY, (long) capacity * 3 / 2 + 1);
-    long largerBytes = larger * Long.BYTES * (versioned ? 4 : 3);
+    long larger = Math.min(MAX_ARRAY / stride, (long) capacity * 3 / 2 + 1);
+    long largerBytes = larger * stride * Long.BYTES;
     if (larger <= capacity || bytes() + largerBytes > maxBytes) {
       return false;
     }
-    long[] oldKeys = keys;
-    long[] oldPlaces = places;
-    long[] oldVersions = versions;
-    long[] oldRowIds = rowIds;
+    long[] old = slots;
     allocate((int) larger);
-    for (int i = 0; i < oldKeys.length; i++) {
-      if (oldPlaces[i] != EMPTY) {
-        int slot = find(oldKeys[i]);
-        keys[slot] = oldKeys[i];
-        places[slot] = oldPlaces[i];
-        if (versioned) {
-          versions[slot] = oldVersions[i];
-        }
-        rowIds[slot] = oldRowIds[i];
+    for (int from = 0; from < old.length; from += stride) {
+      if (old[from + PLACE] != EMPTY) {
+        System.arraycopy(old, from, slots, find(old[from + KEY]) * stride, stride);
         size++;
       }
     }
     return true;
   }
+
 }

@@ -1,6 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.duckdb.SqlQuoting;
+import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -119,7 +120,7 @@ final class KeyIndexReads {
     boolean built = false;
     index = indexes.take(cacheKey);
     try {
-      if (index != null && !index.matches(fileSet)) {
+      if (index != null && !index.matches(fileSet) && !sync(index, all, fileSet)) {
         LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
         index = null;
       }
@@ -135,9 +136,13 @@ final class KeyIndexReads {
       LOG.debug("{}: no key index: {}", table.name(), e.getMessage());
       index = null;
       return null;
+    } catch (RuntimeException e) {
+      index = null; // half synced or built: never given back
+      throw e;
     }
     long lookedUp = System.nanoTime();
-    CurrentRows files = lookup(all, keysTable);
+    // No candidate file: no key of the batch has a row (a load of new keys), nothing to look up.
+    CurrentRows files = lookup(all, candidates.isEmpty() ? null : keysTable);
     indexes.used(built);
     LOG.debug("{}: key index of {} keys {} in {} ms, lookup in {} ms", table.name(), index.size(),
         built ? "built" : "reused", (lookedUp - started) / 1_000_000, (System.nanoTime() - lookedUp) / 1_000_000);
@@ -154,41 +159,103 @@ final class KeyIndexReads {
 
   /** An index of the live rows of every file of {@code all}. */
   private KeyIndex build(List<FileScanTask> all, Map<String, String> fileSet, long rows) {
+    long started = System.nanoTime();
     KeyIndex built = new KeyIndex(fileSet, version != null, rows, indexes.budgetBytes());
-    CurrentRows files = new CurrentRows(duck, table, all);
-    for (Map.Entry<String, FileScanTask> e : files.byLocalPath().entrySet()) {
-      FileScanTask task = e.getValue();
-      Schema fileSchema = duck.fileSchema(task.file().location(), e.getKey());
-      int ordinal = built.ordinal(task.file().location());
-      PositionDeleteIndex deleted = task.deletes().isEmpty() ? null : files.deletes(task);
-      String sql = "SELECT " + asLong(key, CurrentRows.column(fileSchema, key)) + ", "
-          + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, CurrentRows.column(fileSchema, version)))
-          + ", CAST(" + CurrentRows.column(fileSchema, MetadataColumns.ROW_ID) + " AS BIGINT), file_row_number"
-          + " FROM read_parquet(" + SqlQuoting.literal(e.getKey()) + ", file_row_number = true) r";
-      readRows(sql, (k, v, rid, pos) -> {
-        if ((deleted == null || !deleted.isDeleted(pos)) && !built.add(k, ordinal, pos, v, rid)) {
-          throw new KeyIndex.Unusable("key " + k + " has more than one live row");
-        }
-      });
-    }
+    long allocated = System.nanoTime();
+    addRows(built, all);
+    LOG.debug("{}: key index built from {} files in {} ms (allocating {} ms)", table.name(), all.size(),
+        (System.nanoTime() - started) / 1_000_000, (allocated - started) / 1_000_000);
     return built;
   }
 
-  /** Looks the batch's keys up and fills the current rows table; returns the files they are in. */
-  private CurrentRows lookup(List<FileScanTask> all, String keysTable) {
-    long[][] keys = {new long[1024]};
-    int[] n = {0};
-    duck.queryArrow("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable, 65_536,
-        root -> {
-          BigIntVector k = (BigIntVector) root.getVector(0);
-          for (int i = 0; i < root.getRowCount(); i++) {
-            if (n[0] == keys[0].length) {
-              keys[0] = Arrays.copyOf(keys[0], 2 * n[0]);
+  /**
+   * Brings {@code stale} (describing another file set) to {@code fileSet} (of {@code all}) by
+   * what changed, when that reads less than a build would: the keys of files no longer planned
+   * (rewritten by compaction, say) and of rows newly deleted by a changed deletion vector are
+   * removed, found in one pass over the index, and the rows of the files new to it are added.
+   * False (the index is unusable) when the new files hold half the rows or more, or a file's
+   * deletes changed to something other than one deletion vector.
+   */
+  private boolean sync(KeyIndex stale, List<FileScanTask> all, Map<String, String> fileSet) {
+    long started = System.nanoTime();
+    stale.settle(fileSet);
+    Map<String, String> old = stale.files();
+    List<FileScanTask> added = new ArrayList<>();
+    List<FileScanTask> changed = new ArrayList<>();
+    for (FileScanTask t : all) {
+      String was = old.get(t.file().location());
+      if (was == null) {
+        added.add(t);
+      } else if (!was.equals(fileSet.get(t.file().location()))) {
+        if (t.deletes().size() != 1 || t.deletes().get(0).format() != org.apache.iceberg.FileFormat.PUFFIN) {
+          return false;
+        }
+        changed.add(t);
+      }
+    }
+    if (2 * rows(added) >= rows(all)) {
+      return false;
+    }
+    int ordinals = 0;
+    for (String location : old.keySet()) {
+      ordinals = Math.max(ordinals, stale.ordinal(location) + 1);
+    }
+    boolean[] gone = new boolean[ordinals];
+    for (String location : old.keySet()) {
+      if (!fileSet.containsKey(location)) {
+        gone[stale.ordinal(location)] = true;
+      }
+    }
+    java.util.function.LongPredicate[] deleted = new java.util.function.LongPredicate[ordinals];
+    org.apache.iceberg.data.BaseDeleteLoader loader = new org.apache.iceberg.data.BaseDeleteLoader(
+        f -> table.io().newInputFile(f.location(), f.fileSizeInBytes()));
+    for (FileScanTask t : changed) {
+      PositionDeleteIndex positions = loader.loadPositionDeletes(t.deletes(), t.file().location());
+      deleted[stale.ordinal(t.file().location())] = positions::isDeleted;
+    }
+    long[] keys = stale.staleKeys(gone, deleted);
+    for (long k : keys) {
+      stale.remove(k);
+    }
+    addRows(stale, added);
+    stale.synced(fileSet);
+    LOG.debug("{}: key index synced in {} ms: {} files gone, {} deletion vectors changed, {} keys removed, "
+        + "{} files added", table.name(), (System.nanoTime() - started) / 1_000_000, old.size() - (all.size()
+        - added.size()), changed.size(), keys.length, added.size());
+    return true;
+  }
+
+  /** Adds the live rows of the files of {@code tasks} to {@code target}. */
+  private void addRows(KeyIndex target, List<FileScanTask> tasks) {
+    if (tasks.isEmpty()) {
+      return;
+    }
+    CurrentRows files = new CurrentRows(duck, table, tasks);
+    for (Map.Entry<String, FileScanTask> e : files.byLocalPath().entrySet()) {
+      FileScanTask task = e.getValue();
+      Schema fileSchema = duck.fileSchema(task.file().location(), e.getKey());
+      int ordinal = target.ordinal(task.file().location());
+      PositionDeleteIndex deleted = task.deletes().isEmpty() ? null : files.deletes(task);
+      readRows("SELECT " + asLong(key, CurrentRows.column(fileSchema, key)) + ", "
+          + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, CurrentRows.column(fileSchema, version)))
+          + ", CAST(" + CurrentRows.column(fileSchema, MetadataColumns.ROW_ID) + " AS BIGINT), file_row_number"
+          + " FROM read_parquet(" + SqlQuoting.literal(e.getKey()) + ", file_row_number = true) r",
+          (k, v, rid, pos) -> {
+            if ((deleted == null || !deleted.isDeleted(pos)) && !target.add(k, ordinal, pos, v, rid)) {
+              throw new KeyIndex.Unusable("key " + k + " has more than one live row");
             }
-            keys[0][n[0]++] = k.get(i);
-          }
-        });
-    KeyIndex.Hits hits = index.lookup(keys[0], n[0]);
+          });
+    }
+  }
+
+  /**
+   * Looks the keys of {@code keysTable} (null: none) up and fills the current rows table;
+   * returns the files they are in.
+   */
+  private CurrentRows lookup(List<FileScanTask> all, String keysTable) {
+    long[] keys = keysTable == null ? new long[0]
+        : column("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable);
+    KeyIndex.Hits hits = index.lookup(keys, keys.length);
 
     Map<String, FileScanTask> byLocation = new HashMap<>();
     for (FileScanTask t : all) {
@@ -292,19 +359,9 @@ final class KeyIndexReads {
     for (DataFile f : dataFiles) {
       after.put(f.location(), "");
     }
-    long[][] removed = {new long[1024]};
-    int[] n = {0};
-    duck.queryArrow("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + EntityFold.TABLE
-        + " WHERE __max_ord > 0 AND __file IS NOT NULL", 65_536, root -> {
-          BigIntVector k = (BigIntVector) root.getVector(0);
-          for (int i = 0; i < root.getRowCount(); i++) {
-            if (n[0] == removed[0].length) {
-              removed[0] = Arrays.copyOf(removed[0], 2 * n[0]);
-            }
-            removed[0][n[0]++] = k.get(i);
-          }
-        });
-    index.pend(after, removed[0], n[0], written);
+    long[] removed = column("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM "
+        + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL");
+    index.pend(after, removed, removed.length, written);
   }
 
   /** Hands the index back to {@link KeyIndexes} for the table's next pass. */
@@ -325,18 +382,58 @@ final class KeyIndexReads {
   }
 
   private static void rows(VectorSchemaRoot root, RowSink sink) {
-    BigIntVector k = (BigIntVector) root.getVector(0);
-    BigIntVector v = (BigIntVector) root.getVector(1);
-    BigIntVector r = (BigIntVector) root.getVector(2);
-    BigIntVector p = (BigIntVector) root.getVector(3);
-    for (int i = 0; i < root.getRowCount(); i++) {
-      long version = v.isNull(i) ? KeyIndex.NONE : v.get(i);
-      long rowId = r.isNull(i) ? KeyIndex.NONE : r.get(i);
-      if ((!v.isNull(i) && version == KeyIndex.NONE) || (!r.isNull(i) && rowId == KeyIndex.NONE)) {
-        throw new KeyIndex.Unusable("a version or row id equals the index's NULL marker");
-      }
-      sink.accept(k.get(i), version, rowId, p.get(i));
+    int n = root.getRowCount();
+    long[] k = longs((BigIntVector) root.getVector(0), n, false);
+    long[] v = longs((BigIntVector) root.getVector(1), n, true);
+    long[] r = longs((BigIntVector) root.getVector(2), n, true);
+    long[] p = longs((BigIntVector) root.getVector(3), n, false);
+    for (int i = 0; i < n; i++) {
+      sink.accept(k[i], v[i], r[i], p[i]);
     }
+  }
+
+  /**
+   * The first {@code n} values of a BIGINT vector, copied in bulk (a value at a time checks
+   * bounds and validity on every read: three times the cost of building an index); NULL is
+   * {@link KeyIndex#NONE}, which is then no value's own.
+   */
+  private static long[] longs(BigIntVector vector, int n, boolean nullable) {
+    long[] values = new long[n];
+    if (n == 0) {
+      return values;
+    }
+    vector.getDataBuffer().nioBuffer(0, n * Long.BYTES).order(ByteOrder.LITTLE_ENDIAN).asLongBuffer().get(values);
+    boolean nulls = vector.getNullCount() > 0;
+    if (nulls && !nullable) {
+      throw new IllegalStateException("a key index read a NULL key or position");
+    }
+    for (int i = 0; i < n; i++) {
+      if (values[i] == KeyIndex.NONE || nulls) {
+        if (vector.isNull(i)) {
+          values[i] = KeyIndex.NONE;
+        } else if (values[i] == KeyIndex.NONE) {
+          throw new KeyIndex.Unusable("a value equals the index's NULL marker");
+        }
+      }
+    }
+    return values;
+  }
+
+  /** Every value of the one BIGINT column of {@code sql}'s result. */
+  private long[] column(String sql) {
+    List<long[]> parts = new ArrayList<>();
+    int[] total = {0};
+    duck.queryArrow(sql, 65_536, root -> {
+      parts.add(longs((BigIntVector) root.getVector(0), root.getRowCount(), false));
+      total[0] += root.getRowCount();
+    });
+    long[] all = new long[total[0]];
+    int at = 0;
+    for (long[] part : parts) {
+      System.arraycopy(part, 0, all, at, part.length);
+      at += part.length;
+    }
+    return all;
   }
 
   /** {@code expr} (a value of column {@code c}) as the BIGINT an index holds. */

@@ -54,7 +54,8 @@ class KeyIndexReconcileTest {
       }
       assertThat(env.keyIndexes.uses()).as("built once, then reused by every pass").containsExactly(1, 9);
 
-      // Compaction rewrites the files: the next pass cannot use the index and builds a new one.
+      // Compaction rewrites files: the next pass brings the index to the new files (or, if they
+      // hold most rows, builds a new one).
       MaintenanceResult compacted = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones,
           env.allocator, env.duckdb, TestEnvironment.options(), MaintenanceFixture.compactingPolicy()).maintain(tw);
       assertThat(compacted.errors()).isEmpty();
@@ -64,7 +65,40 @@ class KeyIndexReconcileTest {
       EntityModelTest.assertMatches(table, model, "pass after compaction");
       reconcile(env, tw, model, randomOps(env, tw, rnd, 200, 300), "second after compaction");
       EntityModelTest.assertMatches(table, model, "second pass after compaction");
-      assertThat(env.keyIndexes.uses()).containsExactly(2, 10);
+      long[] uses = env.keyIndexes.uses();
+      assertThat(uses[0] + uses[1]).isEqualTo(12);
+    }
+  }
+
+  /**
+   * Two workers take turns on a table, each with its own indexes: each finds the files changed by
+   * the other's passes (a new data file, new deletion vectors), and brings its index there by
+   * what changed instead of building it again.
+   */
+  @Test
+  void anotherWorkersPassesAreSyncedNotRebuilt() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "entity");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      KeyIndexes other = new KeyIndexes(64L << 20);
+      Reconciler otherWorker = new Reconciler(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+          env.duckdb, TestEnvironment.options(), ReconcileHooks.NONE,
+          io.storageengine.common.telemetry.Telemetry.none(), other);
+      Random rnd = new Random(17);
+      // Pass 1 loads the table; then the workers alternate, the other worker first, with batches
+      // small next to the table (a larger change is read by building the index again).
+      for (int pass = 1; pass <= 9; pass++) {
+        List<EntityModel.Op> ops = randomOps(env, tw, rnd, pass == 1 ? 5_000 : 200, 5_000);
+        ReconcileResult r = (pass % 2 == 0 ? otherWorker : env.reconciler(TestEnvironment.options())).reconcile(tw);
+        assertThat(r.outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        model.applyBatch(ops);
+        EntityModelTest.assertMatches(table, model, "pass " + pass);
+      }
+      assertThat(env.keyIndexes.uses()).as("built on the empty table, then synced").containsExactly(1, 4);
+      assertThat(other.uses()).as("built from the files once, then synced").containsExactly(1, 3);
     }
   }
 
