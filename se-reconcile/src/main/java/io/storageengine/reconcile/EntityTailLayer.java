@@ -65,11 +65,21 @@ final class EntityTailLayer {
   /** Plans the candidate files of the snapshot's rows. */
   private final CandidateFiles.Cache candidates;
 
+  /** The reconciler's key indexes, looked the keys up in when one describes the snapshot (null: none). */
+  private final KeyIndexes keyIndexes;
+
   /**
    * @param slices a sliced table's slices as of the snapshot folded onto (null: not sliced)
    * @param candidates plans the snapshot's candidate files
    */
   EntityTailLayer(DuckSession duck, Table table, SliceTail slices, CandidateFiles.Cache candidates) {
+    this(duck, table, slices, candidates, null);
+  }
+
+  /** @param keyIndexes the reconciler's key indexes (null: the snapshot's files are read) */
+  EntityTailLayer(DuckSession duck, Table table, SliceTail slices, CandidateFiles.Cache candidates,
+      KeyIndexes keyIndexes) {
+    this.keyIndexes = keyIndexes;
     this.duck = duck;
     this.table = table;
     this.columns = new EntityColumns(table);
@@ -128,9 +138,7 @@ final class EntityTailLayer {
       if (keyFilter != null && range.keys() == 0) {
         return Optional.of(new Result(0, Map.of(), Map.of(), 0));
       }
-      CurrentRows current = new CurrentRows(duck, table,
-          candidates.plan(duck.scope(), table, snapshot, range.filter()));
-      BatchCurrentRows.load(duck, columns, "tail_keys", current);
+      currentRows(snapshot, candidates.plan(duck.scope(), table, snapshot, range.filter()), "tail_keys");
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
       if (columns.version() == null) {
         duck.execute(freshInitSql(keys));
@@ -187,7 +195,7 @@ final class EntityTailLayer {
         duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchCurrentRows.TABLE + " AS" + typed(
             currentRowColumns(), priorRows));
       } else {
-        BatchCurrentRows.load(duck, columns, "fresh_keys", new CurrentRows(duck, table, planned));
+        currentRows(snapshot, planned, "fresh_keys");
       }
       if (!stored) {
         // No tombstone stored (or no version column): only the earlier layers' apply.
@@ -278,6 +286,20 @@ final class EntityTailLayer {
     return "CREATE OR REPLACE TEMP TABLE fresh_init AS SELECT " + keys + ", max(__v) AS __init FROM (SELECT "
         + keys + ", " + columns.versionExpr("") + " AS __v FROM " + BatchCurrentRows.TABLE + " UNION ALL SELECT "
         + keys + ", __tv FROM " + BatchTombstones.TABLE + ") GROUP BY " + keys;
+  }
+
+  /**
+   * The snapshot's current rows of the keys in {@code keysTable} into {@link BatchCurrentRows#TABLE}:
+   * from the reconciler's key index when one describes the snapshot's files (an unsliced table),
+   * else read from the {@code planned} candidate files.
+   */
+  private void currentRows(Snapshot snapshot, List<FileScanTask> planned, String keysTable) {
+    if (slices == null && keyIndexes != null && KeyIndexReads.shared(duck, table, columns, keyIndexes,
+        candidates.plan(duck.scope(), table, snapshot, org.apache.iceberg.expressions.Expressions.alwaysTrue()),
+        !planned.isEmpty(), keysTable) != null) {
+      return;
+    }
+    BatchCurrentRows.load(duck, columns, keysTable, new CurrentRows(duck, table, planned));
   }
 
   /** The columns of {@link BatchCurrentRows#TABLE} with their DuckDB types. */

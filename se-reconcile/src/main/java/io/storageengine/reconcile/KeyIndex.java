@@ -222,6 +222,23 @@ final class KeyIndex {
     return ordinals.get(location);
   }
 
+  /**
+   * For a reader of a snapshot (not a pass): whether the index describes {@code planned}, as it
+   * is, or once its pending change is applied (the snapshot includes that commit), which this
+   * does. Drops nothing: a reader of an older snapshot leaves a newer pending change as it is.
+   */
+  boolean describes(Map<String, String> planned) {
+    if (files.equals(planned)) {
+      return true;
+    }
+    if (pending != null && pending.files.equals(planned)) {
+      apply(pending);
+      pending = null;
+      return true;
+    }
+    return false;
+  }
+
   /** The ordinal of the data file at {@code location}, given one on first use. */
   int ordinal(String location) {
     Integer o = ordinals.get(location);

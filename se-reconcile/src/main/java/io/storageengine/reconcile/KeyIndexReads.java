@@ -101,6 +101,44 @@ final class KeyIndexReads {
     };
   }
 
+  /**
+   * For a fold of an unsliced entity table's WAL tail onto a snapshot (a query's read of its own
+   * writes): fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in
+   * {@code keysTable} from the table's key index, and returns the files they are in; null (read
+   * the files) when no index describes the snapshot's files {@code all} or a pass holds it. A
+   * reader never builds, brings along or drops an index: that is the passes' work.
+   *
+   * @param anyCandidates whether a data file's key bounds overlap the keys (else none is looked up)
+   */
+  static CurrentRows shared(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes,
+      List<FileScanTask> all, boolean anyCandidates, String keysTable) {
+    if (indexes == null || indexes.budgetBytes() == 0 || !supported(columns)) {
+      return null;
+    }
+    KeyIndexReads reads = new KeyIndexReads(duck, table, columns, indexes, -1);
+    KeyIndex index = indexes.take(reads.cacheKey);
+    if (index == null) {
+      return null;
+    }
+    try {
+      if (!index.describes(KeyIndex.fileSet(all))) {
+        return null;
+      }
+      reads.index = index;
+      CurrentRows rows = reads.lookup(all, anyCandidates ? keysTable : null);
+      indexes.read();
+      return rows;
+    } catch (KeyIndex.Unusable e) {
+      index = null; // a pending change outgrew the budget
+      return null;
+    } finally {
+      reads.index = null;
+      if (index != null) {
+        indexes.give(reads.cacheKey, index);
+      }
+    }
+  }
+
   /** Whether this pass reads its current rows from the index (after {@link #load}). */
   boolean active() {
     return index != null;

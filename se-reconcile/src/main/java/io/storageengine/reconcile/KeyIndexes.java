@@ -21,6 +21,7 @@ final class KeyIndexes {
   private long idleBytes;
   private long builds;
   private long reuses;
+  private long reads;
 
   /** @param budgetBytes the memory all indexes together may take (0: no index is kept) */
   KeyIndexes(long budgetBytes) {
@@ -83,6 +84,16 @@ final class KeyIndexes {
     } else {
       reuses++;
     }
+  }
+
+  /** Counts a snapshot's reader (a WAL tail fold) that looked its keys up in an index. */
+  synchronized void read() {
+    reads++;
+  }
+
+  /** How many snapshot readers looked their keys up in an index: for tests. */
+  synchronized long reads() {
+    return reads;
   }
 
   /** How many passes built an index, and how many reused one: for tests and metrics. */

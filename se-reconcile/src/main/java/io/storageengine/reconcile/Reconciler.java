@@ -94,6 +94,11 @@ public final class Reconciler {
         k -> k.uses()[1]);
   }
 
+  /** The key indexes of entity tables kept between this reconciler's passes. */
+  KeyIndexes keyIndexes() {
+    return keyIndexes;
+  }
+
   /** Where the passes report their spans and metrics. */
   public Telemetry telemetry() {
     return telemetry;

@@ -47,6 +47,8 @@ public final class WalTailRows {
   private final ReconcileOptions options;
   /** The candidate files of the snapshots folded onto, planned in memory for small snapshots. */
   private final CandidateFiles.Cache candidates = new CandidateFiles.Cache();
+  /** The key indexes of the process's reconciler, if it shares them ({@link #sharingKeyIndexesOf}). */
+  private volatile KeyIndexes keyIndexes;
   /** The schema of the shared DuckDB database holding entity folds' layer states. */
   static final String STATE_SCHEMA = "se_wal_tail_state";
   private static final Logger LOG = LoggerFactory.getLogger(WalTailRows.class);
@@ -62,6 +64,16 @@ public final class WalTailRows {
     this.clusterStore = clusterStore;
     this.tombstones = tombstones;
     this.options = options;
+  }
+
+  /**
+   * Folds of entity tails look their keys up in {@code reconciler}'s key indexes (a process that
+   * reconciles and serves queries, such as {@code se dev}) when one describes the snapshot
+   * folded onto and no pass holds it, instead of reading the snapshot's candidate files.
+   */
+  public WalTailRows sharingKeyIndexesOf(Reconciler reconciler) {
+    this.keyIndexes = reconciler.keyIndexes();
+    return this;
   }
 
   /** Whether {@link #foldEntityLayer} is available (tombstones can be read). */
@@ -187,7 +199,7 @@ public final class WalTailRows {
       Cancel.Registration stop = duck.stopOn(cancel);
       boolean made = false;
       try {
-        Optional<EntityLayer> out = new EntityTailLayer(duck, table, sliceTail, candidates)
+        Optional<EntityLayer> out = new EntityTailLayer(duck, table, sliceTail, candidates, keyIndexes)
             .fold(snapshot, highWaterMark, store, options, priorStates, layer, segments, rowsTarget, state, keyFilter)
             .map(r -> new EntityLayer(r.rows(), r.replacedPositions(), r.replacedLayerRows(), r.stateRows()));
         made = keep;

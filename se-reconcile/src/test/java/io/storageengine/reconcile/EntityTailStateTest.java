@@ -65,6 +65,49 @@ class EntityTailStateTest {
     }
   }
 
+  /**
+   * A fold in a process that also reconciles looks the tail's keys up in the reconciler's key
+   * index (which describes the snapshot once the pass's pending change is applied) and finds
+   * the same snapshot rows to replace as a fold that reads the files.
+   */
+  @Test
+  void aFoldSharingTheReconcilersKeyIndexReplacesTheSameRows() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = members(env);
+      TableWal tw = env.walOf(table, "members");
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 100, 1));
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(60, 130, 2)); // 40 snapshot keys, 30 new
+      table.refresh();
+      Snapshot snapshot = table.currentSnapshot();
+      WalSegment second = env.wal.read(tw, 2).orElseThrow();
+
+      WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options());
+      WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
+      String readState = reading.newEntityState();
+      String sharedState = sharing.newEntityState();
+      WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(),
+          0, List.of(second), dir.resolve("read.parquet"), readState).orElseThrow();
+      WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
+          List.of(), 0, List.of(second), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+      assertThat(env.keyIndexes.reads()).as("the shared fold used the index").isEqualTo(1);
+      assertThat(shared.rows()).isEqualTo(read.rows()).isEqualTo(70);
+      assertThat(shared.replacedPositions()).hasSameSizeAs(read.replacedPositions());
+      read.replacedPositions().forEach((file, positions) ->
+          assertThat(shared.replacedPositions().get(file)).as(file).containsExactly(positions));
+      assertThat(read.replacedPositions().values().stream().mapToInt(p -> p.length).sum()).isEqualTo(40);
+      reading.dropEntityStates(List.of(readState));
+      sharing.dropEntityStates(List.of(sharedState));
+
+      // The next pass still finds its index describing the files (the reader applied its change).
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(env.keyIndexes.uses()).containsExactly(1, 1);
+    }
+  }
+
   /** The unpartitioned entity table {@code members} (schema of {@link EntityModelTest}, version {@code ver}). */
   static Table members(TestEnvironment env) {
     return env.createTable("members", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(),

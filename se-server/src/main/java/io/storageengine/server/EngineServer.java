@@ -104,7 +104,8 @@ public final class EngineServer implements AutoCloseable {
           context.allocator(EngineContext.Subsystem.QUERY), registry, context.duckdb(), config.query(), ingest,
           context.threads("se-query"), access, new WalPendingSegments(wal, store), wal,
           new WalTailRows(context.duckdb(), context.allocator(EngineContext.Subsystem.QUERY), store,
-              context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))));
+              context.tombstones(), config.reconcile().withDuckdbThreads(config.query().duckdbThreads()))
+              .sharingKeyIndexesOf(context.reconciler())));
       Map<String, HttpService> routes = new LinkedHashMap<>();
       ReconcileStatusStore reconcileStatuses = new ReconcileStatusStore(store);
       routes.put("/health", new HealthHttpService(reconcileStatuses, context.cachedPool("se-health")));
