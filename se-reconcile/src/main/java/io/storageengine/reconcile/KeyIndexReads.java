@@ -63,6 +63,8 @@ final class KeyIndexReads {
   private final List<KeyIndex.WrittenFile> written = new ArrayList<>();
   /** The index while this pass holds it (null: not used). */
   private KeyIndex index;
+  /** Whether this pass has the index's loan ({@link KeyIndexes#take}) to end. */
+  private boolean taken;
 
   private KeyIndexReads(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes, int slice) {
     this.duck = duck;
@@ -116,9 +118,9 @@ final class KeyIndexReads {
       return null;
     }
     KeyIndexReads reads = new KeyIndexReads(duck, table, columns, indexes, -1);
-    KeyIndex index = indexes.take(reads.cacheKey);
+    KeyIndex index = indexes.tryTake(reads.cacheKey);
     if (index == null) {
-      return null;
+      return null; // none, or a pass holds it
     }
     try {
       if (!index.describes(KeyIndex.fileSet(all))) {
@@ -135,6 +137,8 @@ final class KeyIndexReads {
       reads.index = null;
       if (index != null) {
         indexes.give(reads.cacheKey, index);
+      } else {
+        indexes.giveUp(reads.cacheKey);
       }
     }
   }
@@ -156,7 +160,13 @@ final class KeyIndexReads {
     long started = System.nanoTime();
     Map<String, String> fileSet = KeyIndex.fileSet(all);
     boolean built = false;
-    index = indexes.take(cacheKey);
+    try {
+      index = indexes.take(cacheKey);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw io.storageengine.common.SeException.unavailable("interrupted waiting for a key index", e);
+    }
+    taken = true;
     try {
       if (index != null && !index.matches(fileSet) && !sync(index, all, fileSet)) {
         LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
@@ -208,11 +218,11 @@ final class KeyIndexReads {
 
   /**
    * Brings {@code stale} (describing another file set) to {@code fileSet} (of {@code all}) by
-   * what changed, when that reads less than a build would: the keys of files no longer planned
-   * (rewritten by compaction, say) and of rows newly deleted by a changed deletion vector are
-   * removed, found in one pass over the index, and the rows of the files new to it are added.
-   * False (the index is unusable) when the new files hold half the rows or more, or a file's
-   * deletes changed to something other than one deletion vector.
+   * what changed, reading only the files new to it (a build reads them all): the keys of files
+   * no longer planned (rewritten by compaction, say) and of rows newly deleted by a changed
+   * deletion vector are removed, found in one pass over the index, and the rows of the new
+   * files are added. False (the index is unusable) when a file's deletes changed to something
+   * other than one deletion vector.
    */
   private boolean sync(KeyIndex stale, List<FileScanTask> all, Map<String, String> fileSet) {
     long started = System.nanoTime();
@@ -230,9 +240,6 @@ final class KeyIndexReads {
         }
         changed.add(t);
       }
-    }
-    if (2 * rows(added) >= rows(all)) {
-      return false;
     }
     int ordinals = 0;
     for (String location : old.keySet()) {
@@ -406,8 +413,11 @@ final class KeyIndexReads {
   void release() {
     if (index != null) {
       indexes.give(cacheKey, index);
-      index = null;
+    } else if (taken) {
+      indexes.giveUp(cacheKey);
     }
+    index = null;
+    taken = false;
   }
 
   private interface RowSink {

@@ -18,6 +18,8 @@ final class KeyIndexes {
 
   private final long budgetBytes;
   private final LinkedHashMap<Key, KeyIndex> idle = new LinkedHashMap<>(16, 0.75f, true);
+  /** The indexes lent out (or being built), until {@link #give} or {@link #giveUp}. */
+  private final java.util.Set<Key> lent = new java.util.HashSet<>();
   private long idleBytes;
   private long builds;
   private long reuses;
@@ -38,8 +40,38 @@ final class KeyIndexes {
     return budgetBytes;
   }
 
-  /** The index of {@code key}, taken out of the cache for the caller alone; null if there is none. */
-  synchronized KeyIndex take(Key key) {
+  /**
+   * The index of {@code key}, lent to the caller alone (null if there is none: the caller may
+   * build one); waits while it is lent to another (a reader holds one for a lookup). The caller
+   * ends the loan with {@link #give} or {@link #giveUp}.
+   */
+  synchronized KeyIndex take(Key key) throws InterruptedException {
+    while (lent.contains(key)) {
+      wait();
+    }
+    lent.add(key);
+    return removeIdle(key);
+  }
+
+  /** As {@link #take} without waiting: null also when the index is lent out (for readers). */
+  synchronized KeyIndex tryTake(Key key) {
+    if (lent.contains(key)) {
+      return null;
+    }
+    KeyIndex index = removeIdle(key);
+    if (index != null) {
+      lent.add(key);
+    }
+    return index;
+  }
+
+  /** Ends a loan without an index to put back (it was dropped, or none was built). */
+  synchronized void giveUp(Key key) {
+    lent.remove(key);
+    notifyAll();
+  }
+
+  private KeyIndex removeIdle(Key key) {
     KeyIndex index = idle.remove(key);
     if (index != null) {
       idleBytes -= index.bytes();
@@ -61,6 +93,8 @@ final class KeyIndexes {
 
   /** Puts the index of {@code key} back, for the next pass of the same table (or slice). */
   synchronized void give(Key key, KeyIndex index) {
+    lent.remove(key);
+    notifyAll();
     KeyIndex previous = idle.put(key, index);
     if (previous != null) {
       idleBytes -= previous.bytes();

@@ -105,15 +105,15 @@ class KeyIndexTest {
   }
 
   @Test
-  void theCacheLendsEachIndexToOnePassAndKeepsToItsBudget() {
+  void theCacheLendsEachIndexToOnePassAndKeepsToItsBudget() throws Exception {
     KeyIndex small = new KeyIndex(Map.of(), false, 1_000, 1L << 30);
     KeyIndexes indexes = new KeyIndexes(3 * small.bytes());
     KeyIndexes.Key t1 = new KeyIndexes.Key("tenant1", UUID.randomUUID(), -1);
     KeyIndexes.Key t2 = new KeyIndexes.Key("tenant2", t1.table(), -1);
     indexes.give(t1, small);
-    assertThat(indexes.take(t2)).as("another tenant's index of the same table id").isNull();
+    assertThat(indexes.tryTake(t2)).as("another tenant's index of the same table id").isNull();
     assertThat(indexes.take(t1)).isSameAs(small);
-    assertThat(indexes.take(t1)).as("lent out").isNull();
+    assertThat(indexes.tryTake(t1)).as("lent out").isNull();
     indexes.give(t1, small);
 
     KeyIndexes.Key s0 = new KeyIndexes.Key("tenant1", UUID.randomUUID(), 0);
@@ -123,10 +123,49 @@ class KeyIndexTest {
     assertThat(indexes.held()).containsExactly(3, 3 * small.bytes());
     assertThat(indexes.reserve(2 * small.bytes())).isTrue();
     assertThat(indexes.held()[0]).as("least recently given back dropped").isEqualTo(1);
-    assertThat(indexes.take(t1)).isNull();
-    assertThat(indexes.take(s0)).isNull();
-    assertThat(indexes.take(s1)).isNotNull();
+    assertThat(indexes.tryTake(t1)).isNull();
+    assertThat(indexes.tryTake(s0)).isNull();
+    KeyIndex kept = indexes.tryTake(s1);
+    assertThat(kept).isNotNull();
+    indexes.give(s1, kept);
     assertThat(indexes.reserve(4 * small.bytes())).isFalse();
+  }
+
+  /**
+   * A pass waits for the index a reader holds (and then gets it), rather than finding none and
+   * building another; a pass that ends its loan without an index lets the next one in.
+   */
+  @Test
+  void aPassWaitsForTheIndexAReaderHolds() throws Exception {
+    KeyIndexes indexes = new KeyIndexes(1L << 30);
+    KeyIndexes.Key key = new KeyIndexes.Key("tenant1", UUID.randomUUID(), -1);
+    KeyIndex index = new KeyIndex(Map.of(), false, 16, 1L << 30);
+    indexes.give(key, index);
+    KeyIndex read = indexes.tryTake(key);
+    assertThat(read).isSameAs(index);
+    java.util.concurrent.CompletableFuture<KeyIndex> pass = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return indexes.take(key);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Thread.sleep(100);
+    assertThat(pass).as("waiting while the reader holds it").isNotDone();
+    indexes.give(key, read);
+    assertThat(pass.get(10, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(index);
+
+    java.util.concurrent.CompletableFuture<KeyIndex> next = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+      try {
+        return indexes.take(key);
+      } catch (InterruptedException e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    Thread.sleep(100);
+    assertThat(next).isNotDone();
+    indexes.giveUp(key); // the first pass dropped its index
+    assertThat(next.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("none left: the next pass builds").isNull();
   }
 
   private static void assertSame(KeyIndex index, Map<Long, Row> model) {
