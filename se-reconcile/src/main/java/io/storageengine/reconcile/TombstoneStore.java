@@ -198,7 +198,12 @@ public final class TombstoneStore {
     for (Tombstone t : tombstones) {
       byBucket.computeIfAbsent(bucket(t.key()), b -> new ArrayList<>()).add(t);
     }
-    cache.inParallel(byBucket.entrySet(), e -> store.put(fileKey(e.getKey(), toSeq, fromSeq), encode(e.getValue())));
+    // Written through the cache: the next pass (and a query's fold) reads them from memory.
+    cache.inParallel(byBucket.entrySet(), e -> {
+      String key = fileKey(e.getKey(), toSeq, fromSeq);
+      cache.put(store, key, store.put(key, encode(e.getValue())), List.copyOf(e.getValue()));
+      return null;
+    });
   }
 
   private String fileKey(int bucket, long toSeq, long fromSeq) {
@@ -236,7 +241,8 @@ public final class TombstoneStore {
     }
     String target = fileKey(bucket, maxTo, minFrom);
     if (!live.isEmpty()) {
-      store.put(target, encode(new ArrayList<>(live.values())));
+      List<Tombstone> entries = List.copyOf(live.values());
+      cache.put(store, target, store.put(target, encode(entries)), entries);
     }
     for (ObjectStore.ObjectInfo file : merged) {
       if (!file.key().equals(target) || live.isEmpty()) {

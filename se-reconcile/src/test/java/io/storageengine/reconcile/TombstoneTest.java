@@ -45,6 +45,37 @@ class TombstoneTest {
     return new EntityModel.Op(true, key, version, Map.of());
   }
 
+  /**
+   * A batch of more keys than are read bucket by bucket (every tombstone is read, and only the
+   * batch's go to DuckDB): late upserts of deleted keys stay ignored, the other keys apply.
+   */
+  @Test
+  void aLargeBatchSeesTheTombstonesOfItsKeys() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver"));
+      TableWal tw = env.walOf(table, "entity");
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      List<EntityModel.Op> first = new java.util.ArrayList<>(SlicedTableTest.upserts(0, 30_000, 4));
+      List<EntityModel.Op> deletes = SlicedTableTest.deletes(0, 25_000, 5);
+      SlicedTableTest.append(env, tw, first);
+      SlicedTableTest.append(env, tw, deletes);
+      reconciler.reconcile(tw);
+      model.applyBatch(first);
+      model.applyBatch(deletes);
+      // 25 k late upserts of deleted keys (version 3, below the tombstones' 5) and 10 k new keys.
+      List<EntityModel.Op> late = new java.util.ArrayList<>(SlicedTableTest.upserts(0, 25_000, 3));
+      late.addAll(SlicedTableTest.upserts(30_000, 40_000, 6));
+      SlicedTableTest.append(env, tw, late);
+      reconciler.reconcile(tw);
+      model.applyBatch(late);
+      EntityModelTest.assertMatches(table, model, "after the late upserts");
+      assertThat(model.rows).hasSize(15_000);
+    }
+  }
+
   @Test
   void lateOldUpsertIsIgnoredWithinRetentionAndAppliedAfterExpiry() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
