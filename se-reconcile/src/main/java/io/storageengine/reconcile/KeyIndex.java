@@ -148,12 +148,7 @@ final class KeyIndex {
       pending = null;
       return true;
     }
-    if (pending != null && pending.files.equals(planned)) {
-      apply(pending);
-      pending = null;
-      return true;
-    }
-    return false;
+    return describes(planned);
   }
 
   /**

@@ -42,10 +42,8 @@ class KeyIndexReconcileTest {
   @Test
   void passesReuseTheIndexAndAgreeWithTheModel() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
-      TableWal tw = env.walOf(table, "entity");
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
       EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
       Random rnd = new Random(7);
       for (int pass = 1; pass <= 10; pass++) {
@@ -78,10 +76,8 @@ class KeyIndexReconcileTest {
   @Test
   void anotherWorkersPassesAreSyncedNotRebuilt() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
-      TableWal tw = env.walOf(table, "entity");
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
       EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
       KeyIndexes other = new KeyIndexes(64L << 20);
       Reconciler otherWorker = new Reconciler(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
@@ -105,10 +101,8 @@ class KeyIndexReconcileTest {
   @Test
   void aChangeWhoseCommitDidNotLandIsDropped() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
-      TableWal tw = env.walOf(table, "entity");
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
       EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
       Random rnd = new Random(11);
       reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 100), "first");
@@ -134,10 +128,8 @@ class KeyIndexReconcileTest {
   @Test
   void passesWithoutAnIndexAgreeWithTheModelToo() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
-      TableWal tw = env.walOf(table, "entity");
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
       EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
       Random rnd = new Random(13);
       ReconcileOptions off = TestEnvironment.options().withKeyIndexBytes(0);

@@ -143,29 +143,27 @@ class KeyIndexTest {
     indexes.give(key, index);
     KeyIndex read = indexes.tryTake(key);
     assertThat(read).isSameAs(index);
-    java.util.concurrent.CompletableFuture<KeyIndex> pass = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
-      try {
-        return indexes.take(key);
-      } catch (InterruptedException e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    java.util.concurrent.CompletableFuture<KeyIndex> pass = takeAsync(indexes, key);
     Thread.sleep(100);
     assertThat(pass).as("waiting while the reader holds it").isNotDone();
     indexes.give(key, read);
     assertThat(pass.get(10, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(index);
 
-    java.util.concurrent.CompletableFuture<KeyIndex> next = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+    java.util.concurrent.CompletableFuture<KeyIndex> next = takeAsync(indexes, key);
+    Thread.sleep(100);
+    assertThat(next).isNotDone();
+    indexes.giveUp(key); // the first pass dropped its index
+    assertThat(next.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("none left: the next pass builds").isNull();
+  }
+
+  private static java.util.concurrent.CompletableFuture<KeyIndex> takeAsync(KeyIndexes indexes, KeyIndexes.Key key) {
+    return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
       try {
         return indexes.take(key);
       } catch (InterruptedException e) {
         throw new IllegalStateException(e);
       }
     });
-    Thread.sleep(100);
-    assertThat(next).isNotDone();
-    indexes.giveUp(key); // the first pass dropped its index
-    assertThat(next.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("none left: the next pass builds").isNull();
   }
 
   private static void assertSame(KeyIndex index, Map<Long, Row> model) {

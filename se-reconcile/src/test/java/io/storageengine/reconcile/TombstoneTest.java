@@ -52,10 +52,8 @@ class TombstoneTest {
   @Test
   void aLargeBatchSeesTheTombstonesOfItsKeys() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
-      Table table = env.createTable("entity", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
-          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
-              TableProperties.VERSION_COLUMN, "ver"));
-      TableWal tw = env.walOf(table, "entity");
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
       Reconciler reconciler = env.reconciler(TestEnvironment.options());
       EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
       List<EntityModel.Op> first = new java.util.ArrayList<>(SlicedTableTest.upserts(0, 30_000, 4));
