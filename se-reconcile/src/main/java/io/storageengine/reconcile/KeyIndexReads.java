@@ -32,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * reads every file when a batch's keys are spread over the key space).
  *
  * <p>For tables whose primary key is one INTEGER or LONG column and whose version column, if
- * any, is INTEGER, LONG, DATE or TIMESTAMP (values an index holds as a {@code long}); other
+ * any, is INTEGER, LONG, DATE or TIMESTAMP with or without zone (values an index holds as a
+ * {@code long}); other
  * tables read the files. A pass, in order:
  *
  * <ol>
@@ -93,7 +94,7 @@ final class KeyIndexReads {
     Types.NestedField v = columns.version();
     return v == null || (!columns.schema().identifierFieldIds().contains(v.fieldId()) && (integral(v)
         || v.type().typeId() == org.apache.iceberg.types.Type.TypeID.DATE
-        || v.type().equals(Types.TimestampType.withoutZone())));
+        || v.type().typeId() == org.apache.iceberg.types.Type.TypeID.TIMESTAMP));
   }
 
   private static boolean integral(Types.NestedField c) {
@@ -497,7 +498,10 @@ final class KeyIndexReads {
   private static String fromLong(Types.NestedField c, String expr) {
     return switch (c.type().typeId()) {
       case DATE -> "CAST(DATE '1970-01-01' + CAST(" + expr + " AS INTEGER) AS DATE)";
-      case TIMESTAMP -> "make_timestamp(" + expr + ")";
+      // Microseconds since the epoch either way; with a zone, an instant (the session's zone plays no part).
+      case TIMESTAMP -> ((Types.TimestampType) c.type()).shouldAdjustToUTC()
+          ? "(TIMESTAMPTZ '1970-01-01 00:00:00+00' + to_microseconds(" + expr + "))"
+          : "make_timestamp(" + expr + ")";
       default -> "CAST(" + expr + " AS " + DuckSql.type(c.type()) + ")";
     };
   }

@@ -142,22 +142,24 @@ class KeyIndexReconcileTest {
   }
 
   /**
-   * An INTEGER key and a TIMESTAMP version, held by the index as longs: a stale update (an older
+   * An INTEGER key and a TIMESTAMP version (with and without zone), held by the index as longs: a stale update (an older
    * timestamp than the current row's) is ignored, a partial one keeps the other columns.
    */
-  @Test
-  void integerKeysAndTimestampVersions() throws Exception {
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void integerKeysAndTimestampVersions(boolean withZone) throws Exception {
     Schema schema = new Schema(List.of(
         required(1, "id", Types.IntegerType.get()),
-        required(2, "ts", Types.TimestampType.withoutZone()),
+        required(2, "ts", withZone ? Types.TimestampType.withZone() : Types.TimestampType.withoutZone()),
         optional(3, "a", Types.StringType.get())), Set.of(1));
     try (TestEnvironment env = new TestEnvironment(dir)) {
       Table table = env.createTable("entity", schema, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
           Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY, TableProperties.VERSION_COLUMN, "ts"));
       TableWal tw = env.walOf(table, "entity");
-      LocalDateTime t0 = LocalDateTime.of(2026, 1, 1, 0, 0, 0, 123_000);
-      LocalDateTime t1 = t0.plusSeconds(1);
-      LocalDateTime t2 = t0.plusSeconds(2);
+      LocalDateTime local = LocalDateTime.of(2026, 1, 1, 0, 0, 0, 123_000);
+      Object t0 = withZone ? local.atOffset(java.time.ZoneOffset.UTC) : local;
+      Object t1 = withZone ? local.plusSeconds(1).atOffset(java.time.ZoneOffset.UTC) : local.plusSeconds(1);
+      Object t2 = withZone ? local.plusSeconds(2).atOffset(java.time.ZoneOffset.UTC) : local.plusSeconds(2);
       append(env, tw, schema, 0, 100, t1, "x");
       assertThat(env.reconciler(TestEnvironment.options()).reconcile(tw).outcome())
           .isEqualTo(ReconcileResult.Outcome.COMMITTED);
@@ -183,7 +185,7 @@ class KeyIndexReconcileTest {
   }
 
   private static void append(TestEnvironment env, TableWal tw, Schema projection, int from, int to,
-      LocalDateTime ts, String a) {
+      Object ts, String a) {
     List<Record> rows = new ArrayList<>();
     for (int id = from; id < to; id++) {
       GenericRecord r = GenericRecord.create(projection);
