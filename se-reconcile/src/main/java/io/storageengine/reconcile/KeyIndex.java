@@ -212,11 +212,6 @@ final class KeyIndex {
     pending = null;
   }
 
-  /** The ordinal of the data file at {@code location}, if it has one. */
-  Integer knownOrdinal(String location) {
-    return ordinals.get(location);
-  }
-
   /**
    * For a reader of a snapshot (not a pass): whether the index describes {@code planned}, as it
    * is, or once its pending change is applied (the snapshot includes that commit), which this

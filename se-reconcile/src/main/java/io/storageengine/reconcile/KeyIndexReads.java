@@ -144,11 +144,6 @@ final class KeyIndexReads {
     }
   }
 
-  /** Whether this pass reads its current rows from the index (after {@link #load}). */
-  boolean active() {
-    return index != null;
-  }
-
   /**
    * Fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in {@code keysTable}
    * from the index, and returns the files those rows are in (whose deletion vectors the pass
