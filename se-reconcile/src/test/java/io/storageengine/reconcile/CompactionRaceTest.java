@@ -165,11 +165,16 @@ class CompactionRaceTest {
           segments++;
           ReconcileResult r = f.reconcile();
           assertThat(r.outcome()).isIn(ReconcileResult.Outcome.COMMITTED);
-          if (segments >= 14) {
+          if (segments >= 14 && compacted.get() == 0) {
             // Back to back, passes this fast can commit deletion vectors on the files being
-            // compacted before every compaction commit (which then conflicts); a pause now and
-            // then, as a real ingest has, lets one land while the passes go on.
-            Thread.sleep(20L * (segments % 4));
+            // compacted before every compaction commit (which then conflicts): once the 14 racing
+            // segments are in, the next pass waits for a maintenance run that started after this
+            // one ended, as a pause in a real ingest would let one run.
+            int seen = results.size();
+            long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(20);
+            while (results.size() < seen + 2 && System.nanoTime() < until && failure.get() == null) {
+              Thread.sleep(10);
+            }
           }
         }
       } finally {
