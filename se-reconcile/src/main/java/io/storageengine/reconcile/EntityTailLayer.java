@@ -295,7 +295,7 @@ final class EntityTailLayer {
    */
   private void currentRows(Snapshot snapshot, List<FileScanTask> planned, String keysTable) {
     if (slices == null && keyIndexes != null && KeyIndexReads.shared(duck, table, columns, keyIndexes,
-        candidates.plan(duck.scope(), table, snapshot, org.apache.iceberg.expressions.Expressions.alwaysTrue()),
+        () -> candidates.plan(duck.scope(), table, snapshot, org.apache.iceberg.expressions.Expressions.alwaysTrue()),
         !planned.isEmpty(), keysTable) != null) {
       return;
     }

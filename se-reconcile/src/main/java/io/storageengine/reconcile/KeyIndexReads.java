@@ -108,13 +108,14 @@ final class KeyIndexReads {
    * For a fold of an unsliced entity table's WAL tail onto a snapshot (a query's read of its own
    * writes): fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in
    * {@code keysTable} from the table's key index, and returns the files they are in; null (read
-   * the files) when no index describes the snapshot's files {@code all} or a pass holds it. A
-   * reader never builds, brings along or drops an index: that is the passes' work.
+   * the files) when no index describes the snapshot's files or a pass holds it. A reader never
+   * builds, brings along or drops an index: that is the passes' work.
    *
+   * @param allFiles plans every data file of the snapshot; called only once an index is held
    * @param anyCandidates whether a data file's key bounds overlap the keys (else none is looked up)
    */
   static CurrentRows shared(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes,
-      List<FileScanTask> all, boolean anyCandidates, String keysTable) {
+      java.util.function.Supplier<List<FileScanTask>> allFiles, boolean anyCandidates, String keysTable) {
     if (indexes == null || indexes.budgetBytes() == 0 || !supported(columns)) {
       return null;
     }
@@ -124,6 +125,7 @@ final class KeyIndexReads {
       return null; // none, or a pass holds it
     }
     try {
+      List<FileScanTask> all = allFiles.get();
       if (!index.describes(KeyIndex.fileSet(all))) {
         return null;
       }
