@@ -4,7 +4,6 @@ import io.storageengine.common.SeException;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.iceberg.Table;
@@ -23,8 +22,6 @@ import org.duckdb.DuckDBAppender;
  */
 final class BatchTombstones {
   static final String TABLE = "tombs";
-  /** Above this many keys a pass reads every tombstone bucket instead of the keys' buckets. */
-  private static final long KEYS_FOR_BUCKETED_TOMBSTONE_READ = 20_000;
 
   private final DuckSession duck;
   private final Table table;
@@ -70,24 +67,10 @@ final class BatchTombstones {
   void load(String keysTable, long highWaterMark, String committedSeqSql, boolean anyStored) {
     Map<String, TombstoneStore.Tombstone> found = Map.of();
     if (anyStored) {
-      if (duck.queryLong("SELECT count(*) FROM " + keysTable) <= KEYS_FOR_BUCKETED_TOMBSTONE_READ) {
-        List<String> keyTexts = new ArrayList<>();
-        duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
-        found = tombstones.load(keyTexts, highWaterMark, options.clock().instant(), retention());
-      } else {
-        // Only the batch's keys go to DuckDB: a table under steady deletes holds millions of
-        // tombstones, and an appender takes a call per value (1.5 M took 2.5-5 s a pass).
-        Map<String, TombstoneStore.Tombstone> all = tombstones.loadAll(highWaterMark, options.clock().instant(),
-            retention());
-        Map<String, TombstoneStore.Tombstone> batch = new HashMap<>();
-        duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> {
-          TombstoneStore.Tombstone t = all.get(rs.getString(1));
-          if (t != null) {
-            batch.put(t.key(), t);
-          }
-        });
-        found = batch;
-      }
+      // Each key is looked up in its bucket's files (kept by key), whatever the batch's size.
+      List<String> keyTexts = new ArrayList<>();
+      duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
+      found = tombstones.load(keyTexts, highWaterMark, options.clock().instant(), retention());
     }
     if (found.isEmpty()) {
       // No tombstone can apply: the empty table, one statement (a WAL tail's point query runs this).

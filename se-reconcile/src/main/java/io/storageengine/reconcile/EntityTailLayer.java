@@ -41,6 +41,7 @@ import org.apache.iceberg.types.Types;
  * answers empty and the caller folds the whole tail again.
  */
 final class EntityTailLayer {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EntityTailLayer.class);
   /** The {@code __file} of a current row that is an earlier layer's state, not a snapshot row. */
   private static final String PRIOR = "<wal-tail-layer>";
   /** Columns of a layer's state: the earlier layer and row a key's row replaces (NULL: none). */
@@ -113,11 +114,14 @@ final class EntityTailLayer {
     if (prior && keyFilter != null) {
       throw new IllegalArgumentException("a fold of some keys has no earlier layers");
     }
+    long started = System.nanoTime();
     String keys = columns.keyList("");
     UnaryOperator<String> keep = keyFilter == null ? UnaryOperator.identity()
         : run -> "SELECT * FROM (" + run + ") WHERE coalesce((" + keyFilter + "), FALSE)";
     WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
         "wal_frames_", keep, WalStaging.MAX_RUN_BYTES);
+    long staged = System.nanoTime();
+    long tombNanos = 0;
     if (slices != null) {
       slices.dropReconciled(duck);
     }
@@ -139,7 +143,9 @@ final class EntityTailLayer {
         return Optional.of(new Result(0, Map.of(), Map.of(), 0));
       }
       currentRows(snapshot, candidates.plan(duck.scope(), table, snapshot, range.filter()), "tail_keys");
+      long t = System.nanoTime();
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
+      tombNanos += System.nanoTime() - t;
       if (columns.version() == null) {
         duck.execute(freshInitSql(keys));
       } else {
@@ -204,7 +210,9 @@ final class EntityTailLayer {
             : " SELECT " + keys + ", CAST(__last_ver AS " + columns.versionType() + ") AS __tv FROM ("
                 + priorTombs + ")"));
       } else {
+        long t = System.nanoTime();
         tombs.load("fresh_keys", tombstoneMark, tombstoneMarkSql, true);
+        tombNanos += System.nanoTime() - t;
       }
       freshInit = !planned.isEmpty() || stored;
       if (freshInit) {
@@ -217,12 +225,14 @@ final class EntityTailLayer {
         duck.execute("INSERT INTO " + BatchTombstones.TABLE + priorTombs);
       }
     }
+    long looked = System.nanoTime();
     EntityFold.fold(duck, columns);
+    long folded = System.nanoTime();
 
     if (keyFilter != null) {
       // A fold of some keys is not kept: its rows and what they replace come from the fold itself.
-      return Optional.of(written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
-          false, rowsTarget));
+      return Optional.of(logged(started, staged, tombNanos, looked, folded, layer, written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
+          false, rowsTarget)));
     }
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
     String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
@@ -244,7 +254,21 @@ final class EntityTailLayer {
         + (freshInit ? " LEFT JOIN " + freshInitTable + " i ON " + columns.keyJoin("f", "i") : "")
         + (prior ? " LEFT JOIN prior p ON " + columns.keyJoin("f", "p") : "")
         + " WHERE f.__max_ord > 0");
-    return Optional.of(written(state, "__row", prior, rowsTarget));
+    return Optional.of(logged(started, staged, tombNanos, looked, folded, layer,
+        written(state, "__row", prior, rowsTarget)));
+  }
+
+  /** Logs where a step's time went (DEBUG) and returns {@code result}. */
+  private Result logged(long started, long staged, long tombNanos, long looked, long folded, int layer,
+      Result result) {
+    if (LOG.isDebugEnabled()) {
+      long now = System.nanoTime();
+      LOG.debug("{}: WAL tail layer {} of {} rows: staged in {} ms, current rows in {} ms, tombstones in {} ms,"
+          + " fold in {} ms, written in {} ms", table.name(), layer, result.stateRows(),
+          (staged - started) / 1_000_000, (looked - staged - tombNanos) / 1_000_000, tombNanos / 1_000_000,
+          (folded - looked) / 1_000_000, (now - folded) / 1_000_000);
+    }
+    return result;
   }
 
   /**

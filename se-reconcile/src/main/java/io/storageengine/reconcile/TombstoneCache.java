@@ -4,6 +4,8 @@ import io.opentelemetry.context.Context;
 import io.storageengine.objectstore.ObjectStore;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -19,15 +21,17 @@ import java.util.function.Function;
 
 /**
  * What the {@link TombstoneStore}s of one engine share: the tombstone files they read, kept
- * parsed (at most {@code maxEntries} entries, least recently used out, valid while a listing
- * reports the etag read), and the I/O threads that list, read and write buckets in parallel.
+ * parsed and indexed by key (each file's newest entry of a key; at most {@code maxEntries}
+ * entries, least recently used out, valid while a listing reports the etag read), and the I/O
+ * threads that list, read and write buckets in parallel.
  * One per engine, owned by whoever built it (the process's context) and closed with it, so two
  * engines in one JVM share neither. Thread-safe.
  */
 public final class TombstoneCache implements AutoCloseable {
   /**
-   * Tombstones kept parsed in memory per engine (about 150 bytes each): a 10 M-key table under
-   * 5% deletes holds 1.5 M, and a pass of random keys reads every bucket.
+   * Tombstones kept parsed in memory per engine (about 200 bytes each, with their files' key
+   * maps): a 10 M-key table under 5% deletes holds 1.5 M, and a pass of random keys reads every
+   * bucket.
    */
   public static final long DEFAULT_MAX_ENTRIES = 4_000_000;
   /** Parallel list/read/write calls: on object storage each is a round trip, on the fs store each write an fsync. */
@@ -53,12 +57,24 @@ public final class TombstoneCache implements AutoCloseable {
     });
   }
 
-  List<TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+  /** The entries of file {@code key} by key, if kept and read at {@code etag} (else null). */
+  Map<String, TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
     return files.get(store, key, etag);
   }
 
-  void put(ObjectStore store, String key, String etag, List<TombstoneStore.Tombstone> entries) {
-    files.put(store, key, etag, entries);
+  /**
+   * Keeps the entries of file {@code key} as read (or written) at {@code etag}, and returns them
+   * by key: a key's newest entry (highest WAL seq) of the file.
+   */
+  Map<String, TombstoneStore.Tombstone> put(ObjectStore store, String key, String etag,
+      Collection<TombstoneStore.Tombstone> entries) {
+    Map<String, TombstoneStore.Tombstone> byKey = new HashMap<>(entries.size() * 4 / 3 + 1);
+    for (TombstoneStore.Tombstone t : entries) {
+      byKey.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+    }
+    Map<String, TombstoneStore.Tombstone> kept = Collections.unmodifiableMap(byKey);
+    files.put(store, key, etag, kept);
+    return kept;
   }
 
   /**
@@ -112,7 +128,7 @@ public final class TombstoneCache implements AutoCloseable {
   private static final class Files {
     private record Key(ObjectStore store, String key) {}
 
-    private record Entry(String etag, List<TombstoneStore.Tombstone> entries) {}
+    private record Entry(String etag, Map<String, TombstoneStore.Tombstone> entries) {}
 
     private final long maxEntries;
     private long size;
@@ -122,16 +138,16 @@ public final class TombstoneCache implements AutoCloseable {
       this.maxEntries = maxEntries;
     }
 
-    synchronized List<TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+    synchronized Map<String, TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
       Entry entry = files.get(new Key(store, key));
       return entry != null && etag != null && etag.equals(entry.etag()) ? entry.entries() : null;
     }
 
-    synchronized void put(ObjectStore store, String key, String etag, List<TombstoneStore.Tombstone> entries) {
+    synchronized void put(ObjectStore store, String key, String etag, Map<String, TombstoneStore.Tombstone> entries) {
       if (etag == null || entries.size() > maxEntries) {
         return;
       }
-      Entry previous = files.put(new Key(store, key), new Entry(etag, List.copyOf(entries)));
+      Entry previous = files.put(new Key(store, key), new Entry(etag, entries));
       size += entries.size() - (previous == null ? 0 : previous.entries().size());
       for (var it = files.entrySet().iterator(); size > maxEntries && it.hasNext(); ) {
         size -= it.next().getValue().entries().size();

@@ -11,12 +11,12 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.TreeSet;
 
 /**
  * Remembered deletes of an entity table, so that an old upsert arriving after a newer delete
@@ -45,6 +45,8 @@ import java.util.TreeSet;
 public final class TombstoneStore {
   static final int BUCKETS = 128;
   private static final int COMPACT_AFTER_FILES = 8;
+  /** Keys in more buckets than this are found with one listing of the whole prefix. */
+  private static final int BUCKETS_LISTED_ONE_BY_ONE = 16;
 
   private final ObjectStore store;
   private final TableWal table;
@@ -138,29 +140,64 @@ public final class TombstoneStore {
 
   /**
    * The newest live tombstone of each of {@code keys} among entries with seq at most
-   * {@code committedSeq}, not older than {@code retention}.
+   * {@code committedSeq}, not older than {@code retention}. Each key is looked up in the files
+   * of its own bucket (kept by key in the cache), so the cost grows with the keys asked and
+   * their buckets' files, not with the tombstones stored.
    */
   Map<String, Tombstone> load(Collection<String> keys, long committedSeq, Instant now, Duration retention) {
     Map<Integer, Set<String>> byBucket = new TreeMap<>();
     for (String k : keys) {
-      byBucket.computeIfAbsent(bucket(k), b -> new TreeSet<>()).add(k);
+      byBucket.computeIfAbsent(bucket(k), b -> new HashSet<>()).add(k);
     }
     long oldest = now.minus(retention).toEpochMilli();
+    // Keys in many buckets: one listing of every bucket instead of one listing per bucket.
+    Map<Integer, List<ObjectStore.ObjectInfo>> listed = byBucket.size() > BUCKETS_LISTED_ONE_BY_ONE
+        ? filesByBucket(store.list(table.tombstonePrefix())) : null;
     Map<String, Tombstone> result = new HashMap<>();
-    for (Map<String, Tombstone> found : cache.inParallel(byBucket.entrySet(),
-        e -> loadBucket(e.getKey(), e.getValue(), committedSeq, oldest))) {
+    for (Map<String, Tombstone> found : cache.inParallel(byBucket.entrySet(), e -> loadBucket(e.getKey(),
+        e.getValue(), listed == null ? store.list(bucketPrefix(e.getKey())) : listed.getOrDefault(e.getKey(), List.of()),
+        committedSeq, oldest))) {
       result.putAll(found); // buckets hold disjoint keys
     }
     return result;
   }
 
-  private Map<String, Tombstone> loadBucket(int bucket, Set<String> keys, long committedSeq, long oldest) {
-    Map<String, Tombstone> result = new HashMap<>();
-    List<ObjectStore.ObjectInfo> files = store.list(bucketPrefix(bucket));
+  /** The listed tombstone files by bucket (the directory after the tombstone prefix). */
+  private Map<Integer, List<ObjectStore.ObjectInfo>> filesByBucket(List<ObjectStore.ObjectInfo> files) {
+    int at = table.tombstonePrefix().length();
+    Map<Integer, List<ObjectStore.ObjectInfo>> out = new HashMap<>();
     for (ObjectStore.ObjectInfo file : files) {
-      for (Tombstone t : readFile(file)) {
-        if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest && keys.contains(t.key())) {
-          result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+      String key = file.key();
+      if (key.length() > at + 4 && key.charAt(at + 3) == '/') {
+        try {
+          out.computeIfAbsent(Integer.parseInt(key.substring(at, at + 3)), b -> new ArrayList<>()).add(file);
+        } catch (NumberFormatException e) {
+          // not a bucket directory: not ours
+        }
+      }
+    }
+    return out;
+  }
+
+  private Map<String, Tombstone> loadBucket(int bucket, Set<String> keys, List<ObjectStore.ObjectInfo> files,
+      long committedSeq, long oldest) {
+    Map<String, Tombstone> result = new HashMap<>();
+    for (ObjectStore.ObjectInfo file : files) {
+      // A file holds one entry per key (a pass's deletes, or a compaction's newest of each key),
+      // so its newest entry of a key is the only one that can count.
+      Map<String, Tombstone> entries = readFile(file);
+      if (entries.size() < keys.size()) {
+        entries.forEach((key, t) -> {
+          if (keys.contains(key)) {
+            keep(result, t, committedSeq, oldest);
+          }
+        });
+      } else {
+        for (String key : keys) {
+          Tombstone t = entries.get(key);
+          if (t != null) {
+            keep(result, t, committedSeq, oldest);
+          }
         }
       }
     }
@@ -170,26 +207,15 @@ public final class TombstoneStore {
     return result;
   }
 
+  private static void keep(Map<String, Tombstone> result, Tombstone t, long committedSeq, long oldest) {
+    if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest) {
+      result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+    }
+  }
+
   /** True when the table has any tombstone file (one listing). */
   boolean isEmpty() {
     return store.list(table.tombstonePrefix()).isEmpty();
-  }
-
-  /**
-   * Every live tombstone of the table (for passes touching so many keys that reading all
-   * buckets is cheaper than computing each key's bucket).
-   */
-  Map<String, Tombstone> loadAll(long committedSeq, Instant now, Duration retention) {
-    long oldest = now.minus(retention).toEpochMilli();
-    Map<String, Tombstone> result = new HashMap<>();
-    for (List<Tombstone> entries : cache.inParallel(store.list(table.tombstonePrefix()), this::readFile)) {
-      for (Tombstone t : entries) {
-        if (t.seq() <= committedSeq && t.deletedAtMillis() >= oldest) {
-          result.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
-        }
-      }
-    }
-    return result;
   }
 
   /** Persists the tombstones produced by the pass over WAL range {@code fromSeq..toSeq}. */
@@ -230,7 +256,7 @@ public final class TombstoneStore {
       merged.add(file);
       minFrom = Math.min(minFrom, from);
       maxTo = Math.max(maxTo, to);
-      for (Tombstone t : readFile(file)) {
+      for (Tombstone t : readFile(file).values()) {
         if (t.deletedAtMillis() >= oldest) {
           live.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
         }
@@ -251,19 +277,17 @@ public final class TombstoneStore {
     }
   }
 
-  /** The entries of a listed file, from the cache while its etag is the listed one. */
-  private List<Tombstone> readFile(ObjectStore.ObjectInfo file) {
-    List<Tombstone> cached = cache.get(store, file.key(), file.etag());
+  /** The entries of a listed file by key, from the cache while its etag is the listed one. */
+  private Map<String, Tombstone> readFile(ObjectStore.ObjectInfo file) {
+    Map<String, Tombstone> cached = cache.get(store, file.key(), file.etag());
     if (cached != null) {
       return cached;
     }
     Optional<ObjectStore.Blob> blob = store.get(file.key());
     if (blob.isEmpty()) {
-      return List.of(); // compacted or expired since it was listed
+      return Map.of(); // compacted or expired since it was listed
     }
-    List<Tombstone> entries = decode(blob.get().data());
-    cache.put(store, file.key(), blob.get().etag(), entries);
-    return entries;
+    return cache.put(store, file.key(), blob.get().etag(), decode(blob.get().data()));
   }
 
   private static byte[] encode(List<Tombstone> tombstones) {

@@ -46,8 +46,8 @@ class TombstoneTest {
   }
 
   /**
-   * A batch of more keys than are read bucket by bucket (every tombstone is read, and only the
-   * batch's go to DuckDB): late upserts of deleted keys stay ignored, the other keys apply.
+   * A batch of keys in every bucket (found with one listing of all; only the batch's tombstones
+   * go to DuckDB): late upserts of deleted keys stay ignored, the other keys apply.
    */
   @Test
   void aLargeBatchSeesTheTombstonesOfItsKeys() throws Exception {
@@ -167,6 +167,46 @@ class TombstoneTest {
     found = tombstones.load(keys, 1, now, Duration.ofDays(1));
     assertThat(found).hasSize(2_000);
     assertThat(found.values()).allMatch(t -> t.version().equals("2"));
-    assertThat(tombstones.loadAll(1, now, Duration.ofDays(1))).hasSize(2_000);
+  }
+
+  /**
+   * Keys looked up in few buckets (each listed) and in many (one listing of all), against a
+   * model: a key's newest entry with a committed seq that has not expired, over files of several
+   * passes per bucket, uncommitted attempts and expired entries among them.
+   */
+  @Test
+  void lookupsMatchAModelOfEveryEntry() {
+    io.storageengine.objectstore.MemoryObjectStore store = new io.storageengine.objectstore.MemoryObjectStore();
+    TableWal tw = new TableWal("tenant1", java.util.UUID.randomUUID());
+    TombstoneStore tombstones = new TombstoneStore(store, tw, cache);
+    java.util.Random random = new java.util.Random(7);
+    List<TombstoneStore.Tombstone> all = new java.util.ArrayList<>();
+    for (long seq = 1; seq <= 7; seq++) { // 7 passes: up to 7 files a bucket, none compacted
+      List<TombstoneStore.Tombstone> pass = new java.util.ArrayList<>();
+      for (int k = 0; k < 3_000; k++) {
+        if (random.nextInt(3) == 0) {
+          pass.add(new TombstoneStore.Tombstone(Integer.toString(k), Long.toString(seq), seq, seq * 1_000));
+        }
+      }
+      tombstones.write(seq, seq, pass);
+      all.addAll(pass);
+    }
+    long committed = 6; // pass 7 did not commit
+    Instant now = Instant.ofEpochMilli(10_000);
+    Duration retention = Duration.ofMillis(7_500); // entries of passes 1 and 2 expired
+    for (int asked : new int[] {5, 40, 3_000}) {
+      List<String> keys = new java.util.ArrayList<>();
+      for (int k = 0; k < asked; k++) {
+        keys.add(Integer.toString(asked == 3_000 ? k : random.nextInt(3_000)));
+      }
+      Map<String, TombstoneStore.Tombstone> expected = new java.util.HashMap<>();
+      for (TombstoneStore.Tombstone t : all) {
+        if (keys.contains(t.key()) && t.seq() <= committed && t.deletedAtMillis() >= 2_500) {
+          expected.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
+        }
+      }
+      assertThat(expected).isNotEmpty();
+      assertThat(tombstones.load(keys, committed, now, retention)).as("%d keys", asked).isEqualTo(expected);
+    }
   }
 }
