@@ -1,6 +1,7 @@
 package io.storageengine.reconcile;
 
 import io.storageengine.common.SeException;
+import io.storageengine.duckdb.SqlQuoting;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -68,9 +69,10 @@ final class BatchTombstones {
     Map<String, TombstoneStore.Tombstone> found = Map.of();
     if (anyStored) {
       // Each key is looked up in its bucket's files (kept by key), whatever the batch's size.
-      List<String> keyTexts = new ArrayList<>();
-      duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
-      found = tombstones.load(keyTexts, highWaterMark, options.clock().instant(), retention());
+      long[] integers = integerKeys(keysTable);
+      found = integers != null
+          ? tombstones.loadIntegers(integers, highWaterMark, options.clock().instant(), retention())
+          : tombstones.load(keyTexts(keysTable), highWaterMark, options.clock().instant(), retention());
     }
     if (found.isEmpty()) {
       // No tombstone can apply: the empty table, one statement (a WAL tail's point query runs this).
@@ -89,6 +91,32 @@ final class BatchTombstones {
     duck.execute("CREATE OR REPLACE TEMP TABLE " + TABLE + " AS SELECT " + columns.keyList("b.") + ", CAST(t.__v AS "
         + columns.versionType() + ") AS __tv FROM tomb_text t JOIN " + keysTable + " b ON t.__k = "
         + columns.keyText("b.") + (committedSeqSql == null ? "" : " WHERE t.__s <= " + committedSeqSql));
+  }
+
+  /**
+   * The keys of {@code keysTable} as numbers when the key is one {@code int} or {@code long}
+   * column (its text is its decimal form), else null.
+   */
+  private long[] integerKeys(String keysTable) {
+    boolean integral = columns.keys().size() == 1 && switch (columns.keys().get(0).type().typeId()) {
+      case INTEGER, LONG -> true;
+      default -> false;
+    };
+    if (!integral) {
+      return null;
+    }
+    try {
+      return KeyIndexReads.column(duck, "SELECT CAST(" + SqlQuoting.identifier(columns.keys().get(0).name())
+          + " AS BIGINT) FROM " + keysTable);
+    } catch (KeyIndex.Unusable e) {
+      return null; // the one value the reader cannot tell from NULL (Long.MIN_VALUE): by text
+    }
+  }
+
+  private List<String> keyTexts(String keysTable) {
+    List<String> keyTexts = new ArrayList<>();
+    duck.query("SELECT " + columns.keyText("") + " FROM " + keysTable, rs -> keyTexts.add(rs.getString(1)));
+    return keyTexts;
   }
 
   /** Writes the tombstones of the keys {@code folded} ends with a delete, for WAL range {@code fromSeq..toSeq}. */

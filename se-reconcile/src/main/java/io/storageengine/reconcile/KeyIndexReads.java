@@ -120,18 +120,23 @@ final class KeyIndexReads {
       return null;
     }
     KeyIndexReads reads = new KeyIndexReads(duck, table, columns, indexes, -1);
+    long started = System.nanoTime();
     KeyIndex index = indexes.tryTake(reads.cacheKey);
     if (index == null) {
+      LOG.debug("{}: WAL tail fold without a key index: none kept, or a pass holds it", table.name());
       return null; // none, or a pass holds it
     }
     try {
       List<FileScanTask> all = allFiles.get();
       if (!index.describes(KeyIndex.fileSet(all))) {
+        LOG.debug("{}: WAL tail fold without a key index: it describes other files", table.name());
         return null;
       }
       reads.index = index;
       CurrentRows rows = reads.lookup(all, anyCandidates ? keysTable : null);
       indexes.read();
+      LOG.debug("{}: WAL tail fold looked its keys up in the key index in {} ms", table.name(),
+          (System.nanoTime() - started) / 1_000_000);
       return rows;
     } catch (KeyIndex.Unusable e) {
       index = null; // a pending change outgrew the budget
@@ -190,6 +195,10 @@ final class KeyIndexReads {
     // No candidate file: no key of the batch has a row (a load of new keys), nothing to look up.
     CurrentRows files = lookup(all, candidates.isEmpty() ? null : keysTable);
     indexes.used(built);
+    // Nothing changes the index until the pass records its change (pend): readers (a query's
+    // WAL tail fold, whose snapshot the index describes now) may look their keys up meanwhile.
+    indexes.give(cacheKey, index);
+    taken = false;
     LOG.debug("{}: key index of {} keys {} in {} ms, lookup in {} ms", table.name(), index.size(),
         built ? "built" : "reused", (lookedUp - started) / 1_000_000, (System.nanoTime() - lookedUp) / 1_000_000);
     return files;
@@ -297,7 +306,7 @@ final class KeyIndexReads {
    */
   private CurrentRows lookup(List<FileScanTask> all, String keysTable) {
     long[] keys = keysTable == null ? new long[0]
-        : column("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable);
+        : column(duck, "SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable);
     KeyIndex.Hits hits = index.lookup(keys, keys.length);
 
     Map<String, FileScanTask> byLocation = new HashMap<>();
@@ -395,6 +404,18 @@ final class KeyIndexReads {
     if (index == null) {
       return;
     }
+    KeyIndex again;
+    try {
+      again = indexes.take(cacheKey);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw io.storageengine.common.SeException.unavailable("interrupted waiting for a key index", e);
+    }
+    taken = true;
+    if (again != index) {
+      index = again; // dropped meanwhile (memory for another table's index): no change to record
+      return;
+    }
     Map<String, String> after = new HashMap<>(index.files());
     for (DeleteFile dv : dvs.deleteFiles()) {
       after.put(dv.referencedDataFile(), KeyIndex.identity(dv));
@@ -402,16 +423,19 @@ final class KeyIndexReads {
     for (DataFile f : dataFiles) {
       after.put(f.location(), "");
     }
-    long[] removed = column("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM "
+    long[] removed = column(duck, "SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM "
         + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL");
     index.pend(after, removed, removed.length, written);
   }
 
   /** Hands the index back to {@link KeyIndexes} for the table's next pass. */
   void release() {
+    if (!taken) {
+      return; // never taken, or given back after the lookup and not taken again
+    }
     if (index != null) {
       indexes.give(cacheKey, index);
-    } else if (taken) {
+    } else {
       indexes.giveUp(cacheKey);
     }
     index = null;
@@ -466,7 +490,8 @@ final class KeyIndexReads {
   }
 
   /** Every value of the one BIGINT column of {@code sql}'s result. */
-  private long[] column(String sql) {
+  /** The values of the one BIGINT column {@code sql} selects (no NULL), read through Arrow. */
+  static long[] column(DuckSession duck, String sql) {
     List<long[]> parts = new ArrayList<>();
     int[] total = {0};
     duck.queryArrow(sql, 65_536, root -> {

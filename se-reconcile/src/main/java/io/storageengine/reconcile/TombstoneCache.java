@@ -57,22 +57,73 @@ public final class TombstoneCache implements AutoCloseable {
     });
   }
 
-  /** The entries of file {@code key} by key, if kept and read at {@code etag} (else null). */
-  Map<String, TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+  /**
+   * The entries of one tombstone file: a key's newest entry (highest WAL seq) by its text, and,
+   * made on first use, the same entries sorted by key for keys that are integers.
+   */
+  static final class Parsed {
+    /** A file's integer keys, ascending, and their entries. */
+    record Integers(long[] keys, TombstoneStore.Tombstone[] entries) {}
+
+    private static final Integers NOT_INTEGERS = new Integers(new long[0], new TombstoneStore.Tombstone[0]);
+
+    private final Map<String, TombstoneStore.Tombstone> byKey;
+    /** Made on first use; {@link #NOT_INTEGERS} when some key is no integer. */
+    private volatile Integers integers;
+
+    Parsed(Map<String, TombstoneStore.Tombstone> byKey) {
+      this.byKey = byKey;
+    }
+
+    /** A key's newest entry of the file, by key text. */
+    Map<String, TombstoneStore.Tombstone> byKey() {
+      return byKey;
+    }
+
+    /**
+     * The entries sorted by key as an integer (the text of each key is its canonical decimal
+     * form), or null when some key is not one.
+     */
+    Integers integers() {
+      Integers made = integers;
+      if (made == null) {
+        made = sortIntegers(byKey);
+        integers = made;
+      }
+      return made == NOT_INTEGERS ? null : made;
+    }
+
+    private static Integers sortIntegers(Map<String, TombstoneStore.Tombstone> byKey) {
+      long[] keys = new long[byKey.size()];
+      int i = 0;
+      for (String text : byKey.keySet()) {
+        Long value = TombstoneStore.canonicalInteger(text);
+        if (value == null) {
+          return NOT_INTEGERS;
+        }
+        keys[i++] = value;
+      }
+      java.util.Arrays.sort(keys);
+      TombstoneStore.Tombstone[] entries = new TombstoneStore.Tombstone[keys.length];
+      for (int j = 0; j < keys.length; j++) {
+        entries[j] = byKey.get(Long.toString(keys[j]));
+      }
+      return new Integers(keys, entries);
+    }
+  }
+
+  /** The entries of file {@code key}, if kept and read at {@code etag} (else null). */
+  Parsed get(ObjectStore store, String key, String etag) {
     return files.get(store, key, etag);
   }
 
-  /**
-   * Keeps the entries of file {@code key} as read (or written) at {@code etag}, and returns them
-   * by key: a key's newest entry (highest WAL seq) of the file.
-   */
-  Map<String, TombstoneStore.Tombstone> put(ObjectStore store, String key, String etag,
-      Collection<TombstoneStore.Tombstone> entries) {
+  /** Keeps the entries of file {@code key} as read (or written) at {@code etag}, and returns them. */
+  Parsed put(ObjectStore store, String key, String etag, Collection<TombstoneStore.Tombstone> entries) {
     Map<String, TombstoneStore.Tombstone> byKey = new HashMap<>(entries.size() * 4 / 3 + 1);
     for (TombstoneStore.Tombstone t : entries) {
       byKey.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
     }
-    Map<String, TombstoneStore.Tombstone> kept = Collections.unmodifiableMap(byKey);
+    Parsed kept = new Parsed(Collections.unmodifiableMap(byKey));
     files.put(store, key, etag, kept);
     return kept;
   }
@@ -128,7 +179,7 @@ public final class TombstoneCache implements AutoCloseable {
   private static final class Files {
     private record Key(ObjectStore store, String key) {}
 
-    private record Entry(String etag, Map<String, TombstoneStore.Tombstone> entries) {}
+    private record Entry(String etag, Parsed entries) {}
 
     private final long maxEntries;
     private long size;
@@ -138,19 +189,19 @@ public final class TombstoneCache implements AutoCloseable {
       this.maxEntries = maxEntries;
     }
 
-    synchronized Map<String, TombstoneStore.Tombstone> get(ObjectStore store, String key, String etag) {
+    synchronized Parsed get(ObjectStore store, String key, String etag) {
       Entry entry = files.get(new Key(store, key));
       return entry != null && etag != null && etag.equals(entry.etag()) ? entry.entries() : null;
     }
 
-    synchronized void put(ObjectStore store, String key, String etag, Map<String, TombstoneStore.Tombstone> entries) {
-      if (etag == null || entries.size() > maxEntries) {
+    synchronized void put(ObjectStore store, String key, String etag, Parsed entries) {
+      if (etag == null || entries.byKey().size() > maxEntries) {
         return;
       }
       Entry previous = files.put(new Key(store, key), new Entry(etag, entries));
-      size += entries.size() - (previous == null ? 0 : previous.entries().size());
+      size += entries.byKey().size() - (previous == null ? 0 : previous.entries().byKey().size());
       for (var it = files.entrySet().iterator(); size > maxEntries && it.hasNext(); ) {
-        size -= it.next().getValue().entries().size();
+        size -= it.next().getValue().entries().byKey().size();
         it.remove();
       }
     }

@@ -9,6 +9,7 @@ import io.storageengine.wal.TableWal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -17,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Function;
 
 /**
  * Remembered deletes of an entity table, so that an old upsert arriving after a newer delete
@@ -47,6 +49,8 @@ public final class TombstoneStore {
   private static final int COMPACT_AFTER_FILES = 8;
   /** Keys in more buckets than this are found with one listing of the whole prefix. */
   private static final int BUCKETS_LISTED_ONE_BY_ONE = 16;
+  /** A file listed but gone when read. */
+  private static final TombstoneCache.Parsed GONE = new TombstoneCache.Parsed(Map.of());
 
   private final ObjectStore store;
   private final TableWal table;
@@ -150,16 +154,132 @@ public final class TombstoneStore {
       byBucket.computeIfAbsent(bucket(k), b -> new HashSet<>()).add(k);
     }
     long oldest = now.minus(retention).toEpochMilli();
-    // Keys in many buckets: one listing of every bucket instead of one listing per bucket.
-    Map<Integer, List<ObjectStore.ObjectInfo>> listed = byBucket.size() > BUCKETS_LISTED_ONE_BY_ONE
-        ? filesByBucket(store.list(table.tombstonePrefix())) : null;
+    Function<Integer, List<ObjectStore.ObjectInfo>> files = lister(byBucket.size());
     Map<String, Tombstone> result = new HashMap<>();
     for (Map<String, Tombstone> found : cache.inParallel(byBucket.entrySet(), e -> loadBucket(e.getKey(),
-        e.getValue(), listed == null ? store.list(bucketPrefix(e.getKey())) : listed.getOrDefault(e.getKey(), List.of()),
-        committedSeq, oldest))) {
+        e.getValue(), files.apply(e.getKey()), committedSeq, oldest))) {
       result.putAll(found); // buckets hold disjoint keys
     }
     return result;
+  }
+
+  /**
+   * As {@link #load}, for a key of one {@code int} or {@code long} column: {@code keys} are the
+   * keys' values (the text of each is its decimal form), looked up with no text made for them
+   * (a batch of millions of keys took longer to turn into strings than to look up).
+   */
+  Map<String, Tombstone> loadIntegers(long[] keys, long committedSeq, Instant now, Duration retention) {
+    int[] counts = new int[BUCKETS];
+    int[] buckets = new int[keys.length];
+    for (int i = 0; i < keys.length; i++) {
+      buckets[i] = Math.floorMod(textHash(keys[i]), BUCKETS);
+      counts[buckets[i]]++;
+    }
+    long[][] byBucket = new long[BUCKETS][];
+    List<Integer> touched = new ArrayList<>();
+    for (int b = 0; b < BUCKETS; b++) {
+      if (counts[b] > 0) {
+        byBucket[b] = new long[counts[b]];
+        touched.add(b);
+        counts[b] = 0;
+      }
+    }
+    for (int i = 0; i < keys.length; i++) {
+      byBucket[buckets[i]][counts[buckets[i]]++] = keys[i];
+    }
+    long oldest = now.minus(retention).toEpochMilli();
+    Function<Integer, List<ObjectStore.ObjectInfo>> files = lister(touched.size());
+    Map<String, Tombstone> result = new HashMap<>();
+    for (Map<String, Tombstone> found : cache.inParallel(touched, b -> loadIntegerBucket(b, byBucket[b],
+        files.apply(b), committedSeq, oldest))) {
+      result.putAll(found);
+    }
+    return result;
+  }
+
+  /**
+   * The files of a bucket: with keys in many buckets, from one listing of every bucket made now,
+   * else a listing of the bucket itself when asked.
+   */
+  private Function<Integer, List<ObjectStore.ObjectInfo>> lister(int buckets) {
+    if (buckets <= BUCKETS_LISTED_ONE_BY_ONE) {
+      return b -> store.list(bucketPrefix(b));
+    }
+    Map<Integer, List<ObjectStore.ObjectInfo>> listed = filesByBucket(store.list(table.tombstonePrefix()));
+    return b -> listed.getOrDefault(b, List.of());
+  }
+
+  private Map<String, Tombstone> loadIntegerBucket(int bucket, long[] keys, List<ObjectStore.ObjectInfo> files,
+      long committedSeq, long oldest) {
+    Arrays.sort(keys);
+    Map<String, Tombstone> result = new HashMap<>();
+    for (ObjectStore.ObjectInfo file : files) {
+      TombstoneCache.Parsed parsed = readFile(file);
+      TombstoneCache.Parsed.Integers integers = parsed.integers();
+      if (integers == null) { // a key written as other text: look each key up by its text
+        for (long k : keys) {
+          Tombstone t = parsed.byKey().get(Long.toString(k));
+          if (t != null) {
+            keep(result, t, committedSeq, oldest);
+          }
+        }
+        continue;
+      }
+      // Both sorted: the smaller side searched in the larger.
+      long[] entryKeys = integers.keys();
+      if (entryKeys.length < keys.length) {
+        for (int i = 0; i < entryKeys.length; i++) {
+          if (Arrays.binarySearch(keys, entryKeys[i]) >= 0) {
+            keep(result, integers.entries()[i], committedSeq, oldest);
+          }
+        }
+      } else {
+        for (long k : keys) {
+          int at = Arrays.binarySearch(entryKeys, k);
+          if (at >= 0) {
+            keep(result, integers.entries()[at], committedSeq, oldest);
+          }
+        }
+      }
+    }
+    if (files.size() > COMPACT_AFTER_FILES) {
+      compact(bucket, files, committedSeq, oldest);
+    }
+    return result;
+  }
+
+  /** {@code String.valueOf(value).hashCode()}, without the string. */
+  static int textHash(long value) {
+    if (value == Long.MIN_VALUE) {
+      return Long.toString(value).hashCode();
+    }
+    int h = 0;
+    long v = value;
+    if (v < 0) {
+      h = '-';
+      v = -v;
+    }
+    long place = 1;
+    while (place <= v / 10) {
+      place *= 10;
+    }
+    for (; place > 0; place /= 10) {
+      h = 31 * h + ('0' + (int) (v / place % 10));
+    }
+    return h;
+  }
+
+  /** The integer whose canonical decimal text {@code text} is (as DuckDB casts one), else null. */
+  static Long canonicalInteger(String text) {
+    if (text.isEmpty() || text.length() > 20) {
+      return null;
+    }
+    try {
+      long value = Long.parseLong(text);
+      return Long.toString(value).equals(text) ? value : null;
+    } catch (NumberFormatException e) {
+      return null;
+    }
   }
 
   /** The listed tombstone files by bucket (the directory after the tombstone prefix). */
@@ -185,7 +305,7 @@ public final class TombstoneStore {
     for (ObjectStore.ObjectInfo file : files) {
       // A file holds one entry per key (a pass's deletes, or a compaction's newest of each key),
       // so its newest entry of a key is the only one that can count.
-      Map<String, Tombstone> entries = readFile(file);
+      Map<String, Tombstone> entries = readFile(file).byKey();
       if (entries.size() < keys.size()) {
         entries.forEach((key, t) -> {
           if (keys.contains(key)) {
@@ -256,7 +376,7 @@ public final class TombstoneStore {
       merged.add(file);
       minFrom = Math.min(minFrom, from);
       maxTo = Math.max(maxTo, to);
-      for (Tombstone t : readFile(file).values()) {
+      for (Tombstone t : readFile(file).byKey().values()) {
         if (t.deletedAtMillis() >= oldest) {
           live.merge(t.key(), t, (a, b) -> b.seq() > a.seq() ? b : a);
         }
@@ -277,15 +397,15 @@ public final class TombstoneStore {
     }
   }
 
-  /** The entries of a listed file by key, from the cache while its etag is the listed one. */
-  private Map<String, Tombstone> readFile(ObjectStore.ObjectInfo file) {
-    Map<String, Tombstone> cached = cache.get(store, file.key(), file.etag());
+  /** The entries of a listed file, from the cache while its etag is the listed one. */
+  private TombstoneCache.Parsed readFile(ObjectStore.ObjectInfo file) {
+    TombstoneCache.Parsed cached = cache.get(store, file.key(), file.etag());
     if (cached != null) {
       return cached;
     }
     Optional<ObjectStore.Blob> blob = store.get(file.key());
     if (blob.isEmpty()) {
-      return Map.of(); // compacted or expired since it was listed
+      return GONE; // compacted or expired since it was listed
     }
     return cache.put(store, file.key(), blob.get().etag(), decode(blob.get().data()));
   }

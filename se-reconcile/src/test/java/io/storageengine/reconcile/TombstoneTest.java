@@ -185,7 +185,7 @@ class TombstoneTest {
       List<TombstoneStore.Tombstone> pass = new java.util.ArrayList<>();
       for (int k = 0; k < 3_000; k++) {
         if (random.nextInt(3) == 0) {
-          pass.add(new TombstoneStore.Tombstone(Integer.toString(k), Long.toString(seq), seq, seq * 1_000));
+          pass.add(new TombstoneStore.Tombstone(Integer.toString(k - 1_500), Long.toString(seq), seq, seq * 1_000));
         }
       }
       tombstones.write(seq, seq, pass);
@@ -197,7 +197,7 @@ class TombstoneTest {
     for (int asked : new int[] {5, 40, 3_000}) {
       List<String> keys = new java.util.ArrayList<>();
       for (int k = 0; k < asked; k++) {
-        keys.add(Integer.toString(asked == 3_000 ? k : random.nextInt(3_000)));
+        keys.add(Integer.toString((asked == 3_000 ? k : random.nextInt(3_000)) - 1_500));
       }
       Map<String, TombstoneStore.Tombstone> expected = new java.util.HashMap<>();
       for (TombstoneStore.Tombstone t : all) {
@@ -207,6 +207,50 @@ class TombstoneTest {
       }
       assertThat(expected).isNotEmpty();
       assertThat(tombstones.load(keys, committed, now, retention)).as("%d keys", asked).isEqualTo(expected);
+      long[] integers = keys.stream().mapToLong(Long::parseLong).toArray();
+      assertThat(tombstones.loadIntegers(integers, committed, now, retention)).as("%d keys", asked)
+          .isEqualTo(expected);
     }
+  }
+
+  /** Integer keys find their tombstones without their text made, at the edges of {@code long} too. */
+  @Test
+  void integerKeysAreHashedAndFoundAsTheirText() {
+    java.util.Random random = new java.util.Random(11);
+    for (int i = 0; i < 100_000; i++) {
+      long v = switch (i) {
+        case 0 -> Long.MIN_VALUE;
+        case 1 -> Long.MAX_VALUE;
+        case 2 -> 0;
+        case 3 -> -1;
+        default -> i % 2 == 0 ? random.nextLong() : random.nextInt(1_000_000) - 500_000;
+      };
+      assertThat(TombstoneStore.textHash(v)).as("%d", v).isEqualTo(Long.toString(v).hashCode());
+      assertThat(TombstoneStore.canonicalInteger(Long.toString(v))).isEqualTo(v);
+    }
+    assertThat(TombstoneStore.canonicalInteger("007")).isNull();
+    assertThat(TombstoneStore.canonicalInteger("+7")).isNull();
+    assertThat(TombstoneStore.canonicalInteger("a")).isNull();
+
+    io.storageengine.objectstore.MemoryObjectStore store = new io.storageengine.objectstore.MemoryObjectStore();
+    TableWal tw = new TableWal("tenant1", java.util.UUID.randomUUID());
+    TombstoneStore tombstones = new TombstoneStore(store, tw, cache);
+    tombstones.write(1, 1, List.of(new TombstoneStore.Tombstone(Long.toString(Long.MIN_VALUE), "1", 1, 1_000),
+        new TombstoneStore.Tombstone(Long.toString(Long.MAX_VALUE), "1", 1, 1_000),
+        new TombstoneStore.Tombstone("-42", "1", 1, 1_000)));
+    // A file with a key that is no canonical integer (text of another key type) is read by text.
+    long sameBucket = 0;
+    while (TombstoneStore.bucket(Long.toString(sameBucket)) != TombstoneStore.bucket("0042")) {
+      sameBucket++;
+    }
+    tombstones.write(2, 2, List.of(new TombstoneStore.Tombstone("0042", "2", 2, 1_000),
+        new TombstoneStore.Tombstone(Long.toString(sameBucket), "2", 2, 1_000),
+        new TombstoneStore.Tombstone("-42", "2", 2, 1_000)));
+    Map<String, TombstoneStore.Tombstone> found = tombstones.loadIntegers(
+        new long[] {Long.MIN_VALUE, Long.MAX_VALUE, -42, 42, 7, sameBucket}, 2, Instant.ofEpochMilli(1_000),
+        Duration.ofDays(1));
+    assertThat(found).containsOnlyKeys(Long.toString(Long.MIN_VALUE), Long.toString(Long.MAX_VALUE), "-42",
+        Long.toString(sameBucket));
+    assertThat(found.get("-42").seq()).isEqualTo(2);
   }
 }
