@@ -6,13 +6,17 @@ import io.storageengine.wal.WalSegment;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.apache.iceberg.DataOperations;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.types.Types;
 
 /**
@@ -42,6 +46,8 @@ import org.apache.iceberg.types.Types;
  */
 final class EntityTailLayer {
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(EntityTailLayer.class);
+  /** Commits after a carried fold's snapshot through which its key index may still stand for it. */
+  private static final int MAX_PASSES_SPANNED = 16;
   /** The {@code __file} of a current row that is an earlier layer's state, not a snapshot row. */
   private static final String PRIOR = "<wal-tail-layer>";
   /** Columns of a layer's state: the earlier layer and row a key's row replaces (NULL: none). */
@@ -118,7 +124,26 @@ final class EntityTailLayer {
     String keys = columns.keyList("");
     UnaryOperator<String> keep = keyFilter == null ? UnaryOperator.identity()
         : run -> "SELECT * FROM (" + run + ") WHERE coalesce((" + keyFilter + "), FALSE)";
-    WalStaging.load(duck, table.schema(), segments, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
+    long[] firstNewSeq = {-1};
+    Iterable<WalSegment> seen = () -> {
+      Iterator<WalSegment> it = segments.iterator();
+      return new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return it.hasNext();
+        }
+
+        @Override
+        public WalSegment next() {
+          WalSegment segment = it.next();
+          if (firstNewSeq[0] < 0) {
+            firstNewSeq[0] = segment.seq();
+          }
+          return segment;
+        }
+      };
+    };
+    WalStaging.load(duck, table.schema(), seen, "TEMP TABLE " + WalStaging.TABLE, WalStaging.TABLE,
         "wal_frames_", keep, WalStaging.MAX_RUN_BYTES);
     long staged = System.nanoTime();
     long tombNanos = 0;
@@ -142,7 +167,7 @@ final class EntityTailLayer {
       if (keyFilter != null && range.keys() == 0) {
         return Optional.of(new Result(0, Map.of(), Map.of(), 0));
       }
-      currentRows(snapshot, candidates.plan(duck.scope(), table, snapshot, range.filter()), "tail_keys");
+      currentRows(snapshot, candidates.plan(duck.scope(), table, snapshot, range.filter()), "tail_keys", -1);
       long t = System.nanoTime();
       tombs.load("tail_keys", tombstoneMark, tombstoneMarkSql);
       tombNanos += System.nanoTime() - t;
@@ -201,7 +226,7 @@ final class EntityTailLayer {
         duck.execute("CREATE OR REPLACE TEMP TABLE " + BatchCurrentRows.TABLE + " AS" + typed(
             currentRowColumns(), priorRows));
       } else {
-        currentRows(snapshot, planned, "fresh_keys");
+        currentRows(snapshot, planned, "fresh_keys", firstNewSeq[0]);
       }
       if (!stored) {
         // No tombstone stored (or no version column): only the earlier layers' apply.
@@ -317,13 +342,54 @@ final class EntityTailLayer {
    * from the reconciler's key index when one describes the snapshot's files (an unsliced table),
    * else read from the {@code planned} candidate files.
    */
-  private void currentRows(Snapshot snapshot, List<FileScanTask> planned, String keysTable) {
-    if (slices == null && keyIndexes != null && KeyIndexReads.shared(duck, table, columns, keyIndexes,
-        () -> candidates.plan(duck.scope(), table, snapshot, org.apache.iceberg.expressions.Expressions.alwaysTrue()),
-        !planned.isEmpty(), keysTable) != null) {
-      return;
+  private void currentRows(Snapshot snapshot, List<FileScanTask> planned, String keysTable, long firstNewSeq) {
+    if (slices == null && keyIndexes != null) {
+      Supplier<List<FileScanTask>> files = () -> candidates.plan(duck.scope(), table, snapshot, Expressions.alwaysTrue());
+      Snapshot newer = firstNewSeq < 0 ? null : newerWithSameRows(snapshot, firstNewSeq);
+      Supplier<List<FileScanTask>> described = newer == null ? files
+          : () -> candidates.plan(duck.scope(), table, newer, Expressions.alwaysTrue());
+      if (KeyIndexReads.shared(duck, table, columns, keyIndexes, files, described, !planned.isEmpty(),
+          keysTable) != null) {
+        return;
+      }
     }
     BatchCurrentRows.load(duck, columns, keysTable, new CurrentRows(duck, table, planned));
+  }
+
+  /**
+   * For a layer onto earlier ones whose first new segment is {@code firstNewSeq}: the table's
+   * current snapshot when it is newer than {@code snapshot} (a fold carried past reconcile
+   * passes) and its rows of every key the earlier layers do not hold are {@code snapshot}'s, in
+   * the same files at the same positions, so a key index describing it may stand for
+   * {@code snapshot}'s. That holds when every commit after {@code snapshot} up to it is a
+   * reconcile pass (it carries {@code se.wal.seq} and rewrote no file: passes only add files and
+   * deletion vectors) and it reconciled only WAL before {@code firstNewSeq}: the earlier layers
+   * hold every segment after {@code snapshot}'s, so a key those passes touched is in them. Null
+   * otherwise.
+   */
+  private Snapshot newerWithSameRows(Snapshot snapshot, long firstNewSeq) {
+    Snapshot current = table.currentSnapshot();
+    if (current == null || current.snapshotId() == snapshot.snapshotId()) {
+      return null;
+    }
+    Long currentSeq = WalHighWaterMark.seqOf(current);
+    if (currentSeq == null || currentSeq >= firstNewSeq) {
+      return null;
+    }
+    Snapshot s = current;
+    for (int commits = 0; commits < MAX_PASSES_SPANNED; commits++) {
+      if (WalHighWaterMark.seqOf(s) == null || DataOperations.REPLACE.equals(s.operation()) || s.parentId() == null) {
+        return null;
+      }
+      if (s.parentId() == snapshot.snapshotId()) {
+        return current;
+      }
+      s = table.snapshot(s.parentId());
+      if (s == null) {
+        return null;
+      }
+    }
+    return null;
   }
 
   /** The columns of {@link BatchCurrentRows#TABLE} with their DuckDB types. */

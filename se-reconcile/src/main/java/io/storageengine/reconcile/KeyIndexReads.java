@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.iceberg.DataFile;
@@ -111,11 +112,16 @@ final class KeyIndexReads {
    * the files) when no index describes the snapshot's files or a pass holds it. A reader never
    * builds, brings along or drops an index: that is the passes' work.
    *
-   * @param allFiles plans every data file of the snapshot; called only once an index is held
+   * @param snapshotFiles plans every data file of the snapshot; called only once an index is held
+   * @param describedFiles plans the files the index must describe: the snapshot's
+   *     ({@code snapshotFiles}), or a newer snapshot's whose rows of these keys are the
+   *     snapshot's, in the same files at the same positions (the caller's proof), which holds
+   *     every file of the snapshot
    * @param anyCandidates whether a data file's key bounds overlap the keys (else none is looked up)
    */
   static CurrentRows shared(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes,
-      java.util.function.Supplier<List<FileScanTask>> allFiles, boolean anyCandidates, String keysTable) {
+      Supplier<List<FileScanTask>> snapshotFiles, Supplier<List<FileScanTask>> describedFiles,
+      boolean anyCandidates, String keysTable) {
     if (indexes == null || indexes.budgetBytes() == 0 || !supported(columns)) {
       return null;
     }
@@ -127,16 +133,28 @@ final class KeyIndexReads {
       return null; // none, or a pass holds it
     }
     try {
-      List<FileScanTask> all = allFiles.get();
-      if (!index.describes(KeyIndex.fileSet(all))) {
+      List<FileScanTask> all = snapshotFiles.get();
+      Map<String, String> fileSet = KeyIndex.fileSet(all);
+      boolean newer = describedFiles != snapshotFiles;
+      Map<String, String> described = newer ? KeyIndex.fileSet(describedFiles.get()) : fileSet;
+      if (!described.keySet().containsAll(fileSet.keySet()) || !index.describes(described)) {
         LOG.debug("{}: WAL tail fold without a key index: it describes other files", table.name());
         return null;
       }
       reads.index = index;
-      CurrentRows rows = reads.lookup(all, anyCandidates ? keysTable : null);
+      CurrentRows rows;
+      try {
+        rows = reads.lookup(all, anyCandidates ? keysTable : null);
+      } catch (UnplannedFile e) {
+        if (!newer) {
+          throw e;
+        }
+        LOG.debug("{}: WAL tail fold without a key index: {}", table.name(), e.getMessage());
+        return null; // not the snapshot's row after all: read the files
+      }
       indexes.read();
-      LOG.debug("{}: WAL tail fold looked its keys up in the key index in {} ms", table.name(),
-          (System.nanoTime() - started) / 1_000_000);
+      LOG.debug("{}: WAL tail fold looked its keys up in the key index{} in {} ms", table.name(),
+          newer ? " of a newer snapshot" : "", (System.nanoTime() - started) / 1_000_000);
       return rows;
     } catch (KeyIndex.Unusable e) {
       index = null; // a pending change outgrew the budget
@@ -148,6 +166,13 @@ final class KeyIndexReads {
       } else {
         indexes.giveUp(reads.cacheKey);
       }
+    }
+  }
+
+  /** A key index's row in a file the lookup's snapshot does not have. */
+  static final class UnplannedFile extends IllegalStateException {
+    UnplannedFile(String message) {
+      super(message);
     }
   }
 
@@ -317,8 +342,7 @@ final class KeyIndexReads {
     for (int i = 0; i < hits.count; i++) {
       FileScanTask task = matched.computeIfAbsent(hits.ordinals[i], o -> byLocation.get(index.location(o)));
       if (task == null) {
-        throw new IllegalStateException("the key index names a file that is not planned: "
-            + index.location(hits.ordinals[i]));
+        throw new UnplannedFile("the key index names a file that is not planned: " + index.location(hits.ordinals[i]));
       }
     }
     CurrentRows files = new CurrentRows(duck, table, new ArrayList<>(matched.values()));

@@ -108,6 +108,81 @@ class EntityTailStateTest {
     }
   }
 
+  /**
+   * A layer onto a fold kept on an older snapshot, after a pass committed the WAL that fold
+   * holds: the keys new to the fold have the same rows in both snapshots, so they are looked up
+   * in the index of the newer one and the layer equals one that reads the older snapshot's files;
+   * once a pass has reconciled the layer's own segment too, the index no longer stands for the
+   * older snapshot and the files are read.
+   */
+  @Test
+  void aLayerOntoAFoldCarriedPastAPassLooksItsNewKeysUpInTheNewerSnapshotsIndex() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = members(env);
+      TableWal tw = env.walOf(table, "members");
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 100, 1));
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      table.refresh();
+      Snapshot older = table.currentSnapshot();
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(60, 130, 2));
+      WalSegment second = env.wal.read(tw, 2).orElseThrow();
+      WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options());
+      WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
+      String first = reading.newEntityState();
+      reading.foldEntityLayer(TestEnvironment.CATALOG, table, older, 1, List.of(), 0, List.of(second),
+          dir.resolve("layer0.parquet"), first).orElseThrow();
+      // A pass reconciles what the kept fold holds: the table's current snapshot is newer now.
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      table.refresh();
+      assertThat(table.currentSnapshot().snapshotId()).isNotEqualTo(older.snapshotId());
+      // Keys 20..40 are new to the fold with rows in the older snapshot, 100..110 folded, 200..210 new.
+      List<EntityModel.Op> ops = new java.util.ArrayList<>(SlicedTableTest.upserts(20, 40, 3));
+      ops.addAll(SlicedTableTest.upserts(100, 110, 3));
+      ops.addAll(SlicedTableTest.upserts(200, 210, 3));
+      SlicedTableTest.append(env, tw, ops);
+      WalSegment third = env.wal.read(tw, 3).orElseThrow();
+
+      long readsBefore = env.keyIndexes.reads();
+      String readState = reading.newEntityState();
+      String sharedState = sharing.newEntityState();
+      WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, older, 1,
+          List.of(first), 1, List.of(third), dir.resolve("read.parquet"), readState).orElseThrow();
+      WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, older, 1,
+          List.of(first), 1, List.of(third), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+      assertThat(env.keyIndexes.reads()).as("the newer snapshot's index stood for the older one")
+          .isEqualTo(readsBefore + 1);
+      assertSameLayer(shared, read, 20);
+
+      // Once a pass reconciled the layer's own segment, a new layer of it must read the files.
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      table.refresh();
+      String again = sharing.newEntityState();
+      WalTailRows.EntityLayer afterPass = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, older, 1,
+          List.of(first), 1, List.of(third), dir.resolve("again.parquet"), again).orElseThrow();
+      assertThat(env.keyIndexes.reads()).as("no index stands for the older snapshot").isEqualTo(readsBefore + 1);
+      assertSameLayer(afterPass, read, 20);
+      reading.dropEntityStates(List.of(first, readState));
+      sharing.dropEntityStates(List.of(sharedState, again));
+    }
+  }
+
+  private static void assertSameLayer(WalTailRows.EntityLayer actual, WalTailRows.EntityLayer expected,
+      int snapshotRowsReplaced) {
+    assertThat(actual.rows()).isEqualTo(expected.rows());
+    assertThat(actual.stateRows()).isEqualTo(expected.stateRows());
+    assertThat(actual.replacedPositions()).hasSameSizeAs(expected.replacedPositions());
+    expected.replacedPositions().forEach((file, positions) ->
+        assertThat(actual.replacedPositions().get(file)).as(file).containsExactly(positions));
+    assertThat(expected.replacedPositions().values().stream().mapToInt(p -> p.length).sum())
+        .isEqualTo(snapshotRowsReplaced);
+    assertThat(actual.replacedLayerRows()).hasSameSizeAs(expected.replacedLayerRows());
+    expected.replacedLayerRows().forEach((layer, rows) ->
+        assertThat(actual.replacedLayerRows().get(layer)).containsExactly(rows));
+  }
+
   /** The unpartitioned entity table {@code members} (schema of {@link EntityModelTest}, version {@code ver}). */
   static Table members(TestEnvironment env) {
     return env.createTable("members", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(), SortOrder.unsorted(),
