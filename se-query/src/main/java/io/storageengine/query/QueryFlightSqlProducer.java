@@ -438,13 +438,26 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
   @Override
   public FlightInfo getFlightInfo(CallContext context, FlightDescriptor descriptor) {
     checkCommand(descriptor, "GetFlightInfo");
-    return super.getFlightInfo(context, descriptor);
+    try (CallCancellation.Scope serving = CallCancellation.serving(context::isCancelled)) {
+      return super.getFlightInfo(context, descriptor);
+    }
   }
 
   @Override
   public SchemaResult getSchema(CallContext context, FlightDescriptor descriptor) {
     checkCommand(descriptor, "GetSchema");
-    return super.getSchema(context, descriptor);
+    try (CallCancellation.Scope serving = CallCancellation.serving(context::isCancelled)) {
+      return super.getSchema(context, descriptor);
+    }
+  }
+
+  /** Actions (prepared statements: their creation plans the statement) stop with their call too. */
+  @Override
+  public void doAction(CallContext context, org.apache.arrow.flight.Action action,
+      StreamListener<org.apache.arrow.flight.Result> listener) {
+    try (CallCancellation.Scope serving = CallCancellation.serving(context::isCancelled)) {
+      super.doAction(context, action, listener);
+    }
   }
 
   /** A ticket that is not one this server issued is the client's mistake (INVALID_ARGUMENT). */
@@ -458,7 +471,9 @@ public class QueryFlightSqlProducer extends BasicFlightSqlProducer {
       listener.error(FlightErrors.toException(e));
       return;
     }
-    super.getStream(context, ticket, listener);
+    try (CallCancellation.Scope serving = CallCancellation.serving(context::isCancelled)) {
+      super.getStream(context, ticket, listener);
+    }
   }
 
   private static void checkCommand(FlightDescriptor descriptor, String call) {
