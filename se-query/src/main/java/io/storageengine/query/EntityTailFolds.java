@@ -555,21 +555,8 @@ final class EntityTailFolds {
     } catch (RuntimeException e) {
       return null; // a property maintenance refuses: its report names it
     }
-    Snapshot s = current;
-    for (int commits = 0; commits < keep; commits++) {
-      boolean keepsRows = WalHighWaterMark.seqOf(s) != null || DataOperations.REPLACE.equals(s.operation());
-      if (!keepsRows || s.parentId() == null) {
-        return null;
-      }
-      if (s.parentId() == base.snapshotId()) {
-        return base;
-      }
-      s = table.snapshot(s.parentId());
-      if (s == null) {
-        return null;
-      }
-    }
-    return null;
+    return WalHighWaterMark.descendsThrough(table, current, base.snapshotId(), keep,
+        s -> WalHighWaterMark.seqOf(s) != null || DataOperations.REPLACE.equals(s.operation())) ? base : null;
   }
 
   /** A lease on a layer's file still in the cache, added to {@code taken}; LayerGone when evicted. */

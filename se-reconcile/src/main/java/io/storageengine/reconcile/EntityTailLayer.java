@@ -376,20 +376,8 @@ final class EntityTailLayer {
     if (currentSeq == null || currentSeq >= firstNewSeq) {
       return null;
     }
-    Snapshot s = current;
-    for (int commits = 0; commits < MAX_PASSES_SPANNED; commits++) {
-      if (WalHighWaterMark.seqOf(s) == null || DataOperations.REPLACE.equals(s.operation()) || s.parentId() == null) {
-        return null;
-      }
-      if (s.parentId() == snapshot.snapshotId()) {
-        return current;
-      }
-      s = table.snapshot(s.parentId());
-      if (s == null) {
-        return null;
-      }
-    }
-    return null;
+    return WalHighWaterMark.descendsThrough(table, current, snapshot.snapshotId(), MAX_PASSES_SPANNED,
+        s -> WalHighWaterMark.seqOf(s) != null && !DataOperations.REPLACE.equals(s.operation())) ? current : null;
   }
 
   /** The columns of {@link BatchCurrentRows#TABLE} with their DuckDB types. */

@@ -36,6 +36,26 @@ public final class WalHighWaterMark {
   }
 
   /**
+   * Whether {@code newer} descends from the snapshot {@code ancestorId} of {@code table} through
+   * at most {@code maxCommits} commits (those after the ancestor, up to and including
+   * {@code newer}), each of which {@code allowed} accepts.
+   */
+  public static boolean descendsThrough(Table table, Snapshot newer, long ancestorId, int maxCommits,
+      java.util.function.Predicate<Snapshot> allowed) {
+    Snapshot s = newer;
+    for (int commits = 0; commits < maxCommits && s != null; commits++) {
+      if (!allowed.test(s) || s.parentId() == null) {
+        return false;
+      }
+      if (s.parentId() == ancestorId) {
+        return true;
+      }
+      s = table.snapshot(s.parentId());
+    }
+    return false;
+  }
+
+  /**
    * Fails a commit (Iceberg re-runs it on every internal retry) unless the lineage it would
    * extend still has high-water mark {@code expected}: if another reconciler committed a WAL
    * range in the meantime, applying ours on top would duplicate it.
