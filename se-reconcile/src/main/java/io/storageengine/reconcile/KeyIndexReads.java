@@ -42,11 +42,13 @@ import org.slf4j.LoggerFactory;
  *       planned files (applying the previous pass's pending change if that commit landed), else
  *       builds it from every file, once, if that reads no more than the candidate files would
  *       (at least half their rows are candidates) and it fits the memory budget; then looks the
- *       keys up;</li>
+ *       keys up and puts the index back (nothing changes it until {@link #pend}, so a query's
+ *       WAL tail fold may look its keys up meanwhile);</li>
  *   <li>{@link #written}: each data file the pass writes is read back (key, version, row id,
  *       position: the pass's own rows, before they are published);</li>
- *   <li>{@link #pend}: the keys whose rows the pass replaced or deleted, the written rows and
- *       the file set after the commit become the index's pending change;</li>
+ *   <li>{@link #pend}: takes the index again (none if it was dropped meanwhile); the keys whose
+ *       rows the pass replaced or deleted, the written rows and the file set after the commit
+ *       become the index's pending change;</li>
  *   <li>{@link #release}: the index goes back to {@link KeyIndexes}.</li>
  * </ol>
  */
