@@ -152,32 +152,55 @@ final class KeyIndex {
   }
 
   /**
-   * The keys whose live rows are in a file of {@code gone} (by ordinal) or at a position that
-   * {@code deleted[ordinal]} (null: none) now says is deleted: one pass over every slot.
+   * Forgets the keys whose live rows are in a file of {@code gone} (by ordinal) or at a position
+   * that {@code deleted[ordinal]} (null: none) now says is deleted, and returns how many. One
+   * pass over every slot finds them; when they are most of the index (a compaction rewrote the
+   * files), the others are put into the cleared slots again instead of removing each stale key
+   * (a random access and a shift each: 9.5 M of them took longer than reading the new files).
    */
-  long[] staleKeys(boolean[] gone, java.util.function.LongPredicate[] deleted) {
+  long removeStale(boolean[] gone, java.util.function.LongPredicate[] deleted) {
     long[] stale = new long[1024];
     int n = 0;
     for (int at = 0; at < slots.length; at += stride) {
-      long place = slots[at + PLACE] - 1;
-      if (place == EMPTY - 1) {
-        continue;
-      }
-      int ordinal = (int) (place >>> 32);
-      boolean isStale = (ordinal < gone.length && gone[ordinal])
-          || (ordinal < deleted.length && deleted[ordinal] != null && deleted[ordinal].test(place & 0xFFFF_FFFFL));
-      if (isStale) {
+      if (slots[at + PLACE] != EMPTY && isStale(at, gone, deleted)) {
         if (n == stale.length) {
           stale = Arrays.copyOf(stale, 2 * n);
         }
         stale[n++] = slots[at + KEY];
       }
     }
-    return Arrays.copyOf(stale, n);
+    if ((long) n * 2 <= size) {
+      for (int i = 0; i < n; i++) {
+        remove(stale[i]);
+      }
+      return n;
+    }
+    long[] kept = new long[(size - n) * stride];
+    int k = 0;
+    for (int at = 0; at < slots.length; at += stride) {
+      if (slots[at + PLACE] != EMPTY && !isStale(at, gone, deleted)) {
+        System.arraycopy(slots, at, kept, k, stride);
+        k += stride;
+      }
+    }
+    Arrays.fill(slots, EMPTY);
+    size = 0;
+    for (int from = 0; from < k; from += stride) {
+      System.arraycopy(kept, from, slots, find(kept[from + KEY]) * stride, stride);
+      size++;
+    }
+    return n;
+  }
+
+  private boolean isStale(int at, boolean[] gone, java.util.function.LongPredicate[] deleted) {
+    long place = slots[at + PLACE] - 1;
+    int ordinal = (int) (place >>> 32);
+    return (ordinal < gone.length && gone[ordinal])
+        || (ordinal < deleted.length && deleted[ordinal] != null && deleted[ordinal].test(place & 0xFFFF_FFFFL));
   }
 
   /**
-   * Before the index is brought to {@code planned} by what changed ({@link #staleKeys},
+   * Before the index is brought to {@code planned} by what changed ({@link #removeStale},
    * {@link #synced}): applies the pending change if its commit landed ({@code planned} has a
    * data file it wrote; with none, every deletion vector it made), else drops it. Either way the
    * index then describes a set the planned one was made from, which is all a sync needs.

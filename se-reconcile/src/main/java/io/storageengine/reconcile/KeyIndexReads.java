@@ -292,15 +292,15 @@ final class KeyIndexReads {
       PositionDeleteIndex positions = loader.loadPositionDeletes(t.deletes(), t.file().location());
       deleted[stale.ordinal(t.file().location())] = positions::isDeleted;
     }
-    long[] keys = stale.staleKeys(gone, deleted);
-    for (long k : keys) {
-      stale.remove(k);
-    }
+    long removedAt = System.nanoTime();
+    long removed = stale.removeStale(gone, deleted);
+    long addedAt = System.nanoTime();
     addRows(stale, added);
     stale.synced(fileSet);
-    LOG.debug("{}: key index synced in {} ms: {} files gone, {} deletion vectors changed, {} keys removed, "
-        + "{} files added", table.name(), (System.nanoTime() - started) / 1_000_000, old.size() - (all.size()
-        - added.size()), changed.size(), keys.length, added.size());
+    LOG.debug("{}: key index synced in {} ms: {} files gone, {} deletion vectors changed, {} keys removed in {} ms, "
+        + "{} files added in {} ms", table.name(), (System.nanoTime() - started) / 1_000_000, old.size() - (all.size()
+        - added.size()), changed.size(), removed, (addedAt - removedAt) / 1_000_000, added.size(),
+        (System.nanoTime() - addedAt) / 1_000_000);
     return true;
   }
 

@@ -166,6 +166,37 @@ class KeyIndexTest {
     });
   }
 
+  /**
+   * Stale keys (rows in files gone, or at positions a new deletion vector deletes) are removed
+   * one by one when they are few and by putting the others into cleared slots when they are most
+   * of the index: either way the index then holds exactly the rows left.
+   */
+  @Test
+  void staleKeysAreRemovedWhetherFewOrMost() {
+    for (boolean[] gone : new boolean[][] {{true, false, false, false}, {true, true, true, false}}) {
+      Random rnd = new Random(7);
+      KeyIndex index = new KeyIndex(Map.of(), true, 16, 1L << 30);
+      Map<Long, Row> model = new HashMap<>();
+      for (long key = -2_500; key < 2_500; key++) {
+        Row row = new Row(rnd.nextInt(4), rnd.nextInt(1 << 20), rnd.nextLong(), rnd.nextInt(1_000_000));
+        index.put(key, row.ordinal(), row.position(), row.version(), row.rowId());
+        model.put(key, row);
+      }
+      java.util.function.LongPredicate[] deleted = new java.util.function.LongPredicate[4];
+      deleted[3] = position -> position % 3 == 0; // ordinal 3's new deletion vector
+      long expected = model.values().stream()
+          .filter(r -> gone[r.ordinal()] || (r.ordinal() == 3 && r.position() % 3 == 0)).count();
+      model.values().removeIf(r -> gone[r.ordinal()] || (r.ordinal() == 3 && r.position() % 3 == 0));
+      assertThat(index.removeStale(gone, deleted)).isEqualTo(expected);
+      assertSame(index, model);
+      // Still a working index: puts and removes after it.
+      index.put(2_499, 1, 1, 1, 1);
+      model.put(2_499L, new Row(1, 1, 1, 1));
+      assertThat(index.remove(-2_500)).isEqualTo(model.remove(-2_500L) != null);
+      assertSame(index, model);
+    }
+  }
+
   private static void assertSame(KeyIndex index, Map<Long, Row> model) {
     assertThat(index.size()).isEqualTo(model.size());
     long[] keys = new long[5_000];
