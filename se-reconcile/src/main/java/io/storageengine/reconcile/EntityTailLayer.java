@@ -256,8 +256,9 @@ final class EntityTailLayer {
 
     if (keyFilter != null) {
       // A fold of some keys is not kept: its rows and what they replace come from the fold itself.
-      return Optional.of(logged(started, staged, tombNanos, looked, folded, layer, written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
-          false, rowsTarget)));
+      Result rows = written("(SELECT * FROM " + EntityFold.TABLE + " WHERE __max_ord > 0)", columns.keyList(""),
+          false, rowsTarget);
+      return Optional.of(logged(started, staged, tombNanos, looked, folded, layer, rows));
     }
     String fromPrior = prior ? "p.__layer IS NOT NULL" : "FALSE";
     String init = freshInit ? "i.__init" : "CAST(NULL AS " + columns.versionType() + ")";
