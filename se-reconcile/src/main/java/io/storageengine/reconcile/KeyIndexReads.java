@@ -190,13 +190,7 @@ final class KeyIndexReads {
     long started = System.nanoTime();
     Map<String, String> fileSet = KeyIndex.fileSet(all);
     boolean built = false;
-    try {
-      index = indexes.take(cacheKey);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw io.storageengine.common.SeException.unavailable("interrupted waiting for a key index", e);
-    }
-    taken = true;
+    index = take();
     try {
       if (index != null && !index.matches(fileSet) && !sync(index, all, fileSet)) {
         LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
@@ -430,14 +424,7 @@ final class KeyIndexReads {
     if (index == null) {
       return;
     }
-    KeyIndex again;
-    try {
-      again = indexes.take(cacheKey);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw io.storageengine.common.SeException.unavailable("interrupted waiting for a key index", e);
-    }
-    taken = true;
+    KeyIndex again = take();
     if (again != index) {
       index = again; // dropped meanwhile (memory for another table's index): no change to record
       return;
@@ -452,6 +439,18 @@ final class KeyIndexReads {
     long[] removed = column(duck, "SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM "
         + EntityFold.TABLE + " WHERE __max_ord > 0 AND __file IS NOT NULL");
     index.pend(after, removed, removed.length, written);
+  }
+
+  /** Takes the table's index from {@link KeyIndexes} (null: none kept), waiting while a reader holds it. */
+  private KeyIndex take() {
+    try {
+      KeyIndex found = indexes.take(cacheKey);
+      taken = true;
+      return found;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw io.storageengine.common.SeException.unavailable("interrupted waiting for a key index", e);
+    }
   }
 
   /** Hands the index back to {@link KeyIndexes} for the table's next pass. */
