@@ -347,9 +347,9 @@ final class EntityTailLayer {
     if (slices == null && keyIndexes != null) {
       Supplier<List<FileScanTask>> files = () -> candidates.plan(duck.scope(), table, snapshot, Expressions.alwaysTrue());
       Snapshot newer = firstNewSeq < 0 ? null : newerWithSameRows(snapshot, firstNewSeq);
-      Supplier<List<FileScanTask>> described = newer == null ? files
+      Supplier<List<FileScanTask>> newerFiles = newer == null ? null
           : () -> candidates.plan(duck.scope(), table, newer, Expressions.alwaysTrue());
-      if (KeyIndexReads.shared(duck, table, columns, keyIndexes, files, described, !planned.isEmpty(),
+      if (KeyIndexReads.shared(duck, table, columns, keyIndexes, files, newerFiles, !planned.isEmpty(),
           keysTable) != null) {
         return;
       }

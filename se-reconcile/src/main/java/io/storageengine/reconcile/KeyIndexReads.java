@@ -115,14 +115,14 @@ final class KeyIndexReads {
    * builds, brings along or drops an index: that is the passes' work.
    *
    * @param snapshotFiles plans every data file of the snapshot; called only once an index is held
-   * @param describedFiles plans the files the index must describe: the snapshot's
-   *     ({@code snapshotFiles}), or a newer snapshot's whose rows of these keys are the
-   *     snapshot's, in the same files at the same positions (the caller's proof), which holds
-   *     every file of the snapshot
+   * @param newerFiles null when the index must describe the snapshot's files; else plans the
+   *     files of a newer snapshot whose rows of these keys are the snapshot's, in the same files
+   *     at the same positions (the caller's proof), which the index must describe instead and
+   *     which must hold every file of the snapshot
    * @param anyCandidates whether a data file's key bounds overlap the keys (else none is looked up)
    */
   static CurrentRows shared(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes,
-      Supplier<List<FileScanTask>> snapshotFiles, Supplier<List<FileScanTask>> describedFiles,
+      Supplier<List<FileScanTask>> snapshotFiles, Supplier<List<FileScanTask>> newerFiles,
       boolean anyCandidates, String keysTable) {
     if (indexes == null || indexes.budgetBytes() == 0 || !supported(columns)) {
       return null;
@@ -137,8 +137,8 @@ final class KeyIndexReads {
     try {
       List<FileScanTask> all = snapshotFiles.get();
       Map<String, String> fileSet = KeyIndex.fileSet(all);
-      boolean newer = describedFiles != snapshotFiles;
-      Map<String, String> described = newer ? KeyIndex.fileSet(describedFiles.get()) : fileSet;
+      boolean newer = newerFiles != null;
+      Map<String, String> described = newer ? KeyIndex.fileSet(newerFiles.get()) : fileSet;
       if (!described.keySet().containsAll(fileSet.keySet()) || !index.describes(described)) {
         LOG.debug("{}: WAL tail fold without a key index: it describes other files", table.name());
         return null;
