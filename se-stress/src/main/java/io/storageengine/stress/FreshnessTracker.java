@@ -48,7 +48,7 @@ final class FreshnessTracker {
 
   /** The point probe saw {@code point} ({@link #takePoint}) at {@code nowNanos}. */
   void observedPoint(long[] point, long nowNanos) {
-    recorder.record(nowNanos - point[2]);
+    recorder.record(nowNanos - point[2], point[2]);
   }
 
   /** A batch whose probed column reaches {@code mark} was acknowledged at {@code ackNanos}. */
@@ -57,7 +57,7 @@ final class FreshnessTracker {
       return;
     }
     if (mark <= visible) {
-      recorder.record(0); // already visible when acknowledged (another batch published it)
+      recorder.record(0, ackNanos); // already visible when acknowledged (another batch published it)
       return;
     }
     pending.add(new long[] {mark, ackNanos});
@@ -67,7 +67,8 @@ final class FreshnessTracker {
   synchronized void observed(long max, long nowNanos) {
     visible = Math.max(visible, max);
     while (!pending.isEmpty() && pending.peek()[0] <= visible) {
-      recorder.record(nowNanos - pending.poll()[1]);
+      long ackNanos = pending.poll()[1];
+      recorder.record(nowNanos - ackNanos, ackNanos);
     }
   }
 

@@ -243,6 +243,9 @@ final class LoadSession implements AutoCloseable {
     }
   }
 
+  /** The span of each window of the freshness report. */
+  private static final long FRESHNESS_WINDOW_NANOS = Duration.ofSeconds(20).toNanos();
+
   private long lastRows;
   private long lastBytes;
   private long lastNanos;
@@ -301,6 +304,9 @@ final class LoadSession implements AutoCloseable {
     ObjectNode fresh = metrics.freshness.toJson(50, 99);
     fresh.put("probe", config.pointProbe() ? "point" : "max");
     fresh.put("unresolved_batches", trackers.stream().mapToInt(FreshnessTracker::unresolved).sum());
+    // By ack time: a run's first seconds (a compaction or key index sync left from the load
+    // before, a cold JIT) apart from its steady state.
+    fresh.set("windows", metrics.freshness.windowsJson(startNanos, FRESHNESS_WINDOW_NANOS));
     node.set("freshness_ms", fresh);
     node.set("errors", metrics.errorsJson());
     return node;
