@@ -82,7 +82,7 @@ public final class DataFileWriter {
    * Shows {@code consumer} each file written from now on, as its location and the local file it
    * is published from, before it is published (a failure stops the write).
    */
-  DataFileWriter beforePublish(java.util.function.BiConsumer<String, Path> consumer) {
+  public DataFileWriter beforePublish(java.util.function.BiConsumer<String, Path> consumer) {
     this.beforePublish = consumer;
     return this;
   }

@@ -13,6 +13,7 @@ import io.storageengine.reconcile.DataFileWriter;
 import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
 import io.storageengine.reconcile.ReconcileOptions;
+import io.storageengine.reconcile.RewriteRebase;
 import io.storageengine.reconcile.WalMarks;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -84,8 +85,24 @@ final class Compactor {
   /** One rewrite: files of one partition planned on one snapshot. */
   private record Group(String partition, List<FileScanTask> tasks) {}
 
-  /** @param catalogId the tenant the table belongs to (whose cached data file copies are used) */
-  MaintenanceResult.Compaction compact(String catalogId, Table table, MaintenancePolicy policy) {
+  /**
+   * Runs a rewrite's commit (true: committed) at once, or while no reconcile pass of the table
+   * runs in this process.
+   */
+  interface CommitGate {
+    boolean commit(java.util.function.BooleanSupplier commit);
+
+    CommitGate NONE = java.util.function.BooleanSupplier::getAsBoolean;
+  }
+
+  /**
+   * @param catalogId the tenant the table belongs to (whose cached data file copies are used)
+   * @param gate where a rewrite of a table with row lineage commits (its reading and writing
+   *     run outside, while passes go on: the rows they delete meanwhile are carried onto the new
+   *     files, {@link RewriteRebase}); the caller holds a table without lineage for the whole
+   *     compaction
+   */
+  MaintenanceResult.Compaction compact(String catalogId, Table table, MaintenancePolicy policy, CommitGate gate) {
     MaintenanceResult.Compaction total = MaintenanceResult.Compaction.NONE;
     Set<String> replan = null;
     for (int plan = 1; plan <= MAX_PLANS; plan++) {
@@ -96,7 +113,7 @@ final class Compactor {
       }
       Set<String> conflicted = new java.util.HashSet<>();
       for (Group group : plan(table, start, policy, replan)) {
-        MaintenanceResult.Compaction done = rewrite(catalogId, table, start, group, policy);
+        MaintenanceResult.Compaction done = rewrite(catalogId, table, start, group, policy, gate);
         if (done.conflicts() > 0) {
           conflicted.add(group.partition());
         }
@@ -186,7 +203,7 @@ final class Compactor {
   }
 
   private MaintenanceResult.Compaction rewrite(String catalogId, Table table, Snapshot start, Group group,
-      MaintenancePolicy policy) {
+      MaintenancePolicy policy, CommitGate gate) {
     List<DataFile> inputs = new ArrayList<>();
     // Deletion vectors of the inputs go with them. Other position delete files may cover more
     // data files, so they stay (their positions are applied to the rewritten rows all the same).
@@ -202,14 +219,15 @@ final class Compactor {
       }
     }
     boolean lineage = TableUtil.formatVersion(table) >= 3;
-    List<DataFile> added;
-    List<String> written;
     long rows;
+    int added;
+    boolean committed;
+    long carried = 0;
     try (BufferAllocator child = allocator.newChildAllocator("compact-" + table.uuid(), 0, Long.MAX_VALUE);
         DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), catalogId)) {
-      long staged = stage(duck, table, group.tasks(), lineage);
-      if (staged != inputRows) {
-        throw SeException.internal("table " + table.name() + ": compaction read " + staged + " rows from "
+      Staged staged = stage(duck, table, group.tasks(), lineage);
+      if (staged.rows() != inputRows) {
+        throw SeException.internal("table " + table.name() + ": compaction read " + staged.rows() + " rows from "
             + inputs.size() + " data files whose metadata counts " + inputRows, null);
       }
       rows = duck.queryLong("SELECT count(*) FROM " + STAGED);
@@ -218,23 +236,130 @@ final class Compactor {
       if (sliceOfGroup(group.partition()) >= 0) {
         writer.forSlice(sliceOfGroup(group.partition()));
       }
+      Map<String, java.nio.file.Path> locals = new LinkedHashMap<>();
+      writer.beforePublish(locals::put);
+      List<DataFile> files;
       try {
-        added = writer.write(STAGED, lineage
+        files = writer.write(STAGED, lineage
             ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
             defaultOrder(table, lineage));
       } catch (RuntimeException e) {
         Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
         throw e;
       }
-      written = List.copyOf(writer.writtenLocations());
+      List<String> written = List.copyOf(writer.writtenLocations());
+      added = files.size();
+      hooks.beforeRewriteCommit(table, inputs);
+      if (lineage) {
+        Map<DataFile, java.nio.file.Path> writtenFrom = new LinkedHashMap<>();
+        files.forEach(f -> writtenFrom.put(f, locals.get(f.location())));
+        long[] carriedRows = {0};
+        long waited = System.nanoTime();
+        committed = gate.commit(() -> {
+          long entered = System.nanoTime();
+          boolean done = commitCarrying(duck, table, start, staged.files(), inputs, files, writtenFrom, written,
+              carriedRows);
+          LOG.debug("compaction commit of {}: {} ms waiting for the table's passes, {} ms carrying {} deleted rows and "
+              + "committing", table.name(), (entered - waited) / 1_000_000, (System.nanoTime() - entered) / 1_000_000,
+              carriedRows[0]);
+          return done;
+        });
+        carried = carriedRows[0];
+      } else {
+        committed = commit(table, start, inputs, vectors.values(), files, written);
+      }
     }
-    hooks.beforeRewriteCommit(table, inputs);
-    if (!commit(table, start, inputs, vectors.values(), added, written)) {
+    if (!committed) {
       return new MaintenanceResult.Compaction(0, 0, 0, 0, 0, 1);
     }
-    LOG.info("compacted {} partition '{}': {} data files and {} deletion vectors into {} files, {} rows",
-        table.name(), group.partition(), inputs.size(), vectors.size(), added.size(), rows);
-    return new MaintenanceResult.Compaction(1, inputs.size(), added.size(), vectors.size(), rows, 0);
+    LOG.info("compacted {} partition '{}': {} data files and {} deletion vectors into {} files, {} rows{}",
+        table.name(), group.partition(), inputs.size(), vectors.size(), added, rows,
+        carried > 0 ? " (" + carried + " deleted meanwhile, carried onto the new files)" : "");
+    return new MaintenanceResult.Compaction(1, inputs.size(), added, vectors.size(), rows, 0);
+  }
+
+  /**
+   * Commits a rewrite onto the table's current snapshot, with the rows deleted from its inputs
+   * since {@code start} (by reconcile passes that went on while it read and wrote) deleted from
+   * the new files too ({@link RewriteRebase}); the inputs' current deletion vectors go with them.
+   * True when committed; false when it cannot be carried (an input is gone or got other
+   * deletes) or kept conflicting.
+   */
+  private boolean commitCarrying(DuckSession duck, Table table, Snapshot start, CurrentRows staged,
+      List<DataFile> inputs, List<DataFile> added, Map<DataFile, java.nio.file.Path> writtenFrom, List<String> written,
+      long[] carriedRows) {
+    java.util.Set<String> inputLocations = new java.util.HashSet<>();
+    inputs.forEach(f -> inputLocations.add(f.location()));
+    for (int attempt = 1; ; attempt++) {
+      table.refresh();
+      Snapshot base = table.currentSnapshot();
+      List<FileScanTask> now = new ArrayList<>();
+      try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, base)
+          .useSnapshot(base.snapshotId()).planFiles()) {
+        tasks.forEach(now::add);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+      RewriteRebase.Carried carried = RewriteRebase.carry(duck, table, STAGED, staged, now, writtenFrom);
+      if (carried.conflict() != null) {
+        Cleanup.deleteQuietly(table.io(), written);
+        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), carried.conflict());
+        return false;
+      }
+      List<String> vectorFiles = carried.vectors().stream().map(DeleteFile::location).distinct().toList();
+      Map<String, String> marks = WalMarks.carried(table);
+      RewriteFiles rewrite = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newRewrite(), table, base)
+          .validateFromSnapshot(base.snapshotId());
+      inputs.forEach(rewrite::deleteFile);
+      for (FileScanTask task : now) {
+        if (inputLocations.contains(task.file().location())) {
+          task.deletes().forEach(rewrite::deleteFile); // one vector each (else carry found a conflict)
+        }
+      }
+      added.forEach(rewrite::addFile);
+      carried.vectors().forEach(rewrite::addFile);
+      WalMarks.carry(rewrite, marks);
+      rewrite.validateWith(WalMarks.expecting(marks));
+      try {
+        rewrite.commit();
+        carriedRows[0] = carried.rows();
+        return true;
+      } catch (RuntimeException e) {
+        boolean landed;
+        try {
+          table.refresh();
+          landed = CommitOutcome.added(table, start.snapshotId(), written);
+        } catch (RuntimeException reload) {
+          e.addSuppressed(reload);
+          throw SeException.unavailable("table " + table.name() + ": compaction commit failed ("
+              + e.getClass().getSimpleName() + ") and the table could not be read to tell whether it landed ("
+              + reload.getMessage() + "); its files are kept", e);
+        }
+        if (landed) {
+          LOG.warn("compaction commit of {} reported {} but landed; counted as done", table.name(),
+              e.getClass().getSimpleName());
+          carriedRows[0] = carried.rows();
+          return true;
+        }
+        if ((e instanceof ValidationException || e instanceof CommitFailedException) && attempt < MAX_MARK_RETRIES) {
+          Cleanup.deleteQuietly(table.io(), vectorFiles); // carried again onto the next snapshot
+          continue;
+        }
+        if (e instanceof ValidationException || e instanceof CommitFailedException || CommitOutcome.cleanable(e)) {
+          Cleanup.deleteQuietly(table.io(), written);
+          Cleanup.deleteQuietly(table.io(), vectorFiles);
+          if (!(e instanceof ValidationException || e instanceof CommitFailedException)) {
+            throw SeException.unavailable("table " + table.name() + ": compaction commit failed: "
+                + e.getClass().getSimpleName(), e);
+          }
+          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
+          return false;
+        }
+        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown ("
+            + e.getClass().getSimpleName() + ") and its files are not in the table; they are kept for orphan "
+            + "cleanup", e);
+      }
+    }
   }
 
   /** True when committed; false when a concurrent commit deleted rows from the inputs. */
@@ -308,11 +433,19 @@ final class Compactor {
   }
 
   /**
+   * Rows staged by {@link #stage}.
+   *
+   * @param rows the rows read before deletes were applied
+   * @param files the files read (their local paths, the staged {@code __file}, and deletes)
+   */
+  record Staged(long rows, CurrentRows files) {}
+
+  /**
    * Loads the live rows of {@code tasks} into {@value #STAGED}: the current columns (matched by
    * field id), the lineage columns (explicit values, else inherited from the file) and the
-   * rows' file and position. Returns the number of rows read before deletes are applied.
+   * rows' file and position.
    */
-  static long stage(DuckSession duck, Table table, List<FileScanTask> tasks, boolean lineage) {
+  static Staged stage(DuckSession duck, Table table, List<FileScanTask> tasks, boolean lineage) {
     Schema schema = table.schema();
     List<String> defs = new ArrayList<>();
     for (Types.NestedField c : schema.columns()) {
@@ -339,6 +472,6 @@ final class Compactor {
     }, fileSchema -> CurrentRows.JOIN_FILES);
     long staged = duck.queryLong("SELECT count(*) FROM " + STAGED);
     current.removeAllDeleted(STAGED);
-    return staged;
+    return new Staged(staged, current);
   }
 }

@@ -294,7 +294,7 @@ final class SliceResizer {
     if (!tasks.isEmpty()) {
       try (BufferAllocator child = allocator.newChildAllocator("slice-" + table.uuid(), 0, Long.MAX_VALUE);
           DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), catalogId)) {
-        long staged = Compactor.stage(duck, table, tasks, lineage);
+        long staged = Compactor.stage(duck, table, tasks, lineage).rows();
         if (staged != inputRows) {
           throw SeException.internal("table " + table.name() + ": " + change + " read " + staged + " rows from "
               + inputs.size() + " data files whose metadata counts " + inputRows, null);

@@ -16,6 +16,7 @@ import java.util.Optional;
 import java.util.function.Supplier;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableUtil;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -67,11 +68,16 @@ final class TableMaintainer {
       table.refresh();
       return resizer.resize(tableWal.catalogId(), tableWal, table).map(List::of).orElse(List.of());
     }));
+    // A table with row lineage is read and rewritten while its passes go on (their deletes are
+    // carried onto the new files) and holds them back only to commit; one without, throughout.
     MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
-        () -> gate.exclusive(tableWal, () -> {
-          table.refresh(); // plan on the commit of the pass that just ended
-          return compactor.compact(tableWal.catalogId(), table, policy);
-        }));
+        () -> TableUtil.formatVersion(table) >= 3
+            ? compactor.compact(tableWal.catalogId(), table, policy,
+                commit -> gate.exclusive(tableWal, commit::getAsBoolean))
+            : gate.exclusive(tableWal, () -> {
+              table.refresh(); // plan on the commit of the pass that just ended
+              return compactor.compact(tableWal.catalogId(), table, policy, Compactor.CommitGate.NONE);
+            }));
     int[] manifests = step(errors, "manifests", new int[] {0, 0}, () -> ManifestRewriter.rewrite(table, policy));
     int expired = step(errors, "snapshot expiry", 0,
         () -> SnapshotExpiry.expire(table, policy, options.clock().millis()));
