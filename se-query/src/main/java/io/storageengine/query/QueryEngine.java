@@ -62,6 +62,7 @@ import org.apache.iceberg.expressions.Expressions;
  * ({@link QueryAdmission.Permit#threads}).
  */
 final class QueryEngine implements AutoCloseable {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(QueryEngine.class);
   /** Plans of a query without pins whose current snapshot is expired while it is planned. */
   static final int MAX_PLAN_ATTEMPTS = 3;
   /** The DuckDB schemas (numbered) of the views of references with time travel. */
@@ -240,6 +241,9 @@ final class QueryEngine implements AutoCloseable {
     List<DataFileCache.Lease> leases = new ArrayList<>();
     QueryDatabasePool.Lease database = null;
     List<PreparedQuery.TableRead> reads = new ArrayList<>();
+    // Where planning goes (DEBUG): per table its load, snapshot plan and WAL tail, then the rest.
+    long started = System.nanoTime();
+    StringBuilder timings = LOG.isDebugEnabled() ? new StringBuilder() : null;
     try {
       StatementParser.Analyzed analyzed = parser.analyze(statement);
       Analysis analysis = analyzed.analysis();
@@ -275,7 +279,9 @@ final class QueryEngine implements AutoCloseable {
           continue;
         }
         TableIdentifier id = TableIdentifier.of(TenantMetadata.namespace(name.namespace()), name.table());
+        long tableStarted = System.nanoTime();
         Table table = load(catalogId, catalog, id, name);
+        long loaded = System.nanoTime();
         TimeTravel.Spec at = travel.get(entry.getKey());
         SnapshotPin pin = pins.get(entry.getKey());
         if (pin == null) {
@@ -309,6 +315,7 @@ final class QueryEngine implements AutoCloseable {
         SnapshotPin carriedPin = carried == null ? null : new SnapshotPin(carried.snapshotId(), pin.schemaId());
         PlannedTable plannedTable = planner.plan(catalogId, TenantMetadata.displayName(id), table,
             carriedPin == null ? pin : carriedPin, filter, leases);
+        long plannedAt = System.nanoTime();
         WalTail.Read tailRead = null;
         long afterSeq = 0;
         PlannedTable snapshotFiles = plannedTable;
@@ -354,7 +361,14 @@ final class QueryEngine implements AutoCloseable {
         }
         used.put(entry.getKey(), pin);
         planned.put(view, plannedTable);
+        if (timings != null) {
+          timings.append(String.format(java.util.Locale.ROOT, "%s%s: load %d ms, plan %d ms (%d files%s), tail %d ms",
+              timings.isEmpty() ? "" : "; ", TenantMetadata.displayName(id), (loaded - tableStarted) / 1_000_000,
+              (plannedAt - loaded) / 1_000_000, plannedTable.files().size(), carriedFrom != null ? ", carried fold" : "",
+              (System.nanoTime() - plannedAt) / 1_000_000));
+        }
       }
+      long tablesDone = System.nanoTime();
       for (PlannedTable table : planned.values()) {
         if (table.snapshotId() != null) {
           reads.add(new PreparedQuery.TableRead(table.displayName(), table.table(), table.snapshotId(),
@@ -416,6 +430,10 @@ final class QueryEngine implements AutoCloseable {
         statement = VariantResults.asJson(connection, statement);
       }
       PreparedQuery query = new PreparedQuery(connection, statement, used, parameters, reads, resources, origins);
+      if (timings != null) {
+        LOG.debug("planned a query in {} ms: {}; database and views {} ms", (System.nanoTime() - started) / 1_000_000,
+            timings, (System.nanoTime() - tablesDone) / 1_000_000);
+      }
       if (explain != null) {
         query.explainWith(explain);
       }
