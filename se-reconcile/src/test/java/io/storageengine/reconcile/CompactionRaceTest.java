@@ -50,6 +50,7 @@ class CompactionRaceTest {
       MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
 
       assertThat(result.compaction().conflicts()).isZero();
+      assertThat(result.compaction().rowsCarried()).isEqualTo(4);
       assertThat(result.compaction().groups()).isEqualTo(1);
       assertThat(result.compaction().dataFilesRemoved()).isEqualTo(4);
       assertThat(raced.get()).isEqualTo(1);

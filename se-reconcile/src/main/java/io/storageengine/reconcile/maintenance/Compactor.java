@@ -270,12 +270,12 @@ final class Compactor {
       }
     }
     if (!committed) {
-      return new MaintenanceResult.Compaction(0, 0, 0, 0, 0, 1);
+      return new MaintenanceResult.Compaction(0, 0, 0, 0, 0, 1, 0);
     }
     LOG.info("compacted {} partition '{}': {} data files and {} deletion vectors into {} files, {} rows{}",
         table.name(), group.partition(), inputs.size(), vectors.size(), added, rows,
         carried > 0 ? " (" + carried + " deleted meanwhile, carried onto the new files)" : "");
-    return new MaintenanceResult.Compaction(1, inputs.size(), added, vectors.size(), rows, 0);
+    return new MaintenanceResult.Compaction(1, inputs.size(), added, vectors.size(), rows, 0, carried);
   }
 
   /**

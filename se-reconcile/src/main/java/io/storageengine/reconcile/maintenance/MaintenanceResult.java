@@ -55,16 +55,19 @@ public record MaintenanceResult(
    * @param dataFilesAdded files written in their place
    * @param deleteVectorsFolded deletion vectors removed with the files they applied to
    * @param rowsRewritten live rows copied into the new files
-   * @param conflicts rewrites dropped because a concurrent commit deleted rows from their files
+   * @param conflicts rewrites dropped because a concurrent commit rewrote their files or deleted
+   *     rows from them in a way that could not be carried onto the new files
+   * @param rowsCarried rows deleted from the inputs by passes while the rewrite ran, deleted from
+   *     the new files too by the rewrite's commit (among {@code rowsRewritten})
    */
   public record Compaction(int groups, int dataFilesRemoved, int dataFilesAdded, int deleteVectorsFolded,
-      long rowsRewritten, int conflicts) {
-    public static final Compaction NONE = new Compaction(0, 0, 0, 0, 0, 0);
+      long rowsRewritten, int conflicts, long rowsCarried) {
+    public static final Compaction NONE = new Compaction(0, 0, 0, 0, 0, 0, 0);
 
     Compaction plus(Compaction o) {
       return new Compaction(groups + o.groups, dataFilesRemoved + o.dataFilesRemoved,
           dataFilesAdded + o.dataFilesAdded, deleteVectorsFolded + o.deleteVectorsFolded,
-          rowsRewritten + o.rowsRewritten, conflicts + o.conflicts);
+          rowsRewritten + o.rowsRewritten, conflicts + o.conflicts, rowsCarried + o.rowsCarried);
     }
   }
 

@@ -96,10 +96,11 @@ final class TableMaintainer {
         compaction, manifests[0], manifests[1], expired, orphans, segments, gcSeq, tombstones,
         List.copyOf(errors), elapsed(started), sliceChanges);
     if (result.didWork() || !errors.isEmpty()) {
-      LOG.info("maintained {}: slices {}, compacted {} files into {} ({} deletion vectors folded, {} conflicts), "
-          + "manifests {} -> {}, {} snapshots expired, {} orphans, {} WAL segments, {} tombstones; errors {}",
+      LOG.info("maintained {}: slices {}, compacted {} files into {} ({} deletion vectors folded, {} rows deleted "
+          + "meanwhile carried, {} conflicts), manifests {} -> {}, {} snapshots expired, {} orphans, {} WAL segments, "
+          + "{} tombstones; errors {}",
           table.name(), sliceChanges, compaction.dataFilesRemoved(), compaction.dataFilesAdded(), compaction.deleteVectorsFolded(),
-          compaction.conflicts(), manifests[0], manifests[1], expired, orphans, segments,
+          compaction.rowsCarried(), compaction.conflicts(), manifests[0], manifests[1], expired, orphans, segments,
           tombstones.entriesExpired(), errors);
     }
     return result;
