@@ -190,11 +190,29 @@ final class KeyIndexReads {
     long started = System.nanoTime();
     Map<String, String> fileSet = KeyIndex.fileSet(all);
     boolean built = false;
+    if (indexes.syncing(cacheKey)) {
+      // Only a pass of this table starts a sync, and passes of a table run one at a time.
+      LOG.debug("{}: key index being synced in the background; the pass reads the files", table.name());
+      return null;
+    }
     index = take();
     try {
-      if (index != null && !index.matches(fileSet) && !sync(index, all, fileSet)) {
-        LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
-        index = null;
+      if (index != null && !index.matches(fileSet)) {
+        if (syncsLong(index, all, fileSet)) {
+          // Most of a sync is reading the rows of files new to the index (a compaction's, say):
+          // that runs on a thread of its own, and the passes until it ends read the files.
+          KeyIndex handed = index;
+          index = null;
+          taken = false;
+          indexes.syncInBackground(cacheKey, handed, session ->
+              new KeyIndexReads(session, table, columns, indexes, cacheKey.slice()).sync(handed, all, fileSet));
+          LOG.debug("{}: key index handed to a background sync; the pass reads the files", table.name());
+          return null;
+        }
+        if (!sync(index, all, fileSet)) {
+          LOG.debug("{}: key index does not describe the planned files; dropped", table.name());
+          index = null;
+        }
       }
       if (index == null) {
         long rows = rows(all);
@@ -296,6 +314,29 @@ final class KeyIndexReads {
         - added.size()), changed.size(), removed, (addedAt - removedAt) / 1_000_000, added.size(),
         (System.nanoTime() - addedAt) / 1_000_000);
     return true;
+  }
+
+  /**
+   * Whether bringing {@code stale} to {@code fileSet} is a long sync that may run in the
+   * background: files were rewritten (some of the index's are gone, which a pass never does:
+   * a compaction or a slice change) and it reads at least {@link KeyIndexes#backgroundSyncRows}
+   * rows of files new to the index (its pending change applied first, when its commit landed).
+   */
+  private boolean syncsLong(KeyIndex stale, List<FileScanTask> all, Map<String, String> fileSet) {
+    if (!indexes.backgroundSyncs()) {
+      return false;
+    }
+    stale.settle(fileSet);
+    if (fileSet.keySet().containsAll(stale.files().keySet())) {
+      return false;
+    }
+    long added = 0;
+    for (FileScanTask t : all) {
+      if (!stale.files().containsKey(t.file().location())) {
+        added += t.file().recordCount();
+      }
+    }
+    return added >= indexes.backgroundSyncRows();
   }
 
   /** Adds the live rows of the files of {@code tasks} to {@code target}. */

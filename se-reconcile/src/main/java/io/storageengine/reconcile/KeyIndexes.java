@@ -20,6 +20,16 @@ final class KeyIndexes {
   private final LinkedHashMap<Key, KeyIndex> idle = new LinkedHashMap<>(16, 0.75f, true);
   /** The indexes lent out (or being built), until {@link #give} or {@link #giveUp}. */
   private final java.util.Set<Key> lent = new java.util.HashSet<>();
+  /** Of {@link #lent}, those a background sync holds ({@link #syncInBackground}). */
+  private final java.util.Set<Key> syncing = new java.util.HashSet<>();
+  /** Where background syncs open their DuckDB sessions (null: syncs run in the pass). */
+  private volatile Background background;
+
+  private record Background(io.storageengine.duckdb.DuckRuntime runtime, org.apache.arrow.memory.BufferAllocator allocator,
+      int threads, long minRows) {}
+
+  /** Rows of rewritten files from which a pass hands its index's sync to the background. */
+  static final long BACKGROUND_SYNC_ROWS = 1_000_000;
   private long idleBytes;
   private long builds;
   private long reuses;
@@ -38,6 +48,72 @@ final class KeyIndexes {
   /** The memory all indexes together may take. */
   long budgetBytes() {
     return budgetBytes;
+  }
+
+  /**
+   * Lets a pass hand a long sync of its index (reading at least {@code minRows} rows of rewritten
+   * files) to a thread of its own, with a DuckDB session of {@code threads} on {@code runtime}
+   * and memory from {@code allocator}. The first call counts (reconcilers of one process share
+   * their indexes).
+   */
+  synchronized void syncInBackgroundWith(io.storageengine.duckdb.DuckRuntime runtime,
+      org.apache.arrow.memory.BufferAllocator allocator, int threads, long minRows) {
+    if (background == null) {
+      this.background = new Background(runtime, allocator, threads, minRows);
+    }
+  }
+
+  /** The rows of rewritten files from which a sync runs in the background ({@link #syncInBackgroundWith}). */
+  long backgroundSyncRows() {
+    Background where = background;
+    return where == null ? Long.MAX_VALUE : where.minRows();
+  }
+
+  /** Whether a pass may hand a sync to {@link #syncInBackground}. */
+  boolean backgroundSyncs() {
+    return background != null;
+  }
+
+  /**
+   * Whether a background sync holds the index of {@code key}: a pass then reads the files rather
+   * than waiting for it (or building another).
+   */
+  synchronized boolean syncing(Key key) {
+    return syncing.contains(key);
+  }
+
+  /**
+   * Runs {@code sync} (true: the index is usable) on a thread of its own with a session of the
+   * key's tenant, for an index the caller took ({@link #take}) and hands over with its loan; the
+   * index is given back when {@code sync} succeeds, else dropped. Meanwhile {@link #syncing}
+   * tells passes of the table not to wait for it, and readers find it lent out.
+   */
+  void syncInBackground(Key key, KeyIndex index, java.util.function.Function<DuckSession, Boolean> sync) {
+    Background where = background;
+    synchronized (this) {
+      syncing.add(key);
+    }
+    Thread thread = new Thread(() -> {
+      boolean synced = false;
+      try (org.apache.arrow.memory.BufferAllocator child = where.allocator().newChildAllocator("key-index-sync", 0,
+          Long.MAX_VALUE); DuckSession session = new DuckSession(where.runtime(), child, where.threads(), key.scope())) {
+        synced = sync.apply(session);
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(KeyIndexes.class).debug("key index of {} dropped: its sync failed: {}",
+            key.table(), e.toString());
+      } finally {
+        synchronized (this) {
+          syncing.remove(key);
+        }
+        if (synced) {
+          give(key, index);
+        } else {
+          giveUp(key);
+        }
+      }
+    }, "se-key-index-sync");
+    thread.setDaemon(true);
+    thread.start();
   }
 
   /**

@@ -90,6 +90,7 @@ public final class Reconciler {
     this.hooks = hooks;
     this.locator = new TableLocator(wal);
     this.keyIndexes = keyIndexes;
+    keyIndexes.syncInBackgroundWith(duckdb, allocator, options.duckdbThreads(), KeyIndexes.BACKGROUND_SYNC_ROWS);
     telemetry.metrics().reconcileKeyIndexes(keyIndexes, k -> k.held()[0], k -> k.held()[1], k -> k.uses()[0],
         k -> k.uses()[1]);
   }

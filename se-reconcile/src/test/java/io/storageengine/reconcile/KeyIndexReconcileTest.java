@@ -69,6 +69,46 @@ class KeyIndexReconcileTest {
   }
 
   /**
+   * After a compaction the next pass hands bringing the index to the rewritten files (reading
+   * all their rows) to a thread of its own and reads the files itself, as do the passes until
+   * that sync ends; then the passes use the index again, bringing it along by their own changes.
+   */
+  @Test
+  void aSyncAfterACompactionRunsInTheBackgroundWhilePassesReadTheFiles() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      env.keyIndexes.syncInBackgroundWith(env.duckdb, env.allocator, 2, 1_000);
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      Random rnd = new Random(27);
+      for (int pass = 1; pass <= 6; pass++) {
+        reconcile(env, tw, model, randomOps(env, tw, rnd, pass == 1 ? 3_000 : 300, 3_000), "pass " + pass);
+      }
+      assertThat(env.keyIndexes.uses()).as("built once, then reused").containsExactly(1, 5);
+      MaintenanceResult compacted = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones,
+          env.allocator, env.duckdb, TestEnvironment.options(), MaintenanceFixture.compactingPolicy()).maintain(tw);
+      assertThat(compacted.compaction().rowsRewritten()).isGreaterThan(1_000);
+
+      // This pass finds the index describing other files, hands it over and reads the files.
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 3_000), "pass after compaction");
+      EntityModelTest.assertMatches(table, model, "pass after compaction");
+      assertThat(env.keyIndexes.uses()).as("the pass used no index").containsExactly(1, 5);
+      long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+      while (env.keyIndexes.held()[0] == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      assertThat(env.keyIndexes.held()[0]).as("the synced index, given back").isEqualTo(1);
+
+      // Synced to the compacted files; the pass after brings it along by the pass before.
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 3_000), "second pass after compaction");
+      EntityModelTest.assertMatches(table, model, "second pass after compaction");
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 3_000), "third pass after compaction");
+      EntityModelTest.assertMatches(table, model, "third pass after compaction");
+      assertThat(env.keyIndexes.uses()).as("reused again, never rebuilt").containsExactly(1, 7);
+    }
+  }
+
+  /**
    * Two workers take turns on a table, each with its own indexes: each finds the files changed by
    * the other's passes (a new data file, new deletion vectors), and brings its index there by
    * what changed instead of building it again.
