@@ -325,19 +325,7 @@ final class Compactor {
         carriedRows[0] = carried.rows();
         return true;
       } catch (RuntimeException e) {
-        boolean landed;
-        try {
-          table.refresh();
-          landed = CommitOutcome.added(table, start.snapshotId(), written);
-        } catch (RuntimeException reload) {
-          e.addSuppressed(reload);
-          throw SeException.unavailable("table " + table.name() + ": compaction commit failed ("
-              + e.getClass().getSimpleName() + ") and the table could not be read to tell whether it landed ("
-              + reload.getMessage() + "); its files are kept", e);
-        }
-        if (landed) {
-          LOG.warn("compaction commit of {} reported {} but landed; counted as done", table.name(),
-              e.getClass().getSimpleName());
+        if (landedAnyway(table, start, written, e)) {
           carriedRows[0] = carried.rows();
           return true;
         }
@@ -355,9 +343,7 @@ final class Compactor {
           LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
           return false;
         }
-        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown ("
-            + e.getClass().getSimpleName() + ") and its files are not in the table; they are kept for orphan "
-            + "cleanup", e);
+        throw unknownOutcome(table, e);
       }
     }
   }
@@ -379,20 +365,7 @@ final class Compactor {
         rewrite.commit();
         return true;
       } catch (RuntimeException e) {
-        // Decided from the reloaded table, not the exception: the commit may have landed.
-        boolean landed;
-        try {
-          table.refresh();
-          landed = CommitOutcome.added(table, start.snapshotId(), written);
-        } catch (RuntimeException reload) {
-          e.addSuppressed(reload);
-          throw SeException.unavailable("table " + table.name() + ": compaction commit failed ("
-              + e.getClass().getSimpleName() + ") and the table could not be read to tell whether it landed ("
-              + reload.getMessage() + "); its files are kept", e);
-        }
-        if (landed) {
-          LOG.warn("compaction commit of {} reported {} but landed; counted as done", table.name(),
-              e.getClass().getSimpleName());
+        if (landedAnyway(table, start, written, e)) {
           return true;
         }
         if (e instanceof ValidationException || e instanceof CommitFailedException) {
@@ -412,11 +385,39 @@ final class Compactor {
               + e.getClass().getSimpleName(), e);
         }
         // Not in the table, but it might still land: leave the files to orphan cleanup.
-        throw SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown ("
-            + e.getClass().getSimpleName() + ") and its files are not in the table; they are kept for orphan "
-            + "cleanup", e);
+        throw unknownOutcome(table, e);
       }
     }
+  }
+
+  /**
+   * Whether a rewrite whose commit threw {@code e} landed all the same, decided from the reloaded
+   * table (its files are in a snapshot since {@code start}), not from the exception; throws
+   * UNAVAILABLE when the table cannot be read to tell.
+   */
+  private static boolean landedAnyway(Table table, Snapshot start, List<String> written, RuntimeException e) {
+    boolean landed;
+    try {
+      table.refresh();
+      landed = CommitOutcome.added(table, start.snapshotId(), written);
+    } catch (RuntimeException reload) {
+      e.addSuppressed(reload);
+      throw SeException.unavailable("table " + table.name() + ": compaction commit failed ("
+          + e.getClass().getSimpleName() + ") and the table could not be read to tell whether it landed ("
+          + reload.getMessage() + "); its files are kept", e);
+    }
+    if (landed) {
+      LOG.warn("compaction commit of {} reported {} but landed; counted as done", table.name(),
+          e.getClass().getSimpleName());
+    }
+    return landed;
+  }
+
+  /** The error of a rewrite whose commit's outcome is unknown and whose files are not in the table. */
+  private static SeException unknownOutcome(Table table, RuntimeException e) {
+    return SeException.unavailable("table " + table.name() + ": outcome of the compaction commit is unknown ("
+        + e.getClass().getSimpleName() + ") and its files are not in the table; they are kept for orphan "
+        + "cleanup", e);
   }
 
   static String defaultOrder(Table table, boolean lineage) {
