@@ -8,8 +8,9 @@ import java.util.UUID;
 /**
  * The key indexes ({@link KeyIndex}) of the entity tables a process reconciles, one per tenant,
  * table and slice, within one memory budget for all of them. A pass {@link #take}s its index
- * (no other pass can use it meanwhile) and {@link #give}s it back with its pending change; the
- * least recently given back are dropped when the budget is exceeded. An index is only a cache:
+ * (no other pass can use it meanwhile) and {@link #give}s it back with its pending change, or
+ * hands a long sync of it to a thread of its own ({@link #syncInBackground}), which gives it back;
+ * the least recently given back are dropped when the budget is exceeded. An index is only a cache:
  * a dropped one is rebuilt from the table's files by the next pass that wants it. Thread-safe.
  */
 final class KeyIndexes {
