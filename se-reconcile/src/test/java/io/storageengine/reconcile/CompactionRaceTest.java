@@ -71,6 +71,43 @@ class CompactionRaceTest {
   }
 
   @Test
+  void aSlicedTablesRewritesCarryTheirSlicesDeletes() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity",
+          Map.of(io.storageengine.catalog.TableProperties.SLICE_COUNT, "2"));
+      for (int s = 0; s < 4; s++) {
+        f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2, s * 10 + 3);
+        f.reconcile();
+      }
+      AtomicInteger raced = new AtomicInteger();
+      MaintenanceHooks hooks = new MaintenanceHooks() {
+        @Override
+        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
+          if (raced.getAndIncrement() == 0) {
+            // Passes of both slices delete and replace rows of the files being rewritten.
+            f.write(true, 2, 1, 11, 22, 33);
+            f.write(false, 2, 0, 10, 20, 30, 3, 13, 23);
+            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+          }
+        }
+      };
+
+      MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
+
+      assertThat(result.errors()).isEmpty();
+      assertThat(result.compaction().groups()).as("a rewrite per slice").isEqualTo(2);
+      assertThat(result.compaction().conflicts()).isZero();
+      // The first rewrite carries the rows of its slice the pass replaced or deleted; the
+      // second was planned before that pass too and carries its own slice's.
+      assertThat(result.compaction().rowsCarried()).isEqualTo(11);
+      f.assertMatchesModel("after the raced compaction of a sliced table");
+      f.write(false, 3, 0, 1, 2, 3, 10, 11, 12, 13);
+      assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      f.assertMatchesModel("after a pass over the rewritten files");
+    }
+  }
+
+  @Test
   void rewriteWhoseInputsWereRewrittenMeanwhileIsReplanned() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
       MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
