@@ -119,13 +119,18 @@ final class KeyIndex {
   static Map<String, String> fileSet(List<FileScanTask> tasks) {
     Map<String, String> set = new HashMap<>();
     for (FileScanTask task : tasks) {
-      TreeSet<String> deletes = new TreeSet<>();
-      for (DeleteFile d : task.deletes()) {
-        deletes.add(identity(d));
-      }
-      set.put(task.file().location(), String.join("\n", deletes));
+      set.put(task.file().location(), deletes(task));
     }
     return set;
+  }
+
+  /** The identities of {@code task}'s delete files, as its entry of a {@link #fileSet} holds them. */
+  static String deletes(FileScanTask task) {
+    TreeSet<String> deletes = new TreeSet<>();
+    for (DeleteFile d : task.deletes()) {
+      deletes.add(identity(d));
+    }
+    return String.join("\n", deletes);
   }
 
   /** A delete file's identity in a {@link #fileSet}. */

@@ -81,7 +81,7 @@ public final class RewriteRebase {
       if (task == null) {
         return Carried.conflict("input file " + planned.file().location() + " is no longer in the table");
       }
-      if (sameDeletes(planned.deletes(), task.deletes())) {
+      if (KeyIndex.deletes(planned).equals(KeyIndex.deletes(task))) {
         continue;
       }
       if (task.deletes().size() != 1 || task.deletes().get(0).format() != FileFormat.PUFFIN) {
@@ -140,22 +140,5 @@ public final class RewriteRebase {
       throw SeException.unavailable("cannot write deletion vectors for " + table.name() + ": " + e.getMessage(), e);
     }
     return new Carried(List.copyOf(writer.result().deleteFiles()), found, null);
-  }
-
-  /** Whether two files' delete lists name the same delete files (a vector by its file and offset). */
-  private static boolean sameDeletes(List<DeleteFile> a, List<DeleteFile> b) {
-    if (a.size() != b.size()) {
-      return false;
-    }
-    java.util.Set<String> names = new java.util.HashSet<>();
-    for (DeleteFile d : a) {
-      names.add(d.location() + "#" + d.contentOffset());
-    }
-    for (DeleteFile d : b) {
-      if (!names.contains(d.location() + "#" + d.contentOffset())) {
-        return false;
-      }
-    }
-    return true;
   }
 }
