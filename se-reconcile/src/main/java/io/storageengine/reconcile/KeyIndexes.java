@@ -142,6 +142,29 @@ final class KeyIndexes {
     return index;
   }
 
+  /**
+   * As {@link #tryTake(Key)}, for a reader that would otherwise read the files: while a pass
+   * holds the index (its lookup, or recording its change: tenths of a second), waits for it up
+   * to {@code maxWaitNanos}; never waits for a background sync ({@link #syncing}: seconds). Null
+   * when there is none, the wait ran out, or the thread was interrupted (its flag kept).
+   */
+  synchronized KeyIndex tryTake(Key key, long maxWaitNanos) {
+    long deadline = System.nanoTime() + maxWaitNanos;
+    while (lent.contains(key) && !syncing.contains(key)) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return null;
+      }
+      try {
+        java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, left);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return null;
+      }
+    }
+    return tryTake(key);
+  }
+
   /** Ends a loan without an index to put back (it was dropped, or none was built). */
   synchronized void giveUp(Key key) {
     lent.remove(key);

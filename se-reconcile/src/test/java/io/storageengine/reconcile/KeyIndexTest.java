@@ -156,6 +156,52 @@ class KeyIndexTest {
     assertThat(next.get(10, java.util.concurrent.TimeUnit.SECONDS)).as("none left: the next pass builds").isNull();
   }
 
+  /**
+   * A reader (a WAL tail fold) waits a bounded time for the index a pass holds and then gets it,
+   * gives up when the wait runs out, and never waits for a background sync.
+   */
+  @Test
+  void aReaderWaitsBrieflyForAPassButNotForABackgroundSync() throws Exception {
+    KeyIndexes indexes = new KeyIndexes(1L << 30);
+    KeyIndexes.Key key = new KeyIndexes.Key("tenant1", UUID.randomUUID(), -1);
+    KeyIndex index = new KeyIndex(Map.of(), false, 16, 1L << 30);
+    indexes.give(key, index);
+    KeyIndex pass = indexes.take(key);
+    java.util.concurrent.CompletableFuture<KeyIndex> reader = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> indexes.tryTake(key, java.util.concurrent.TimeUnit.SECONDS.toNanos(10)));
+    Thread.sleep(100);
+    assertThat(reader).as("waiting while the pass holds it").isNotDone();
+    indexes.give(key, pass);
+    assertThat(reader.get(10, java.util.concurrent.TimeUnit.SECONDS)).isSameAs(index);
+
+    long started = System.nanoTime();
+    assertThat(indexes.tryTake(key, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(150)))
+        .as("the reader holds it: the wait runs out").isNull();
+    assertThat(System.nanoTime() - started).isGreaterThanOrEqualTo(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(150));
+    indexes.give(key, index);
+
+    try (org.apache.arrow.memory.BufferAllocator allocator = new org.apache.arrow.memory.RootAllocator();
+        io.storageengine.duckdb.DuckRuntime runtime = io.storageengine.duckdb.DuckRuntime.temporary(0)) {
+      indexes.syncInBackgroundWith(runtime, allocator, 1, 1);
+      java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+      KeyIndex synced = indexes.take(key);
+      indexes.syncInBackground(key, synced, session -> {
+        try {
+          return release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      long before = System.nanoTime();
+      assertThat(indexes.tryTake(key, java.util.concurrent.TimeUnit.SECONDS.toNanos(10)))
+          .as("a background sync holds it: no wait").isNull();
+      assertThat(System.nanoTime() - before).isLessThan(java.util.concurrent.TimeUnit.SECONDS.toNanos(5));
+      release.countDown();
+      assertThat(indexes.take(key)).as("given back by the sync").isSameAs(index);
+      indexes.give(key, index);
+    }
+  }
+
   private static java.util.concurrent.CompletableFuture<KeyIndex> takeAsync(KeyIndexes indexes, KeyIndexes.Key key) {
     return java.util.concurrent.CompletableFuture.supplyAsync(() -> {
       try {
