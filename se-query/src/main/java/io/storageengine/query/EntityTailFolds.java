@@ -612,6 +612,12 @@ final class EntityTailFolds {
     return folds.get(key);
   }
 
+  /** The last segment the fold kept for {@code key} holds, or -1 when none is kept. */
+  long keptThrough(TableWal key) {
+    Fold known = fold(key);
+    return known == null ? -1 : throughSeq(known);
+  }
+
   /**
    * Keeps {@code fold} as {@code key}'s and drops the states no fold keeps any more: those of the
    * fold it replaces that it does not share, and those of the folds dropped to stay within

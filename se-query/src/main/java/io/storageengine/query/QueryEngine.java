@@ -85,6 +85,8 @@ final class QueryEngine implements AutoCloseable {
   /** The threads queries run on, one per running query (see {@link QueryThreads}). */
   private final QueryThreads runners;
   private final java.util.concurrent.atomic.AtomicLong demoted = new java.util.concurrent.atomic.AtomicLong();
+  /** Grows the tail folds of entity tables read whole in the background; null: none (no tail, or off). */
+  private final TailWarmer warmer;
 
   /**
    * @param duckdb the process's DuckDB runtime: the engine's databases, data file copies and
@@ -118,6 +120,19 @@ final class QueryEngine implements AutoCloseable {
     this.timeouts = Threads.scheduledPool(1, Threads.daemonNamed("se-query-timeouts"));
     this.timeouts.setRemoveOnCancelPolicy(true);
     this.runners = new QueryThreads(Threads.daemon("se-query-run"));
+    this.warmer = tail != null && tail.readsEntities() && !config.tailWarmInterval().isZero()
+        ? new TailWarmer(new TailWarmer.Warm() {
+          @Override
+          public boolean behind(TailWarmer.HotTable table) {
+            return tail.foldBehind(table.catalogId(), table.uuid());
+          }
+
+          @Override
+          public void warm(TailWarmer.HotTable table, Cancel cancel) {
+            warmTail(table, cancel);
+          }
+        }, config.tailWarmInterval())
+        : null;
   }
 
   /**
@@ -349,6 +364,9 @@ final class QueryEngine implements AutoCloseable {
                 entity, afterSeq, pinned ? pin.walThrough() : null, leases, inline, stop, false, keyFilter);
           }
           pin = pin.withWalThrough(read.throughSeq());
+          if (entity && warmer != null && !pinned && keyFilter == null) {
+            warmer.read(new TailWarmer.HotTable(catalogId, id, table.uuid()));
+          }
           if (read.loadsInline()) {
             inlineTails.put(view, new InlineTail(entry.getKey(), plannedTable, read, pinned));
           }
@@ -566,6 +584,40 @@ final class QueryEngine implements AutoCloseable {
     }
   }
 
+  /**
+   * Grows the kept WAL tail fold of the entity table {@code hot} to the tail's end, as a query
+   * reading the table whole now would (see {@link #prepareOnce}): on the older snapshot the fold
+   * is carried on when it extends there, else on the current snapshot. Nothing when the table is
+   * gone, replaced or no longer an entity table.
+   */
+  private void warmTail(TailWarmer.HotTable hot, Cancel cancel) {
+    Catalog catalog = catalogs.catalog(hot.catalogId());
+    Table table = tables.current(hot.catalogId(), catalog, hot.id(), () -> catalog.loadTable(hot.id()));
+    TableSettings settings = settings(table);
+    if (!table.uuid().equals(hot.uuid()) || settings == null || !settings.entity()) {
+      return;
+    }
+    String displayName = TenantMetadata.displayName(hot.id());
+    Snapshot current = table.currentSnapshot();
+    Snapshot carried = tail.carriedBase(hot.catalogId(), table, current);
+    List<DataFileCache.Lease> leases = new ArrayList<>();
+    try {
+      WalTail.Read read = carried == null ? null : tail.read(hot.catalogId(), displayName, table, carried,
+          table.schema(), true, WalHighWaterMark.of(table, carried), null, leases, false, cancel, true);
+      if (read == null) {
+        tail.read(hot.catalogId(), displayName, table, current, table.schema(), true,
+            WalHighWaterMark.of(table, current), null, leases, false, cancel, false);
+      }
+    } finally {
+      leases.forEach(DataFileCache.Lease::close);
+    }
+  }
+
+  /** The warmer of entity tables' tail folds, or null (tests). */
+  TailWarmer warmer() {
+    return warmer;
+  }
+
   /** The limits queries run under (for tests). */
   QueryLimits limits() {
     return limits;
@@ -579,6 +631,9 @@ final class QueryEngine implements AutoCloseable {
   /** Closes the parser and the timer; the databases belong to the DuckDB runtime, which closes them. */
   @Override
   public void close() {
+    if (warmer != null) {
+      warmer.close();
+    }
     timeouts.shutdownNow();
     runners.close();
     if (tail != null) {

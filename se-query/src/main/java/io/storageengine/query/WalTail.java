@@ -350,6 +350,30 @@ final class WalTail implements AutoCloseable {
   }
 
   /**
+   * Whether the entity table {@code tableUuid} of {@code catalogId} has a fold kept and the WAL
+   * segment after its end exists: the next read of the whole table would fold it. One store read
+   * when that segment is not known yet. Never throws: a segment that cannot be read counts as
+   * there (the fold reports it).
+   */
+  boolean foldBehind(String catalogId, UUID tableUuid) {
+    TableWal tableWal = new TableWal(catalogId, tableUuid);
+    long through = entityFolds.keptThrough(tableWal);
+    if (through < 0) {
+      return false;
+    }
+    SegmentKey next = new SegmentKey(tableWal, through + 1);
+    Long state = state(next);
+    if (state != null) {
+      return state != BROKEN;
+    }
+    try {
+      return wal.read(tableWal, through + 1).isPresent();
+    } catch (RuntimeException e) {
+      return true;
+    }
+  }
+
+  /**
    * Loads the segments {@code read} left inline ({@link Read#loadsInline}) on {@code connection}
    * (the query's, its catalog in use) into tables named {@code tablePrefix} and a number, with
    * {@code schema} (the read schema {@code read} was made with); returns what the query reads:

@@ -15,6 +15,7 @@ import io.storageengine.wal.TableWal;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -155,6 +156,61 @@ class EntityTailStepsTest {
     }
   }
 
+  /**
+   * Once a query read the table whole, a segment acknowledged after it is folded in the
+   * background: the next query finds the fold at the tail's end and reads no segment but the
+   * probe for the tail's end, with the rows a fold of its own would give. Point queries warm
+   * nothing.
+   */
+  @Test
+  void theFoldOfATableReadWholeGrowsInTheBackground() throws Exception {
+    try (Tail tail = new Tail(Files.createTempDirectory(dir, "warm"), Duration.ofMillis(20))) {
+      TailWarmer warmer = tail.producer.engine().warmer();
+      long id = firstId(3);
+      assertThat(tail.rows(" WHERE id = " + id)).containsOnlyKeys(id);
+      Thread.sleep(100);
+      assertThat(warmer.tables()).as("a point query warms nothing").isEmpty();
+      assertThat(tail.layerEnds()).isEmpty();
+
+      assertThat(tail.rows()).isEqualTo(expected());
+      assertThat(warmer.tables()).hasSize(1);
+      long warmedBefore = warmer.warmed();
+      for (int s = SEGMENTS; s < SEGMENTS + 3; s++) {
+        tail.append(s);
+        int through = s + 1;
+        await(() -> !tail.layerEnds().isEmpty() && tail.layerEnds().get(tail.layerEnds().size() - 1) == through,
+            "the fold grown through segment " + through + " with no query");
+      }
+      assertThat(warmer.warmed()).as("grown by the warmer").isGreaterThanOrEqualTo(warmedBefore + 1);
+      TableWal wal = new TableWal("t", tail.table.uuid());
+      Set<String> folded = Set.of(wal.segmentKey(SEGMENTS + 1), wal.segmentKey(SEGMENTS + 2),
+          wal.segmentKey(SEGMENTS + 3));
+      AtomicLong segmentReads = new AtomicLong();
+      tail.store.before(FaultInjectingObjectStore.Operation.GET, folded::contains,
+          (op, key) -> segmentReads.incrementAndGet());
+      assertThat(tail.rows()).as("the rows a fold of its own gives").isEqualTo(expected(SEGMENTS + 3));
+      assertThat(segmentReads).as("the newest segments were folded before the query: it reads none of them")
+          .hasValue(0);
+      assertThat(tail.folds().growingTables()).isZero();
+    }
+    try (Tail tail = new Tail(Files.createTempDirectory(dir, "cold"))) {
+      assertThat(tail.producer.engine().warmer()).as("interval 0: no warmer").isNull();
+      assertThat(tail.rows()).isEqualTo(expected());
+      tail.append(SEGMENTS);
+      Thread.sleep(200);
+      assertThat(tail.layerEnds()).as("nothing folds without a query").endsWith((long) SEGMENTS);
+      assertThat(tail.rows()).isEqualTo(expected(SEGMENTS + 1));
+    }
+  }
+
+  private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+    long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+    while (!condition.getAsBoolean()) {
+      assertThat(System.nanoTime()).as(what).isLessThan(deadline);
+      Thread.sleep(10);
+    }
+  }
+
   /** Every key's name after segments 0 .. {@code SEGMENTS - 1}. */
   private static Map<Long, String> expected() {
     return expected(SEGMENTS);
@@ -185,7 +241,13 @@ class EntityTailStepsTest {
     final QueryFlightSqlProducer producer;
     final long segmentBytes;
 
+    /** A table whose queries fold the tail themselves (no warming: the tests count what queries read). */
     Tail(Path dir) throws Exception {
+      this(dir, Duration.ZERO);
+    }
+
+    /** As above, the tail folds of tables read whole warmed every {@code warmInterval} (zero: never). */
+    Tail(Path dir, Duration warmInterval) throws Exception {
       TestWarehouse warehouse = new TestWarehouse();
       Schema schema = new Schema(WalTailProducerDedupTest.SCHEMA.columns(), Set.of(1));
       table = TestWarehouse.createTable(warehouse.localCatalog("t", dir.resolve("t")), "n", "events", schema,
@@ -198,7 +260,7 @@ class EntityTailStepsTest {
         append(s);
       }
       segmentBytes = wal.read(new TableWal("t", table.uuid()), 1).orElseThrow().frameBytes();
-      producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb, QueryConfig.defaults().withThreads(1), wal,
+      producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb, QueryConfig.defaults().withThreads(1).withTailWarmInterval(warmInterval), wal,
           new WalTailRows(duckdb, allocator, store, TombstoneCache.create(),
               ReconcileOptions.defaults().withDuckdbThreads(1)));
     }

@@ -20,6 +20,7 @@ class QueryConfigTest {
             Map.entry("--query.duckdb-threads SE_QUERY_DUCKDB_THREADS", "2"),
             Map.entry("--query.batch-rows SE_QUERY_BATCH_ROWS", "8192"),
             Map.entry("--query.max-sessions SE_QUERY_MAX_SESSIONS", "10000"),
+            Map.entry("--query.tail-warm-interval SE_QUERY_TAIL_WARM_INTERVAL", "100ms"),
             Map.entry("--query.timeout SE_QUERY_TIMEOUT", "5m"),
             Map.entry("--query.tenant-concurrency SE_QUERY_TENANT_CONCURRENCY", "2"),
             Map.entry("--query.tenant-queue SE_QUERY_TENANT_QUEUE", "16"),
@@ -34,6 +35,7 @@ class QueryConfigTest {
             Map.entry("--query.demoted-nice SE_QUERY_DEMOTED_NICE", "10")));
     QueryConfig config = QueryConfig.defaults();
     assertThat(config).isEqualTo(new QueryConfig("1GB", 2, 8192, 10_000));
+    assertThat(config.tailWarmInterval()).isEqualTo(java.time.Duration.ofMillis(100));
     assertThat(config.limits()).isEqualTo(new QueryLimits(java.time.Duration.ofMinutes(5), 2, 16, 4L << 30, "10GB",
         1L << 20, 200, 100_000_000L, 8L << 30, Math.max(1, Runtime.getRuntime().availableProcessors()),
         java.time.Duration.ofSeconds(1), 10));
@@ -47,8 +49,8 @@ class QueryConfigTest {
         "query.memory-limit", "512MB",
         "query.duckdb-threads", "4"), Map.of(
         "SE_QUERY_BATCH_ROWS", "1024",
-        "SE_QUERY_MAX_SESSIONS", "50")));
-    assertThat(config).isEqualTo(new QueryConfig("512MB", 4, 1024, 50));
+        "SE_QUERY_MAX_SESSIONS", "50", "SE_QUERY_TAIL_WARM_INTERVAL", "0ms")));
+    assertThat(config).isEqualTo(new QueryConfig("512MB", 4, 1024, 50).withTailWarmInterval(java.time.Duration.ZERO));
     QueryLimits limits = QueryLimits.from(ConfigSource.of(Map.of(
         "query.timeout", "30s", "query.tenant-concurrency", "3", "query.tenant-queue", "0",
         "query.total-memory", "2GiB", "query.spill-limit", "1GiB"), Map.of(

@@ -109,7 +109,7 @@ class WalTailProducerDedupTest {
           (op, key) -> segmentReads.incrementAndGet());
       ReconcileOptions options = ReconcileOptions.defaults().withDuckdbThreads(1);
       try (QueryFlightSqlProducer producer = new QueryFlightSqlProducer(allocator, warehouse, duckdb,
-          QueryConfig.defaults().withThreads(1), wal,
+          QueryConfig.defaults().withThreads(1).withTailWarmInterval(java.time.Duration.ZERO), wal,
           new WalTailRows(duckdb, allocator, store, TombstoneCache.create(), options))) {
         producer.engine().tail().keptBytes(keptBytes);
         assertThat(count(producer, allocator)).as("each of %d batches of 2 rows once", batches).isEqualTo(2L * batches);
