@@ -70,6 +70,56 @@ class CompactionRaceTest {
     }
   }
 
+  /**
+   * Rows deleted before the rewrite carries (while passes go on) and rows deleted between that
+   * carry and the commit (carried while the passes are held back) end up in one deletion vector
+   * of the new file.
+   */
+  @Test
+  void rowsDeletedAfterTheFirstCarryAreCarriedAtTheCommit() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      MaintenanceFixture f = new MaintenanceFixture(env, "entity", Map.of());
+      for (int s = 0; s < 4; s++) {
+        f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2);
+        f.reconcile();
+      }
+      AtomicInteger raced = new AtomicInteger();
+      AtomicInteger late = new AtomicInteger();
+      MaintenanceHooks hooks = new MaintenanceHooks() {
+        @Override
+        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
+          if (raced.getAndIncrement() == 0) {
+            f.write(true, 2, 1, 11);
+            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+          }
+        }
+
+        @Override
+        public void afterRewriteCarried(Table table, List<DataFile> replaced) {
+          if (late.getAndIncrement() == 0) {
+            // A second pass deletes other rows of the same inputs, and replaces two.
+            f.write(true, 3, 2, 21);
+            f.write(false, 3, 20, 30);
+            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+          }
+        }
+      };
+
+      MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
+
+      assertThat(result.errors()).isEmpty();
+      assertThat(result.compaction().conflicts()).isZero();
+      assertThat(late.get()).isEqualTo(1);
+      assertThat(result.compaction().rowsCarried()).as("2 before the first carry, 4 after it").isEqualTo(6);
+      assertThat(MaintenanceFixture.deleteFiles(f.table)).as("one vector of the new file for all six").isEqualTo(1);
+      assertThat(f.table.currentSnapshot().summary()).containsEntry("total-position-deletes", "6");
+      f.assertMatchesModel("after a compaction carried in two steps");
+      f.write(false, 4, 0, 10, 12);
+      assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      f.assertMatchesModel("after a pass over the rewritten file");
+    }
+  }
+
   @Test
   void aSlicedTablesRewritesCarryTheirSlicesDeletes() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {

@@ -253,18 +253,32 @@ final class Compactor {
       if (lineage) {
         Map<DataFile, java.nio.file.Path> writtenFrom = new LinkedHashMap<>();
         files.forEach(f -> writtenFrom.put(f, locals.get(f.location())));
-        long[] carriedRows = {0};
+        RewriteRebase.Carry carry = new RewriteRebase.Carry(duck, table, STAGED, staged.files(), writtenFrom);
+        // The rows the passes deleted so far are carried while they go on; holding them back, the
+        // commit carries only what the commits since then deleted.
+        long carrying = System.nanoTime();
+        table.refresh();
+        String conflict = carry.advance(files(table, table.currentSnapshot()));
+        if (conflict == null) {
+          hooks.afterRewriteCarried(table, inputs);
+        }
         long waited = System.nanoTime();
-        committed = gate.commit(() -> {
-          long entered = System.nanoTime();
-          boolean done = commitCarrying(duck, table, start, staged.files(), inputs, files, writtenFrom, written,
-              carriedRows);
-          LOG.debug("compaction commit of {}: {} ms waiting for the table's passes, {} ms carrying {} deleted rows and "
-              + "committing", table.name(), (entered - waited) / 1_000_000, (System.nanoTime() - entered) / 1_000_000,
-              carriedRows[0]);
-          return done;
-        });
-        carried = carriedRows[0];
+        long before = carry.rows();
+        if (conflict != null) {
+          Cleanup.deleteQuietly(table.io(), written);
+          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), conflict);
+          committed = false;
+        } else {
+          committed = gate.commit(() -> {
+            long entered = System.nanoTime();
+            boolean done = commitCarrying(table, start, carry, inputs, files, written);
+            LOG.debug("compaction commit of {}: {} ms carrying {} deleted rows, {} ms waiting for the table's passes, "
+                + "{} ms carrying {} more and committing", table.name(), (waited - carrying) / 1_000_000, before,
+                (entered - waited) / 1_000_000, (System.nanoTime() - entered) / 1_000_000, carry.rows() - before);
+            return done;
+          });
+        }
+        carried = carry.rows();
       } else {
         committed = commit(table, start, inputs, vectors.values(), files, written);
       }
@@ -281,32 +295,26 @@ final class Compactor {
   /**
    * Commits a rewrite onto the table's current snapshot, with the rows deleted from its inputs
    * since {@code start} (by reconcile passes that went on while it read and wrote) deleted from
-   * the new files too ({@link RewriteRebase}); the inputs' current deletion vectors go with them.
-   * True when committed; false when it cannot be carried (an input is gone or got other
-   * deletes) or kept conflicting.
+   * the new files too ({@code carry}, brought to each snapshot it tries); the inputs' current
+   * deletion vectors go with them. True when committed; false when it cannot be carried (an input
+   * is gone or got other deletes) or kept conflicting.
    */
-  private boolean commitCarrying(DuckSession duck, Table table, Snapshot start, CurrentRows staged,
-      List<DataFile> inputs, List<DataFile> added, Map<DataFile, java.nio.file.Path> writtenFrom, List<String> written,
-      long[] carriedRows) {
+  private boolean commitCarrying(Table table, Snapshot start, RewriteRebase.Carry carry, List<DataFile> inputs,
+      List<DataFile> added, List<String> written) {
     java.util.Set<String> inputLocations = new java.util.HashSet<>();
     inputs.forEach(f -> inputLocations.add(f.location()));
     for (int attempt = 1; ; attempt++) {
       table.refresh();
       Snapshot base = table.currentSnapshot();
-      List<FileScanTask> now = new ArrayList<>();
-      try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, base)
-          .useSnapshot(base.snapshotId()).planFiles()) {
-        tasks.forEach(now::add);
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-      RewriteRebase.Carried carried = RewriteRebase.carry(duck, table, STAGED, staged, now, writtenFrom);
-      if (carried.conflict() != null) {
+      List<FileScanTask> now = files(table, base);
+      String conflict = carry.advance(now);
+      if (conflict != null) {
         Cleanup.deleteQuietly(table.io(), written);
-        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), carried.conflict());
+        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), conflict);
         return false;
       }
-      List<String> vectorFiles = carried.vectors().stream().map(DeleteFile::location).distinct().toList();
+      List<DeleteFile> vectors = carry.vectors();
+      List<String> vectorFiles = vectors.stream().map(DeleteFile::location).distinct().toList();
       Map<String, String> marks = WalMarks.carried(table);
       RewriteFiles rewrite = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newRewrite(), table, base)
           .validateFromSnapshot(base.snapshotId());
@@ -317,16 +325,14 @@ final class Compactor {
         }
       }
       added.forEach(rewrite::addFile);
-      carried.vectors().forEach(rewrite::addFile);
+      vectors.forEach(rewrite::addFile);
       WalMarks.carry(rewrite, marks);
       rewrite.validateWith(WalMarks.expecting(marks));
       try {
         rewrite.commit();
-        carriedRows[0] = carried.rows();
         return true;
       } catch (RuntimeException e) {
         if (landedAnyway(table, start, written, e)) {
-          carriedRows[0] = carried.rows();
           return true;
         }
         if ((e instanceof ValidationException || e instanceof CommitFailedException) && attempt < MAX_MARK_RETRIES) {
@@ -346,6 +352,18 @@ final class Compactor {
         throw unknownOutcome(table, e);
       }
     }
+  }
+
+  /** Every data file of {@code snapshot} with its deletes. */
+  private static List<FileScanTask> files(Table table, Snapshot snapshot) {
+    List<FileScanTask> out = new ArrayList<>();
+    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, snapshot)
+        .useSnapshot(snapshot.snapshotId()).planFiles()) {
+      tasks.forEach(out::add);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
   }
 
   /** True when committed; false when a concurrent commit deleted rows from the inputs. */

@@ -20,6 +20,13 @@ public interface MaintenanceHooks {
    */
   default void beforeRewriteCommit(Table table, List<DataFile> replaced) {}
 
+  /**
+   * A rewrite of a table with row lineage carried the rows deleted from its inputs so far onto
+   * its new files, while reconcile passes go on; its commit (which carries the rest) has not
+   * started.
+   */
+  default void afterRewriteCarried(Table table, List<DataFile> replaced) {}
+
   /** A split or merge is recorded as pending in the slices-meta; nothing is written yet. */
   default void afterSliceProposal(Table table, SliceMeta.Change change) {}
 
