@@ -34,18 +34,12 @@ class CompactionRaceTest {
         f.reconcile();
       }
       Map<Long, List<Long>> lineage = MaintenanceFixture.lineage(f.table);
-      AtomicInteger raced = new AtomicInteger();
-      MaintenanceHooks hooks = new MaintenanceHooks() {
-        @Override
-        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
-          if (raced.getAndIncrement() == 0) {
-            // A reconcile pass deletes and replaces rows of the files being rewritten.
-            f.write(true, 2, 1, 11);
-            f.write(false, 2, 20, 30);
-            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-          }
-        }
-      };
+      // A reconcile pass deletes and replaces rows of the files being rewritten.
+      Once hooks = new Once(() -> {
+        f.write(true, 2, 1, 11);
+        f.write(false, 2, 20, 30);
+        assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      }, () -> { });
 
       MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
 
@@ -53,7 +47,7 @@ class CompactionRaceTest {
       assertThat(result.compaction().rowsCarried()).isEqualTo(4);
       assertThat(result.compaction().groups()).isEqualTo(1);
       assertThat(result.compaction().dataFilesRemoved()).isEqualTo(4);
-      assertThat(raced.get()).isEqualTo(1);
+      assertThat(hooks.commits).hasValue(1);
       // The rewrite's file (with a vector for the 4 rows deleted meanwhile) and the pass's file.
       assertThat(MaintenanceFixture.dataFiles(f.table)).hasSize(2);
       assertThat(MaintenanceFixture.deleteFiles(f.table)).isEqualTo(1);
@@ -83,33 +77,21 @@ class CompactionRaceTest {
         f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2);
         f.reconcile();
       }
-      AtomicInteger raced = new AtomicInteger();
-      AtomicInteger late = new AtomicInteger();
-      MaintenanceHooks hooks = new MaintenanceHooks() {
-        @Override
-        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
-          if (raced.getAndIncrement() == 0) {
-            f.write(true, 2, 1, 11);
-            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-          }
-        }
-
-        @Override
-        public void afterRewriteCarried(Table table, List<DataFile> replaced) {
-          if (late.getAndIncrement() == 0) {
-            // A second pass deletes other rows of the same inputs, and replaces two.
-            f.write(true, 3, 2, 21);
-            f.write(false, 3, 20, 30);
-            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-          }
-        }
-      };
+      Once hooks = new Once(() -> {
+        f.write(true, 2, 1, 11);
+        assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      }, () -> {
+        // A second pass deletes other rows of the same inputs, and replaces two.
+        f.write(true, 3, 2, 21);
+        f.write(false, 3, 20, 30);
+        assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      });
 
       MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
 
       assertThat(result.errors()).isEmpty();
       assertThat(result.compaction().conflicts()).isZero();
-      assertThat(late.get()).isEqualTo(1);
+      assertThat(hooks.carries).hasValue(1);
       assertThat(result.compaction().rowsCarried()).as("2 before the first carry, 4 after it").isEqualTo(6);
       assertThat(MaintenanceFixture.deleteFiles(f.table)).as("one vector of the new file for all six").isEqualTo(1);
       assertThat(f.table.currentSnapshot().summary()).containsEntry("total-position-deletes", "6");
@@ -129,18 +111,12 @@ class CompactionRaceTest {
         f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2, s * 10 + 3);
         f.reconcile();
       }
-      AtomicInteger raced = new AtomicInteger();
-      MaintenanceHooks hooks = new MaintenanceHooks() {
-        @Override
-        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
-          if (raced.getAndIncrement() == 0) {
-            // Passes of both slices delete and replace rows of the files being rewritten.
-            f.write(true, 2, 1, 11, 22, 33);
-            f.write(false, 2, 0, 10, 20, 30, 3, 13, 23);
-            assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
-          }
-        }
-      };
+      // Passes of both slices delete and replace rows of the files being rewritten.
+      Once hooks = new Once(() -> {
+        f.write(true, 2, 1, 11, 22, 33);
+        f.write(false, 2, 0, 10, 20, 30, 3, 13, 23);
+        assertThat(f.reconcile().outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      }, () -> { });
 
       MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
 
@@ -165,17 +141,10 @@ class CompactionRaceTest {
         f.write(false, 1, s * 10, s * 10 + 1, s * 10 + 2);
         f.reconcile();
       }
-      AtomicInteger raced = new AtomicInteger();
       AtomicReference<MaintenanceResult> other = new AtomicReference<>();
-      MaintenanceHooks hooks = new MaintenanceHooks() {
-        @Override
-        public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
-          if (raced.getAndIncrement() == 0) {
-            // Another maintainer (another process, say) rewrites the same files first.
-            other.set(f.maintainer(MaintenanceFixture.compactingPolicy()).maintain(f.tw));
-          }
-        }
-      };
+      // Another maintainer (another process, say) rewrites the same files first.
+      Once hooks = new Once(() -> other.set(f.maintainer(MaintenanceFixture.compactingPolicy()).maintain(f.tw)),
+          () -> { });
 
       MaintenanceResult result = f.maintainer(MaintenanceFixture.compactingPolicy(), hooks).maintain(f.tw);
 
@@ -311,6 +280,36 @@ class CompactionRaceTest {
       assertThat(compacted.get()).as("groups compacted while passes ran").isPositive();
       f.assertMatchesModel("after racing maintenance");
       assertThat(WalHighWaterMark.of(f.table)).isEqualTo(segments);
+    }
+  }
+
+  /**
+   * Hooks that run {@code atCommit} when the first rewrite's new files are written (before it
+   * carries anything) and {@code afterCarry} after its first carry, once each.
+   */
+  private static final class Once implements MaintenanceHooks {
+    final AtomicInteger commits = new AtomicInteger();
+    final AtomicInteger carries = new AtomicInteger();
+    private final Runnable atCommit;
+    private final Runnable afterCarry;
+
+    Once(Runnable atCommit, Runnable afterCarry) {
+      this.atCommit = atCommit;
+      this.afterCarry = afterCarry;
+    }
+
+    @Override
+    public void beforeRewriteCommit(Table table, List<DataFile> replaced) {
+      if (commits.getAndIncrement() == 0) {
+        atCommit.run();
+      }
+    }
+
+    @Override
+    public void afterRewriteCarried(Table table, List<DataFile> replaced) {
+      if (carries.getAndIncrement() == 0) {
+        afterCarry.run();
+      }
     }
   }
 }
