@@ -94,6 +94,9 @@ class ReadYourOwnWritesTest {
         .with(ConfigKey.SERVER_ADDRESS, "127.0.0.1:0")
         .with(ConfigKey.DATA_DIR, dataDir.toString())
         .with(ConfigKey.INGEST_FLUSH_INTERVAL, "10ms")
+        // The tests check which path each read takes (a point query's own fold, the kept fold):
+        // no fold grows between them but by the reads themselves.
+        .with(io.storageengine.query.QueryConfig.TAIL_WARM_INTERVAL, "0ms")
         .with(ConfigKey.SECRET_STORE_KEY, "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
         .with(AuthConfig.MODE, "none"), Role.SERVER);
     server.registry().create(CATALOG_ID, CatalogConfig.embedded());
