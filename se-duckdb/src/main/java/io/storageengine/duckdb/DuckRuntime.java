@@ -2,6 +2,7 @@ package io.storageengine.duckdb;
 
 import io.storageengine.catalog.LocationConfinement;
 import io.storageengine.common.SeException;
+import io.storageengine.common.ThreadPriority;
 import io.storageengine.common.config.Setting;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -48,7 +49,8 @@ public final class DuckRuntime implements AutoCloseable {
    */
   public static final Setting<Long> SHARED_MEMORY_LIMIT = Setting.size("duckdb.shared-memory-limit", "4GiB",
       "DuckDB memory_limit of each shared database (one per thread count) of reconcile and maintenance passes and"
-          + " entity WAL tail folds (beyond it their large operators and tables spill to disk)");
+          + " entity WAL tail folds, and of the background database compactions run on (beyond it their large"
+          + " operators and tables spill to disk)");
   /** Every setting of the DuckDB runtime. */
   public static final List<Setting<?>> SETTINGS = List.of(FILE_CACHE_SIZE, SHARED_MEMORY_LIMIT);
 
@@ -137,8 +139,39 @@ public final class DuckRuntime implements AutoCloseable {
     checkOpen();
     DuckDBConnection base = sharedByThreads.get(threads);
     if (base == null || base.isClosed()) {
-      base = openShared(threads);
+      base = openShared(threads, "threads-" + threads);
       sharedByThreads.put(threads, base);
+    }
+    return base.duplicate();
+  }
+
+  /** The kernel name of the background databases' worker threads ({@link #connectBackground}). */
+  public static final String BACKGROUND_THREAD_NAME = "se-duck-backgr";
+
+  /**
+   * As {@link #connectShared}, a connection to the runtime's <em>background</em> database with
+   * {@code threads} worker threads, for long maintenance work that should take only the cores the
+   * foreground leaves: a database of its own (its worker threads shared with no pass or query)
+   * whose worker threads run at nice {@code nice} (1..19; Linux, see {@link ThreadPriority}). A
+   * statement also runs on the thread that executes it, whose priority is the caller's. Discard
+   * it with {@link #discardShared} of {@code -threads}.
+   */
+  public synchronized DuckDBConnection connectBackground(int threads, int nice) throws SQLException {
+    checkOpen();
+    DuckDBConnection base = sharedByThreads.get(-threads);
+    if (base == null || base.isClosed()) {
+      // DuckDB's worker threads start when the thread count is set and inherit the kernel name of
+      // the thread setting it: named so, they are found and lowered right after.
+      Thread caller = Thread.currentThread();
+      String callerName = caller.getName();
+      caller.setName(BACKGROUND_THREAD_NAME);
+      try {
+        base = openShared(threads, "background-" + threads);
+      } finally {
+        caller.setName(callerName);
+      }
+      ThreadPriority.lower(ThreadPriority.threadsNamed(BACKGROUND_THREAD_NAME), nice);
+      sharedByThreads.put(-threads, base);
     }
     return base.duplicate();
   }
@@ -204,10 +237,10 @@ public final class DuckRuntime implements AutoCloseable {
     }
   }
 
-  private DuckDBConnection openShared(int threads) throws SQLException {
+  private DuckDBConnection openShared(int threads, String spillName) throws SQLException {
     Path spill;
     try {
-      spill = Files.createDirectories(directory.resolve("reconcile-spill").resolve("threads-" + threads));
+      spill = Files.createDirectories(directory.resolve("reconcile-spill").resolve(spillName));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

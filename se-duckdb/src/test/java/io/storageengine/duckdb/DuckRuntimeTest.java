@@ -86,6 +86,40 @@ class DuckRuntimeTest {
     }
   }
 
+  /**
+   * The background database is a database of its own (nothing shared with the shared one of the
+   * same thread count), its DuckDB worker threads run at the nice value asked for, and the
+   * caller's name is kept.
+   */
+  @Test
+  void theBackgroundDatabaseIsApartAndItsThreadsRunLowered() throws Exception {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self/task")),
+        "thread priorities are Linux only");
+    String callerName = Thread.currentThread().getName();
+    try (DuckRuntime runtime = DuckRuntime.open(dir.resolve("bg"), 1 << 20)) {
+      try (Connection shared = runtime.connectShared(2); Connection background = runtime.connectBackground(2, 15);
+          Connection again = runtime.connectBackground(2, 15)) {
+        assertThat(Thread.currentThread().getName()).isEqualTo(callerName);
+        execute(background, "CREATE TABLE bg_table AS SELECT 7 AS x");
+        assertThat(query(again, "SELECT x FROM bg_table")).as("one background database per thread count").isEqualTo("7");
+        assertThatThrownBy(() -> query(shared, "SELECT x FROM bg_table")).isInstanceOf(SQLException.class);
+        assertThat(query(background, "SELECT current_setting('threads')")).isEqualTo("2");
+        java.util.List<Long> threads = io.storageengine.common.ThreadPriority.threadsNamed(
+            DuckRuntime.BACKGROUND_THREAD_NAME);
+        assertThat(threads).as("DuckDB's worker threads of the background database").isNotEmpty();
+        for (long id : threads) {
+          assertThat(io.storageengine.common.ThreadPriority.nice(id)).as("thread %d", id).hasValue(15);
+        }
+        assertThat(query(background, "SELECT count(*) FROM range(1000000)")).isEqualTo("1000000");
+      }
+      runtime.discardShared(-2);
+      try (Connection fresh = runtime.connectBackground(2, 15)) {
+        assertThatThrownBy(() -> query(fresh, "SELECT x FROM bg_table")).as("discarded: a new one")
+            .isInstanceOf(SQLException.class);
+      }
+    }
+  }
+
   @Test
   void aDiscardedSharedDatabaseIsReplaced() throws Exception {
     try (DuckRuntime runtime = DuckRuntime.open(dir.resolve("rt"), 1 << 20)) {

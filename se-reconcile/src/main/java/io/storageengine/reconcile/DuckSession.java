@@ -90,13 +90,24 @@ public final class DuckSession implements AutoCloseable {
    * @param scope the tenant (catalog id) whose data files the session reads
    */
   public DuckSession(DuckRuntime runtime, BufferAllocator allocator, int threads, String scope) {
+    this(runtime, allocator, threads, scope, 0);
+  }
+
+  /**
+   * As above; with {@code backgroundNice} 1..19 on the runtime's background database instead
+   * ({@link DuckRuntime#connectBackground}), whose worker threads run at that nice value: for
+   * long maintenance work that should take only the cores the foreground leaves. 0: the shared
+   * database.
+   */
+  public DuckSession(DuckRuntime runtime, BufferAllocator allocator, int threads, String scope, int backgroundNice) {
     this.runtime = runtime;
     this.scope = scope;
     this.allocator = allocator;
-    this.threads = threads;
+    this.threads = backgroundNice > 0 ? -threads : threads;
     this.borrowed = false;
     try {
-      this.connection = runtime.connectShared(threads);
+      this.connection = backgroundNice > 0 ? runtime.connectBackground(threads, backgroundNice)
+          : runtime.connectShared(threads);
     } catch (SQLException e) {
       throw SeException.internal("cannot start DuckDB: " + e.getMessage(), e);
     }

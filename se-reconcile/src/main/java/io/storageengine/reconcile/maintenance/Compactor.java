@@ -4,6 +4,7 @@ import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.catalog.TableSettings;
 import io.storageengine.catalog.TableSlices;
 import io.storageengine.common.SeException;
+import io.storageengine.common.ThreadPriority;
 import io.storageengine.duckdb.DuckRuntime;
 import io.storageengine.duckdb.SqlQuoting;
 import io.storageengine.reconcile.Cleanup;
@@ -80,6 +81,48 @@ final class Compactor {
     this.duckdb = duckdb;
     this.options = options;
     this.hooks = hooks;
+  }
+
+  /**
+   * The nice value (Linux) of the threads reading and writing a rewrite: below the demoted queries'
+   * (10, {@code query.demoted-nice}), so that the foreground always goes first and a compaction
+   * takes the cores it leaves.
+   */
+  static final int BACKGROUND_NICE = 15;
+
+  /** A group read and written: its staged rows, their count, the new files and their local copies. */
+  private record Written(Staged staged, long rows, List<DataFile> files, List<String> written,
+      Map<String, java.nio.file.Path> locals) {}
+
+  /**
+   * Runs {@code work} on a new thread at nice {@link #BACKGROUND_NICE} and returns its result (the
+   * thread ends after it: the OS does not raise a priority again); its exceptions and errors are
+   * rethrown here. Interrupting the caller interrupts the work.
+   */
+  private static <T> T inBackground(java.util.concurrent.Callable<T> work) {
+    java.util.concurrent.FutureTask<T> task = new java.util.concurrent.FutureTask<>(() -> {
+      ThreadPriority.currentThreadId().ifPresent(id -> ThreadPriority.lower(List.of(id), BACKGROUND_NICE));
+      return work.call();
+    });
+    Thread thread = new Thread(task, "se-compact");
+    thread.setDaemon(true);
+    thread.start();
+    try {
+      return task.get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException r) {
+        throw r;
+      }
+      if (cause instanceof Error err) {
+        throw err;
+      }
+      throw new IllegalStateException(cause);
+    } catch (InterruptedException e) {
+      thread.interrupt();
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while compacting", e);
+    }
   }
 
   /** One rewrite: files of one partition planned on one snapshot. */
@@ -224,30 +267,40 @@ final class Compactor {
     boolean committed;
     long carried = 0;
     try (BufferAllocator child = allocator.newChildAllocator("compact-" + table.uuid(), 0, Long.MAX_VALUE);
-        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), catalogId)) {
-      Staged staged = stage(duck, table, group.tasks(), lineage);
-      if (staged.rows() != inputRows) {
-        throw SeException.internal("table " + table.name() + ": compaction read " + staged.rows() + " rows from "
-            + inputs.size() + " data files whose metadata counts " + inputRows, null);
-      }
-      rows = duck.queryLong("SELECT count(*) FROM " + STAGED);
-      DataFileWriter writer = new DataFileWriter(duck, table,
-          options.withTargetFileSize(policy.targetFileSizeBytes(), options.rowGroupRows()));
-      if (sliceOfGroup(group.partition()) >= 0) {
-        writer.forSlice(sliceOfGroup(group.partition()));
-      }
-      Map<String, java.nio.file.Path> locals = new LinkedHashMap<>();
-      writer.beforePublish(locals::put);
-      List<DataFile> files;
-      try {
-        files = writer.write(STAGED, lineage
-            ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
-            defaultOrder(table, lineage));
-      } catch (RuntimeException e) {
-        Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
-        throw e;
-      }
-      List<String> written = List.copyOf(writer.writtenLocations());
+        DuckSession duck = new DuckSession(duckdb, child, options.duckdbThreads(), catalogId, BACKGROUND_NICE)) {
+      // Reading and writing the group, most of a compaction's work, yield the cores to the
+      // foreground (passes, folds, queries, ingestion): a thread of their own at a low priority,
+      // on DuckDB's background database.
+      long planned = inputRows;
+      Written made = inBackground(() -> {
+        Staged staged = stage(duck, table, group.tasks(), lineage);
+        if (staged.rows() != planned) {
+          throw SeException.internal("table " + table.name() + ": compaction read " + staged.rows() + " rows from "
+              + inputs.size() + " data files whose metadata counts " + planned, null);
+        }
+        long count = duck.queryLong("SELECT count(*) FROM " + STAGED);
+        DataFileWriter writer = new DataFileWriter(duck, table,
+            options.withTargetFileSize(policy.targetFileSizeBytes(), options.rowGroupRows()));
+        if (sliceOfGroup(group.partition()) >= 0) {
+          writer.forSlice(sliceOfGroup(group.partition()));
+        }
+        Map<String, java.nio.file.Path> locals = new LinkedHashMap<>();
+        writer.beforePublish(locals::put);
+        try {
+          List<DataFile> out = writer.write(STAGED, lineage
+              ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
+              defaultOrder(table, lineage));
+          return new Written(staged, count, out, List.copyOf(writer.writtenLocations()), locals);
+        } catch (RuntimeException e) {
+          Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
+          throw e;
+        }
+      });
+      Staged staged = made.staged();
+      rows = made.rows();
+      List<DataFile> files = made.files();
+      List<String> written = made.written();
+      Map<String, java.nio.file.Path> locals = made.locals();
       added = files.size();
       hooks.beforeRewriteCommit(table, inputs);
       if (lineage) {
