@@ -43,6 +43,12 @@ public final class TableProperties {
   public static final String SUMMARY_WAL_SEQ = "se.wal.seq";
   /** Snapshot summary of a sliced table: {@code se.wal.seq.<slice id>}, one slice's progress. */
   public static final String SUMMARY_WAL_SEQ_SLICE_PREFIX = "se.wal.seq.";
+  /**
+   * Snapshot summary: the identity of the reconcile pass's commit attempt that made the snapshot
+   * (a random UUID), by which a pass whose commit failed tells whether it landed all the same
+   * when it wrote no file (only its WAL progress) that would tell it.
+   */
+  public static final String SUMMARY_COMMIT_ID = "se.commit-id";
 
   private TableProperties() {}
 }

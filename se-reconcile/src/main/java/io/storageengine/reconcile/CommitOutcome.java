@@ -70,6 +70,25 @@ public final class CommitOutcome {
     return false;
   }
 
+  /**
+   * True when a snapshot of the current lineage of {@code table} (as loaded; refresh it first)
+   * that is newer than {@code sinceSnapshotId} (null: any) has {@code value} as its summary's
+   * {@code key}: the commit that set it landed.
+   */
+  public static boolean summarized(Table table, Long sinceSnapshotId, String key, String value) {
+    Snapshot s = table.currentSnapshot();
+    for (int walked = 0; s != null && walked < MAX_SNAPSHOTS_SEARCHED; walked++) {
+      if (sinceSnapshotId != null && s.snapshotId() == sinceSnapshotId) {
+        return false;
+      }
+      if (s.summary() != null && value.equals(s.summary().get(key))) {
+        return true;
+      }
+      s = s.parentId() == null ? null : table.snapshot(s.parentId());
+    }
+    return false;
+  }
+
   /** True when a manifest {@code s} wrote references one of {@code wanted}. */
   private static boolean wroteAny(Table table, Snapshot s, Set<String> wanted) {
     FileIO io = table.io();

@@ -32,8 +32,9 @@ final class SliceCommit {
   private SliceCommit() {}
 
   static void commit(Table table, Snapshot base, List<TableSlices.Slice> slices, int sliceId, long expected,
-      long toSeq, TableChanges changes) {
+      long toSeq, TableChanges changes, String commitId) {
     RowDelta delta = ManifestThreads.commit(changes.rowDelta(table, base), table, base);
+    delta.set(io.storageengine.catalog.TableProperties.SUMMARY_COMMIT_ID, commitId);
     delta.validateDeletedFiles();
     if (!changes.referencedDataFiles().isEmpty()) {
       delta.validateDataFilesExist(changes.referencedDataFiles());

@@ -376,20 +376,21 @@ final class TableReconciler {
 
     hooks.beforeCommit(tableWal, fromSeq, toSeq);
     RuntimeException failure;
+    String commitId = java.util.UUID.randomUUID().toString();
     try (ReconcileTrace.Step step = trace.committing()) {
       if (slice != null) {
-        SliceCommit.commit(table, base, slice.slices(), slice.slice().id(), highWaterMark, toSeq, changes);
+        SliceCommit.commit(table, base, slice.slices(), slice.slice().id(), highWaterMark, toSeq, changes, commitId);
       } else if (entity) {
-        commitRowDelta(table, base, highWaterMark, toSeq, changes);
+        commitRowDelta(table, base, highWaterMark, toSeq, changes, commitId);
       } else {
-        commitAppend(table, highWaterMark, toSeq, changes);
+        commitAppend(table, highWaterMark, toSeq, changes, commitId);
       }
       times.lap("commit");
       return new Attempt(CommitState.COMMITTED, changes, walRows);
     } catch (RuntimeException e) {
       failure = e;
     }
-    return afterFailedCommit(tableWal, table, slice, base, fromSeq, toSeq, changes, walRows, failure);
+    return afterFailedCommit(tableWal, table, slice, base, fromSeq, toSeq, changes, walRows, commitId, failure);
   }
 
   /**
@@ -402,7 +403,7 @@ final class TableReconciler {
    * outcome are left for orphan cleanup.
    */
   private Attempt afterFailedCommit(TableWal tableWal, Table table, SliceState slice, Snapshot base, long fromSeq,
-      long toSeq, TableChanges changes, long walRows, RuntimeException failure) {
+      long toSeq, TableChanges changes, long walRows, String commitId, RuntimeException failure) {
     String what = "commit of table " + table.name() + " WAL " + fromSeq + ".." + toSeq;
     Optional<Table> reloaded;
     try {
@@ -418,9 +419,12 @@ final class TableReconciler {
       List<String> written = changes.writtenLocations();
       boolean landed;
       try {
+        // With no file of its own, a commit is known by its id: the mark alone cannot tell it
+        // from another pass's commit of the same range.
+        Long since = base == null ? null : base.snapshotId();
         landed = written.isEmpty()
-            ? markOf(now, slice) >= toSeq
-            : CommitOutcome.added(now, base == null ? null : base.snapshotId(), written);
+            ? CommitOutcome.summarized(now, since, TableProperties.SUMMARY_COMMIT_ID, commitId)
+            : CommitOutcome.added(now, since, written);
       } catch (RuntimeException e) {
         failure.addSuppressed(e);
         throw SeException.unavailable("catalog '" + tableWal.catalogId() + "' failed the " + what + " ("
@@ -483,19 +487,21 @@ final class TableReconciler {
     }
   }
 
-  private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes) {
+  private static void commitAppend(Table table, long highWaterMark, long toSeq, TableChanges changes,
+      String commitId) {
     AppendFiles append = ManifestThreads.commit(CommitOutcome.checkingLanded(table).newAppend(), table,
         table.currentSnapshot());
     for (DataFile f : changes.dataFiles()) {
       append.appendFile(f);
     }
     append.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(toSeq));
+    append.set(TableProperties.SUMMARY_COMMIT_ID, commitId);
     append.validateWith(WalHighWaterMark.expecting(highWaterMark));
     append.commit();
   }
 
   private static void commitRowDelta(Table table, Snapshot base, long highWaterMark, long toSeq,
-      TableChanges changes) {
+      TableChanges changes, String commitId) {
     RowDelta delta = ManifestThreads.commit(changes.rowDelta(table, base), table, base);
     delta.conflictDetectionFilter(changes.conflictFilter())
         .validateNoConflictingDataFiles()
@@ -505,6 +511,7 @@ final class TableReconciler {
       delta.validateDataFilesExist(changes.referencedDataFiles());
     }
     delta.set(TableProperties.SUMMARY_WAL_SEQ, Long.toString(toSeq));
+    delta.set(TableProperties.SUMMARY_COMMIT_ID, commitId);
     delta.validateWith(WalHighWaterMark.expecting(highWaterMark));
     delta.commit();
   }

@@ -145,6 +145,49 @@ class ReconcileFaultTest {
     return ops;
   }
 
+  /**
+   * A pass whose range writes no file (deletes of keys the table does not have) commits only its
+   * WAL progress. When another pass commits the same range first, its own commit fails; the
+   * progress it finds then is the other pass's, not its own commit landing: it must not report
+   * the range as its commit too (that once tiled the racing test's ranges twice).
+   */
+  @Test
+  void aPassWritingNoFileIsNotCreditedWithAnotherPassesCommitOfItsRange() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Fixture f = new Fixture(env);
+      f.write(1);
+      f.applyCommitted(env.reconciler(TestEnvironment.options()).reconcile(f.tw));
+      List<EntityModel.Op> absent = List.of(new EntityModel.Op(true, 1_000, 1, Map.of()),
+          new EntityModel.Op(true, 1_001, 1, Map.of()));
+      f.opsBySeq.put(env.wal.append(f.tw, List.of(EntityModelTest.frame(env, true, EntityModelTest.NON_KEY, absent))),
+          absent);
+      List<ReconcileResult> other = new ArrayList<>();
+      Reconciler raced = env.reconciler(TestEnvironment.options(), new ReconcileHooks() {
+        @Override
+        public void beforeCommit(TableWal table, long fromSeq, long toSeq) {
+          if (other.isEmpty()) {
+            other.add(env.reconciler(TestEnvironment.options()).reconcile(f.tw));
+          }
+        }
+      });
+
+      ReconcileResult result = raced.reconcile(f.tw);
+
+      assertThat(other).singleElement().satisfies(r -> {
+        assertThat(r.outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+        assertThat(r.fromSeq()).isEqualTo(2);
+        assertThat(r.toSeq()).isEqualTo(2);
+      });
+      assertThat(result.outcome()).as("the range was the other pass's commit").isNotEqualTo(
+          ReconcileResult.Outcome.COMMITTED);
+      f.table.refresh();
+      assertThat(f.table.currentSnapshot().summary()).containsKey(TableProperties.SUMMARY_COMMIT_ID);
+      assertThat(WalHighWaterMark.of(f.table)).isEqualTo(2);
+      f.applyCommitted(other.get(0));
+      EntityModelTest.assertMatches(f.table, f.model, "after the race");
+    }
+  }
+
   @Test
   void lostCommitResponseIsDetectedFromTheSnapshotNotRetried() throws Exception {
     try (TestEnvironment env = new TestEnvironment(dir)) {
