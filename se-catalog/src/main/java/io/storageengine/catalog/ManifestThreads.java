@@ -1,11 +1,19 @@
 package io.storageengine.catalog;
 
 import io.storageengine.common.Threads;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
+import java.util.function.UnaryOperator;
+import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Scan;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.SnapshotUpdate;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableScan;
+import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * Where Iceberg reads and writes a snapshot's manifests for the engine's scans and commits.
@@ -43,6 +51,25 @@ public final class ManifestThreads {
    */
   public static <T extends Scan<T, ?, ?>> T scan(T scan, Table table, Snapshot snapshot) {
     return onCaller(table, snapshot) ? scan.planWith(CALLER) : scan;
+  }
+
+  /**
+   * The scan tasks of {@code snapshot}'s data files, each with its delete files (none when
+   * {@code snapshot} is null: an empty table), planned as {@link #scan} says by a scan of the
+   * table that {@code configure} may narrow (a filter, column statistics) or leave as it is.
+   */
+  public static List<FileScanTask> tasks(Table table, Snapshot snapshot, UnaryOperator<TableScan> configure) {
+    List<FileScanTask> out = new ArrayList<>();
+    if (snapshot == null) {
+      return out;
+    }
+    try (CloseableIterable<FileScanTask> tasks = configure.apply(scan(table.newScan(), table, snapshot)
+        .useSnapshot(snapshot.snapshotId())).planFiles()) {
+      tasks.forEach(out::add);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
   }
 
   private static boolean onCaller(Table table, Snapshot snapshot) {

@@ -5,7 +5,6 @@ import java.nio.ByteOrder;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -306,8 +305,7 @@ final class KeyIndexReads {
       }
     }
     java.util.function.LongPredicate[] deleted = new java.util.function.LongPredicate[ordinals];
-    org.apache.iceberg.data.BaseDeleteLoader loader = new org.apache.iceberg.data.BaseDeleteLoader(
-        f -> table.io().newInputFile(f.location(), f.fileSizeInBytes()));
+    org.apache.iceberg.data.BaseDeleteLoader loader = deleteLoader();
     for (FileScanTask t : changed) {
       PositionDeleteIndex positions = loader.loadPositionDeletes(t.deletes(), t.file().location());
       deleted[stale.ordinal(t.file().location())] = positions::isDeleted;
@@ -347,12 +345,24 @@ final class KeyIndexReads {
     return added >= indexes.backgroundSyncRows();
   }
 
-  /** Adds the live rows of the files of {@code tasks} to {@code target}. */
+  /**
+   * Adds the live rows of the files of {@code tasks} to {@code target}: from the rows a compaction
+   * of this process handed over for a file ({@link KeyIndexes#rewrittenRows}), else read from it.
+   */
   private void addRows(KeyIndex target, List<FileScanTask> tasks) {
-    if (tasks.isEmpty()) {
+    List<FileScanTask> unread = new ArrayList<>();
+    for (FileScanTask task : tasks) {
+      KeyIndex.WrittenFile rows = indexes.rewrittenRows(task.file().location());
+      if (rows != null && rows.keys().length == task.file().recordCount()) {
+        addWritten(target, task, rows);
+      } else {
+        unread.add(task);
+      }
+    }
+    if (unread.isEmpty()) {
       return;
     }
-    CurrentRows files = new CurrentRows(duck, table, tasks);
+    CurrentRows files = new CurrentRows(duck, table, unread);
     for (Map.Entry<String, FileScanTask> e : files.byLocalPath().entrySet()) {
       FileScanTask task = e.getValue();
       Schema fileSchema = duck.fileSchema(task.file().location(), e.getKey());
@@ -368,6 +378,25 @@ final class KeyIndexReads {
             }
           });
     }
+  }
+
+  /** Adds the rows of {@code task}'s file, known without reading it, that its deletes leave live. */
+  private void addWritten(KeyIndex target, FileScanTask task, KeyIndex.WrittenFile rows) {
+    PositionDeleteIndex deleted = task.deletes().isEmpty() ? null
+        : deleteLoader().loadPositionDeletes(task.deletes(), task.file().location());
+    int ordinal = target.ordinal(task.file().location());
+    long[] keys = rows.keys();
+    long[] positions = rows.positions();
+    for (int i = 0; i < keys.length; i++) {
+      if ((deleted == null || !deleted.isDeleted(positions[i]))
+          && !target.add(keys[i], ordinal, positions[i], rows.versions()[i], rows.rowIds()[i])) {
+        throw new KeyIndex.Unusable("key " + keys[i] + " has more than one live row");
+      }
+    }
+  }
+
+  private org.apache.iceberg.data.BaseDeleteLoader deleteLoader() {
+    return new org.apache.iceberg.data.BaseDeleteLoader(f -> table.io().newInputFile(f.location(), f.fileSizeInBytes()));
   }
 
   /**
@@ -436,31 +465,44 @@ final class KeyIndexReads {
     if (index == null) {
       return;
     }
-    long[][] cols = {new long[1024], new long[1024], new long[1024], new long[1024]};
-    int[] n = {0};
     try {
-      readRows("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + ", "
-        + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, SqlQuoting.identifier(version.name())))
-        + ", CAST(" + SqlQuoting.identifier(MetadataColumns.ROW_ID.name()) + " AS BIGINT), file_row_number FROM "
-        + "read_parquet(" + SqlQuoting.literal(local.toString()) + ", file_row_number = true)", (k, v, rid, pos) -> {
-          if (n[0] == cols[0].length) {
-            for (int c = 0; c < cols.length; c++) {
-              cols[c] = Arrays.copyOf(cols[c], 2 * n[0]);
-            }
-          }
-          cols[0][n[0]] = k;
-          cols[1][n[0]] = pos;
-          cols[2][n[0]] = v;
-          cols[3][n[0]] = rid;
-          n[0]++;
-        });
+      written.add(readWritten(duck, key, version, location, local));
     } catch (KeyIndex.Unusable e) {
       LOG.debug("{}: key index dropped: {}", table.name(), e.getMessage());
       index = null;
-      return;
     }
-    written.add(new KeyIndex.WrittenFile(location, Arrays.copyOf(cols[0], n[0]), Arrays.copyOf(cols[1], n[0]),
-        Arrays.copyOf(cols[2], n[0]), Arrays.copyOf(cols[3], n[0])));
+  }
+
+  /**
+   * The rows of a data file written with key column {@code key} and version column
+   * {@code version} (null: none), read from its local copy {@code local}: per row its key,
+   * position, version and explicit row id, as an index holds them.
+   *
+   * @throws KeyIndex.Unusable when a value is the index's NULL marker
+   */
+  static KeyIndex.WrittenFile readWritten(DuckSession duck, Types.NestedField key, Types.NestedField version,
+      String location, Path local) {
+    List<long[][]> parts = new ArrayList<>();
+    int[] total = {0};
+    duck.queryArrow("SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + ", "
+        + (version == null ? "CAST(NULL AS BIGINT)" : asLong(version, SqlQuoting.identifier(version.name())))
+        + ", CAST(" + SqlQuoting.identifier(MetadataColumns.ROW_ID.name()) + " AS BIGINT), file_row_number FROM "
+        + "read_parquet(" + SqlQuoting.literal(local.toString()) + ", file_row_number = true)", 65_536, root -> {
+          int n = root.getRowCount();
+          parts.add(new long[][] {longs((BigIntVector) root.getVector(0), n, false),
+              longs((BigIntVector) root.getVector(3), n, false), longs((BigIntVector) root.getVector(1), n, true),
+              longs((BigIntVector) root.getVector(2), n, true)});
+          total[0] += n;
+        });
+    long[][] cols = new long[4][total[0]];
+    int at = 0;
+    for (long[][] part : parts) {
+      for (int c = 0; c < cols.length; c++) {
+        System.arraycopy(part[c], 0, cols[c], at, part[c].length);
+      }
+      at += part[0].length;
+    }
+    return new KeyIndex.WrittenFile(location, cols[0], cols[1], cols[2], cols[3]);
   }
 
   /**

@@ -11,7 +11,11 @@ import java.util.UUID;
  * (no other pass can use it meanwhile) and {@link #give}s it back with its pending change, or
  * hands a long sync of it to a thread of its own ({@link #syncInBackground}), which gives it back;
  * the least recently given back are dropped when the budget is exceeded. An index is only a cache:
- * a dropped one is rebuilt from the table's files by the next pass that wants it. Thread-safe.
+ * a dropped one is rebuilt from the table's files by the next pass that wants it.
+ *
+ * <p>It also holds the rows of files a compaction of this process wrote ({@link #offer}), until
+ * the sync that brings an index to those files takes them ({@link #rewrittenRows}) instead of
+ * reading the files back. Thread-safe.
  */
 final class KeyIndexes {
   /** A tenant's table (or one of its slices, -1 for the whole table). */
@@ -31,6 +35,10 @@ final class KeyIndexes {
 
   /** Rows of rewritten files from which a pass hands its index's sync to the background. */
   static final long BACKGROUND_SYNC_ROWS = 1_000_000;
+  /** Rows of files a compaction wrote, by location, oldest first ({@link #offer}). */
+  private final LinkedHashMap<String, KeyIndex.WrittenFile> rewritten = new LinkedHashMap<>();
+  private long rewrittenBytes;
+  private long handedOver;
   private long idleBytes;
   private long builds;
   private long reuses;
@@ -209,6 +217,63 @@ final class KeyIndexes {
         idleBytes += index.bytes();
       }
     }
+  }
+
+  /**
+   * Whether rows of a compaction's files that add up to {@code rows} would be kept by
+   * {@link #offer}: some index of {@code table} (tenant {@code scope}, any slice) is kept or lent
+   * out, and they take at most a quarter of the budget.
+   */
+  synchronized boolean wantsRewritten(String scope, UUID table, long rows) {
+    if (RewrittenRows.bytesFor(rows) > budgetBytes / 4) {
+      return false;
+    }
+    for (Key k : idle.keySet()) {
+      if (k.scope().equals(scope) && k.table().equals(table)) {
+        return true;
+      }
+    }
+    for (Key k : lent) {
+      if (k.scope().equals(scope) && k.table().equals(table)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Keeps the rows of files a compaction committed ({@code rows}), for the next sync of the
+   * table's index, within a quarter of the budget: the oldest kept are dropped to make room
+   * (their files are then read back, as without them).
+   */
+  synchronized void offer(RewrittenRows rows) {
+    for (KeyIndex.WrittenFile file : rows.files()) {
+      KeyIndex.WrittenFile previous = rewritten.put(file.location(), file);
+      if (previous != null) {
+        rewrittenBytes -= RewrittenRows.bytesFor(previous.keys().length);
+      }
+      rewrittenBytes += RewrittenRows.bytesFor(file.keys().length);
+    }
+    Iterator<KeyIndex.WrittenFile> oldest = rewritten.values().iterator();
+    while (rewrittenBytes > budgetBytes / 4 && oldest.hasNext()) {
+      rewrittenBytes -= RewrittenRows.bytesFor(oldest.next().keys().length);
+      oldest.remove();
+    }
+  }
+
+  /** The rows {@link #offer}ed for the data file at {@code location}, handed over once (null: none). */
+  synchronized KeyIndex.WrittenFile rewrittenRows(String location) {
+    KeyIndex.WrittenFile rows = rewritten.remove(location);
+    if (rows != null) {
+      rewrittenBytes -= RewrittenRows.bytesFor(rows.keys().length);
+      handedOver++;
+    }
+    return rows;
+  }
+
+  /** How many files' rows are kept ({@link #offer}), and how many were handed over: for tests. */
+  synchronized long[] rewritten() {
+    return new long[] {rewritten.size(), handedOver};
   }
 
   /** Counts a pass that read its current rows from an index it built, or from one it reused. */

@@ -514,6 +514,16 @@ public final class ReconcileLoop implements TableGate, AutoCloseable {
     }
   }
 
+  @Override
+  public boolean wantsRewrittenRows(TableWal table, long rows) {
+    return reconciler.keyIndexes().wantsRewritten(table.catalogId(), table.tableUuid(), rows);
+  }
+
+  @Override
+  public void rewritten(TableWal table, RewrittenRows rows) {
+    reconciler.keyIndexes().offer(rows);
+  }
+
   /** The interval tick: finds tables with pending segments that nobody triggered. */
   private void tick() {
     reconciler.warmUp();

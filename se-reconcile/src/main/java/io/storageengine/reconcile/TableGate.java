@@ -24,4 +24,21 @@ public interface TableGate {
    * meanwhile runs right after).
    */
   <T> T exclusive(TableWal table, Supplier<T> work);
+
+  /**
+   * Whether the passes here would take in the rows of files a compaction of {@code table} writes,
+   * {@code rows} in all ({@link #rewritten}): they keep a key index of it, with room for them. A
+   * compaction reads its new files' rows for them only then.
+   */
+  default boolean wantsRewrittenRows(TableWal table, long rows) {
+    return false;
+  }
+
+  /**
+   * A compaction of {@code table} committed files whose rows are {@code rows}: the key index of
+   * the passes here takes them from memory when it is brought to those files, instead of reading
+   * them back. Called within {@link #exclusive}, right after the commit.
+   */
+  default void rewritten(TableWal table, RewrittenRows rows) {
+  }
 }

@@ -109,6 +109,57 @@ class KeyIndexReconcileTest {
   }
 
   /**
+   * A compaction run through the reconcile loop of the process (its gate) reads the rows of the
+   * files it writes and hands them over with its commit: the index is brought to the new files
+   * from them, not by reading the files, and the rows a pass deleted while the compaction ran
+   * (carried onto the new files as deletion vectors) stay out of it.
+   */
+  @Test
+  void aCompactionHandsTheRowsOfItsFilesToTheIndex() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = EntityTailStateTest.members(env);
+      TableWal tw = env.walOf(table, "members");
+      EntityModel model = new EntityModel(EntityModelTest.NON_KEY);
+      Random rnd = new Random(37);
+      for (int pass = 1; pass <= 5; pass++) {
+        reconcile(env, tw, model, randomOps(env, tw, rnd, pass == 1 ? 2_000 : 300, 2_000), "pass " + pass);
+      }
+      assertThat(env.keyIndexes.uses()).as("built once, then reused").containsExactly(1, 4);
+      try (ReconcileLoop loop = new ReconcileLoop(env.reconciler(TestEnvironment.options()), env.wal,
+          TestEnvironment.CATALOG, java.time.Duration.ofHours(1), r -> { })) {
+        java.util.concurrent.atomic.AtomicBoolean raced = new java.util.concurrent.atomic.AtomicBoolean();
+        MaintenanceResult compacted = new Maintainer(env.catalogs, env.wal, env.store, env.tombstones, env.allocator,
+            env.duckdb, TestEnvironment.options(), MaintenanceFixture.compactingPolicy(),
+            new io.storageengine.reconcile.maintenance.MaintenanceHooks() {
+              @Override
+              public void beforeRewriteCommit(Table t, List<org.apache.iceberg.DataFile> replaced) {
+                if (!raced.getAndSet(true)) {
+                  // Updates and deletes of rows the compaction has just rewritten.
+                  reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 2_000), "pass racing the compaction");
+                }
+              }
+            }, loop).maintain(tw);
+        assertThat(compacted.errors()).isEmpty();
+        assertThat(compacted.compaction().rowsCarried()).as("rows deleted while it ran").isPositive();
+        assertThat(env.keyIndexes.rewritten()).as("the new files' rows, kept for the index")
+            .containsExactly(compacted.compaction().dataFilesAdded(), 0);
+      }
+      EntityModelTest.assertMatches(table, model, "after compaction");
+
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 2_000), "pass after compaction");
+      EntityModelTest.assertMatches(table, model, "pass after compaction");
+      long added = env.keyIndexes.rewritten()[1];
+      assertThat(env.keyIndexes.rewritten()).as("all handed over to the sync").containsExactly(0, added);
+      assertThat(added).isPositive();
+      reconcile(env, tw, model, randomOps(env, tw, rnd, 300, 2_000), "second pass after compaction");
+      EntityModelTest.assertMatches(table, model, "second pass after compaction");
+      // A carried-deleted row taken in would give its key two live rows: the index dropped, rebuilt.
+      assertThat(env.keyIndexes.uses()).as("synced from the rows handed over, never rebuilt")
+          .containsExactly(1, 7);
+    }
+  }
+
+  /**
    * Two workers take turns on a table, each with its own indexes: each finds the files changed by
    * the other's passes (a new data file, new deletion vectors), and brings its index there by
    * what changed instead of building it again.

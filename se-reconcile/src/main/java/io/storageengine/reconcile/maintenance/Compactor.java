@@ -15,9 +15,10 @@ import io.storageengine.reconcile.DuckSession;
 import io.storageengine.reconcile.DuckSql;
 import io.storageengine.reconcile.ReconcileOptions;
 import io.storageengine.reconcile.RewriteRebase;
+import io.storageengine.reconcile.RewrittenRows;
+import io.storageengine.reconcile.TableGate;
 import io.storageengine.reconcile.WalMarks;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.storageengine.wal.TableWal;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +39,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Types;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -92,7 +92,7 @@ final class Compactor {
 
   /** A group read and written: its staged rows, their count, the new files and their local copies. */
   private record Written(Staged staged, long rows, List<DataFile> files, List<String> written,
-      Map<String, java.nio.file.Path> locals) {}
+      Map<String, java.nio.file.Path> locals, RewrittenRows keyRows) {}
 
   /**
    * Runs {@code work} on a new thread at nice {@link #BACKGROUND_NICE} and returns its result (the
@@ -135,7 +135,42 @@ final class Compactor {
   interface CommitGate {
     boolean commit(java.util.function.BooleanSupplier commit);
 
+    /**
+     * Whether the rows of a rewrite's new files ({@code rows} in all) are wanted after its commit
+     * ({@link #rewritten}): the rewrite then reads them while it still has its local copies.
+     */
+    default boolean wantsRows(long rows) {
+      return false;
+    }
+
+    /** The rows of the files of a rewrite that committed, handed over within {@link #commit}. */
+    default void rewritten(RewrittenRows rows) {
+    }
+
     CommitGate NONE = java.util.function.BooleanSupplier::getAsBoolean;
+
+    /**
+     * Commits while no pass of {@code table} runs here ({@link TableGate#exclusive}), and hands the
+     * new files' rows to the key index of those passes ({@link TableGate#rewritten}).
+     */
+    static CommitGate through(TableGate gate, TableWal table) {
+      return new CommitGate() {
+        @Override
+        public boolean commit(java.util.function.BooleanSupplier commit) {
+          return gate.exclusive(table, commit::getAsBoolean);
+        }
+
+        @Override
+        public boolean wantsRows(long rows) {
+          return gate.wantsRewrittenRows(table, rows);
+        }
+
+        @Override
+        public void rewritten(RewrittenRows rows) {
+          gate.rewritten(table, rows);
+        }
+      };
+    }
   }
 
   /**
@@ -172,24 +207,19 @@ final class Compactor {
 
   private List<Group> plan(Table table, Snapshot start, MaintenancePolicy policy, Set<String> only) {
     Map<String, List<FileScanTask>> byPartition = new LinkedHashMap<>();
-    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, start)
-        .useSnapshot(start.snapshotId()).planFiles()) {
-      for (FileScanTask task : tasks) {
-        DataFile file = task.file();
-        if (file.format() != FileFormat.PARQUET
-            || task.deletes().stream().anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES)) {
-          continue; // equality deletes are not the engine's; leave such files to their writer
-        }
-        String partition = partitionKey(task);
-        if (only != null && !only.contains(partition)) {
-          continue;
-        }
-        if (file.fileSizeInBytes() < policy.smallFileBytes() || deleteHeavy(task, policy)) {
-          byPartition.computeIfAbsent(partition, p -> new ArrayList<>()).add(task);
-        }
+    for (FileScanTask task : files(table, start)) {
+      DataFile file = task.file();
+      if (file.format() != FileFormat.PARQUET
+          || task.deletes().stream().anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES)) {
+        continue; // equality deletes are not the engine's; leave such files to their writer
       }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      String partition = partitionKey(task);
+      if (only != null && !only.contains(partition)) {
+        continue;
+      }
+      if (file.fileSizeInBytes() < policy.smallFileBytes() || deleteHeavy(task, policy)) {
+        byPartition.computeIfAbsent(partition, p -> new ArrayList<>()).add(task);
+      }
     }
     List<Group> groups = new ArrayList<>();
     long maxBytes = Math.max(policy.targetFileSizeBytes(), policy.targetFileSizeBytes() * GROUP_TARGETS);
@@ -290,7 +320,11 @@ final class Compactor {
           List<DataFile> out = writer.write(STAGED, lineage
               ? List.of(MetadataColumns.ROW_ID, MetadataColumns.LAST_UPDATED_SEQUENCE_NUMBER) : List.of(),
               defaultOrder(table, lineage));
-          return new Written(staged, count, out, List.copyOf(writer.writtenLocations()), locals);
+          // For the key index of this process's passes, while the copies are local and the
+          // passes go on (they would read the new files back after the commit).
+          RewrittenRows keyRows = lineage && gate.wantsRows(count) && RewrittenRows.indexable(table)
+              ? RewrittenRows.read(duck, table, locals) : null;
+          return new Written(staged, count, out, List.copyOf(writer.writtenLocations()), locals, keyRows);
         } catch (RuntimeException e) {
           Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
           throw e;
@@ -318,13 +352,14 @@ final class Compactor {
         long waited = System.nanoTime();
         long before = carry.rows();
         if (conflict != null) {
-          Cleanup.deleteQuietly(table.io(), written);
-          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), conflict);
-          committed = false;
+          committed = gaveWay(table, written, conflict);
         } else {
           committed = gate.commit(() -> {
             long entered = System.nanoTime();
             boolean done = commitCarrying(table, start, carry, inputs, files, written);
+            if (done && made.keyRows() != null) {
+              gate.rewritten(made.keyRows());
+            }
             LOG.debug("compaction commit of {}: {} ms carrying {} deleted rows, {} ms waiting for the table's passes, "
                 + "{} ms carrying {} more and committing", table.name(), (waited - carrying) / 1_000_000, before,
                 (entered - waited) / 1_000_000, (System.nanoTime() - entered) / 1_000_000, carry.rows() - before);
@@ -362,9 +397,7 @@ final class Compactor {
       List<FileScanTask> now = files(table, base);
       String conflict = carry.advance(now);
       if (conflict != null) {
-        Cleanup.deleteQuietly(table.io(), written);
-        LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), conflict);
-        return false;
+        return gaveWay(table, written, conflict);
       }
       List<DeleteFile> vectors = carry.vectors();
       List<String> vectorFiles = vectors.stream().map(DeleteFile::location).distinct().toList();
@@ -393,30 +426,32 @@ final class Compactor {
           continue;
         }
         if (e instanceof ValidationException || e instanceof CommitFailedException || CommitOutcome.cleanable(e)) {
-          Cleanup.deleteQuietly(table.io(), written);
           Cleanup.deleteQuietly(table.io(), vectorFiles);
           if (!(e instanceof ValidationException || e instanceof CommitFailedException)) {
+            Cleanup.deleteQuietly(table.io(), written);
             throw SeException.unavailable("table " + table.name() + ": compaction commit failed: "
                 + e.getClass().getSimpleName(), e);
           }
-          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
-          return false;
+          return gaveWay(table, written, e.getMessage());
         }
         throw unknownOutcome(table, e);
       }
     }
   }
 
+  /**
+   * A rewrite that conflicted with a concurrent commit gives way: known not committed, its new
+   * files ({@code written}) are unreferenced and deleted. Returns false (not committed).
+   */
+  private static boolean gaveWay(Table table, List<String> written, String conflict) {
+    Cleanup.deleteQuietly(table.io(), written);
+    LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), conflict);
+    return false;
+  }
+
   /** Every data file of {@code snapshot} with its deletes. */
   private static List<FileScanTask> files(Table table, Snapshot snapshot) {
-    List<FileScanTask> out = new ArrayList<>();
-    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, snapshot)
-        .useSnapshot(snapshot.snapshotId()).planFiles()) {
-      tasks.forEach(out::add);
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return out;
+    return ManifestThreads.tasks(table, snapshot, scan -> scan);
   }
 
   /** True when committed; false when a concurrent commit deleted rows from the inputs. */
@@ -445,10 +480,7 @@ final class Compactor {
             marks = now; // only a reconcile commit landed: same files, new mark
             continue;
           }
-          // Known not committed: the new files are unreferenced.
-          Cleanup.deleteQuietly(table.io(), written);
-          LOG.info("compaction of {} conflicted with a concurrent commit: {}", table.name(), e.getMessage());
-          return false;
+          return gaveWay(table, written, e.getMessage());
         }
         if (CommitOutcome.cleanable(e)) {
           Cleanup.deleteQuietly(table.io(), written);

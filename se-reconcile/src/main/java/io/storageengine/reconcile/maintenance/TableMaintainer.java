@@ -72,8 +72,7 @@ final class TableMaintainer {
     // carried onto the new files) and holds them back only to commit; one without, throughout.
     MaintenanceResult.Compaction compaction = step(errors, "compaction", MaintenanceResult.Compaction.NONE,
         () -> TableUtil.formatVersion(table) >= 3
-            ? compactor.compact(tableWal.catalogId(), table, policy,
-                commit -> gate.exclusive(tableWal, commit::getAsBoolean))
+            ? compactor.compact(tableWal.catalogId(), table, policy, Compactor.CommitGate.through(gate, tableWal))
             : gate.exclusive(tableWal, () -> {
               table.refresh(); // plan on the commit of the pass that just ended
               return compactor.compact(tableWal.catalogId(), table, policy, Compactor.CommitGate.NONE);
