@@ -1,7 +1,5 @@
 package io.storageengine.catalog;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,7 +12,6 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
-import org.apache.iceberg.io.CloseableIterable;
 
 /**
  * The slices of a sliced entity table (ARCHITECTURE.md 9.1): what a slice is, how a key and a
@@ -165,25 +162,18 @@ public final class TableSlices {
    */
   public static List<SliceStats> stats(Table table, Snapshot snapshot, List<Slice> slices) {
     Map<Integer, long[]> counts = new HashMap<>();
-    if (snapshot != null) {
-      try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, snapshot)
-          .useSnapshot(snapshot.snapshotId()).ignoreResiduals().planFiles()) {
-        for (FileScanTask task : tasks) {
-          OptionalInt slice = sliceOfFile(task.file().location());
-          if (slice.isEmpty()) {
-            continue;
-          }
-          long deleted = 0;
-          for (DeleteFile d : task.deletes()) {
-            deleted += d.recordCount();
-          }
-          long[] c = counts.computeIfAbsent(slice.getAsInt(), id -> new long[2]);
-          c[0]++;
-          c[1] += task.file().recordCount() - deleted;
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
+    for (FileScanTask task : ManifestThreads.tasks(table, snapshot, scan -> scan.ignoreResiduals())) {
+      OptionalInt slice = sliceOfFile(task.file().location());
+      if (slice.isEmpty()) {
+        continue;
       }
+      long deleted = 0;
+      for (DeleteFile d : task.deletes()) {
+        deleted += d.recordCount();
+      }
+      long[] c = counts.computeIfAbsent(slice.getAsInt(), id -> new long[2]);
+      c[0]++;
+      c[1] += task.file().recordCount() - deleted;
     }
     Map<Integer, Long> marks = marks(table, snapshot);
     List<SliceStats> result = new ArrayList<>();

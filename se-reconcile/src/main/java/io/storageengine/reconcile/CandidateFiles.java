@@ -3,8 +3,6 @@ package io.storageengine.reconcile;
 import io.storageengine.catalog.ManifestThreads;
 import io.storageengine.common.LruMap;
 import io.storageengine.duckdb.SqlQuoting;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -21,7 +19,6 @@ import org.apache.iceberg.expressions.Expression;
 import org.apache.iceberg.expressions.Expressions;
 import org.apache.iceberg.expressions.InclusiveMetricsEvaluator;
 import org.apache.iceberg.expressions.Projections;
-import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.types.Type;
 import org.apache.iceberg.types.Types;
 
@@ -131,19 +128,7 @@ final class CandidateFiles {
    * does not rule out; none when there is no base snapshot.
    */
   static List<FileScanTask> plan(Table table, Snapshot base, Expression filter) {
-    List<FileScanTask> candidates = new ArrayList<>();
-    if (base == null) {
-      return candidates;
-    }
-    try (CloseableIterable<FileScanTask> tasks = ManifestThreads.scan(table.newScan(), table, base)
-        .useSnapshot(base.snapshotId()).filter(filter).ignoreResiduals().planFiles()) {
-      for (FileScanTask task : tasks) {
-        candidates.add(task);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return candidates;
+    return ManifestThreads.tasks(table, base, scan -> scan.filter(filter).ignoreResiduals());
   }
 
   /**
@@ -151,19 +136,7 @@ final class CandidateFiles {
    * to prune in memory ({@link #prune}); none when there is no base snapshot.
    */
   static List<FileScanTask> planAll(Table table, Snapshot base) {
-    List<FileScanTask> all = new ArrayList<>();
-    if (base == null) {
-      return all;
-    }
-    try (CloseableIterable<FileScanTask> scanned = ManifestThreads.scan(table.newScan(), table, base)
-        .useSnapshot(base.snapshotId()).includeColumnStats().ignoreResiduals().planFiles()) {
-      for (FileScanTask task : scanned) {
-        all.add(task);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-    return List.copyOf(all);
+    return List.copyOf(ManifestThreads.tasks(table, base, scan -> scan.includeColumnStats().ignoreResiduals()));
   }
 
   /**

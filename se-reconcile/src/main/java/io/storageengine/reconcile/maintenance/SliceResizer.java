@@ -18,8 +18,6 @@ import io.storageengine.reconcile.SliceMeta;
 import io.storageengine.reconcile.SliceSql;
 import io.storageengine.reconcile.WalMarks;
 import io.storageengine.wal.TableWal;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,7 +39,6 @@ import org.apache.iceberg.Table;
 import org.apache.iceberg.TableUtil;
 import org.apache.iceberg.exceptions.CommitFailedException;
 import org.apache.iceberg.exceptions.ValidationException;
-import org.apache.iceberg.io.CloseableIterable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -262,30 +259,23 @@ final class SliceResizer {
     List<DataFile> inputs = new ArrayList<>();
     Map<String, DeleteFile> vectors = new LinkedHashMap<>();
     long inputRows = 0;
-    if (base != null) {
-      try (CloseableIterable<FileScanTask> planned = ManifestThreads.scan(table.newScan(), table, base)
-          .useSnapshot(base.snapshotId()).planFiles()) {
-        for (FileScanTask task : planned) {
-          OptionalInt slice = TableSlices.sliceOfFile(task.file().location());
-          if (slice.isEmpty() || !change.from().contains(slice.getAsInt())) {
-            continue;
-          }
-          if (task.file().format() != FileFormat.PARQUET
-              || task.deletes().stream().anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES)) {
-            throw SeException.invalid("table %s: %s cannot rewrite %s (not Parquet, or with equality deletes)",
-                table.name(), change, task.file().location());
-          }
-          tasks.add(task);
-          inputs.add(task.file());
-          inputRows += task.file().recordCount();
-          for (DeleteFile d : task.deletes()) {
-            if (d.format() == FileFormat.PUFFIN) {
-              vectors.put(d.location() + "#" + d.contentOffset(), d);
-            }
-          }
+    for (FileScanTask task : ManifestThreads.tasks(table, base, scan -> scan)) {
+      OptionalInt slice = TableSlices.sliceOfFile(task.file().location());
+      if (slice.isEmpty() || !change.from().contains(slice.getAsInt())) {
+        continue;
+      }
+      if (task.file().format() != FileFormat.PARQUET
+          || task.deletes().stream().anyMatch(d -> d.content() == FileContent.EQUALITY_DELETES)) {
+        throw SeException.invalid("table %s: %s cannot rewrite %s (not Parquet, or with equality deletes)",
+            table.name(), change, task.file().location());
+      }
+      tasks.add(task);
+      inputs.add(task.file());
+      inputRows += task.file().recordCount();
+      for (DeleteFile d : task.deletes()) {
+        if (d.format() == FileFormat.PUFFIN) {
+          vectors.put(d.location() + "#" + d.contentOffset(), d);
         }
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
       }
     }
     boolean lineage = TableUtil.formatVersion(table) >= 3;
