@@ -351,8 +351,8 @@ final class WalTail implements AutoCloseable {
 
   /**
    * Whether the entity table {@code tableUuid} of {@code catalogId} has a fold kept and the WAL
-   * segment after its end exists: the next read of the whole table would fold it. One store read
-   * when that segment is not known yet. Never throws: a segment that cannot be read counts as
+   * segment after its end exists: the next read of the whole table would fold it. One existence
+   * check on the store (a HEAD, not a read) when that segment is not known yet. Never throws: a segment that cannot be read counts as
    * there (the fold reports it).
    */
   boolean foldBehind(String catalogId, UUID tableUuid) {
@@ -367,7 +367,7 @@ final class WalTail implements AutoCloseable {
       return state != BROKEN;
     }
     try {
-      return wal.read(tableWal, through + 1).isPresent();
+      return wal.exists(tableWal, through + 1);
     } catch (RuntimeException e) {
       return true;
     }

@@ -263,6 +263,12 @@ public final class ObjectStoreWal implements WalWriter, WalLog {
   }
 
   @Override
+  public boolean exists(TableWal table, long seq) {
+    String key = table.segmentKey(seq);
+    return retry.call("head " + key, () -> store.head(key)).isPresent();
+  }
+
+  @Override
   public Optional<WalSegment> read(TableWal table, long seq) {
     String key = table.segmentKey(seq);
     Optional<ObjectStore.Blob> blob = retry.call("read " + key, () -> store.get(key));

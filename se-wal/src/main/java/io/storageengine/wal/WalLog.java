@@ -27,6 +27,14 @@ public interface WalLog {
   /** Reads and checks one segment (CRC, header); empty if it does not exist. */
   Optional<WalSegment> read(TableWal table, long seq);
 
+  /**
+   * Whether segment {@code seq} exists, without reading it (a reader that only needs to know
+   * whether something arrived); by default it is read.
+   */
+  default boolean exists(TableWal table, long seq) {
+    return read(table, seq).isPresent();
+  }
+
   /** Raises {@code published_seq} to {@code seq} by CAS; never lowers it. */
   void advancePublished(TableWal table, long seq);
 

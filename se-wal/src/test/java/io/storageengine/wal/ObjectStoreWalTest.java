@@ -1,5 +1,6 @@
 package io.storageengine.wal;
 
+import static io.storageengine.testing.FaultInjectingObjectStore.Operation.GET;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.LIST;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT;
 import static io.storageengine.testing.FaultInjectingObjectStore.Operation.PUT_IF_ABSENT;
@@ -47,6 +48,16 @@ class ObjectStoreWalTest {
           .containsExactly(10L, 11L, 12L, 13L);
       assertThat(memory.get(table.segmentKey(2))).isPresent();
     }
+  }
+
+  @Test
+  void existsTellsWhetherASegmentIsThereWithoutReadingIt() {
+    wal.append(table, List.of(frame(1, bytes("a"))));
+    store.failNext(GET, 10); // a read would fail: exists does not read
+    assertThat(wal.exists(table, 1)).isTrue();
+    assertThat(wal.exists(table, 2)).isFalse();
+    assertThat(wal.exists(new TableWal("acme", UUID.randomUUID()), 1)).isFalse();
+    assertThatThrownBy(() -> wal.read(table, 1)).isInstanceOf(SeException.class);
   }
 
   @Test
