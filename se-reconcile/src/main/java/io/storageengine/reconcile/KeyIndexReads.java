@@ -313,12 +313,12 @@ final class KeyIndexReads {
     long removedAt = System.nanoTime();
     long removed = stale.removeStale(gone, deleted);
     long addedAt = System.nanoTime();
-    addRows(stale, added);
+    int handed = addRows(stale, added);
     stale.synced(fileSet);
     LOG.debug("{}: key index synced in {} ms: {} files gone, {} deletion vectors changed, {} keys removed in {} ms, "
-        + "{} files added in {} ms", table.name(), (System.nanoTime() - started) / 1_000_000, old.size() - (all.size()
-        - added.size()), changed.size(), removed, (addedAt - removedAt) / 1_000_000, added.size(),
-        (System.nanoTime() - addedAt) / 1_000_000);
+        + "{} files added ({} from a compaction's rows) in {} ms", table.name(), (System.nanoTime() - started) / 1_000_000,
+        old.size() - (all.size() - added.size()), changed.size(), removed, (addedAt - removedAt) / 1_000_000,
+        added.size(), handed, (System.nanoTime() - addedAt) / 1_000_000);
     return true;
   }
 
@@ -348,8 +348,9 @@ final class KeyIndexReads {
   /**
    * Adds the live rows of the files of {@code tasks} to {@code target}: from the rows a compaction
    * of this process handed over for a file ({@link KeyIndexes#rewrittenRows}), else read from it.
+   * Returns how many files' rows were handed over.
    */
-  private void addRows(KeyIndex target, List<FileScanTask> tasks) {
+  private int addRows(KeyIndex target, List<FileScanTask> tasks) {
     List<FileScanTask> unread = new ArrayList<>();
     for (FileScanTask task : tasks) {
       KeyIndex.WrittenFile rows = indexes.rewrittenRows(task.file().location());
@@ -359,8 +360,9 @@ final class KeyIndexReads {
         unread.add(task);
       }
     }
+    int handed = tasks.size() - unread.size();
     if (unread.isEmpty()) {
-      return;
+      return handed;
     }
     CurrentRows files = new CurrentRows(duck, table, unread);
     for (Map.Entry<String, FileScanTask> e : files.byLocalPath().entrySet()) {
@@ -378,6 +380,7 @@ final class KeyIndexReads {
             }
           });
     }
+    return handed;
   }
 
   /** Adds the rows of {@code task}'s file, known without reading it, that its deletes leave live. */

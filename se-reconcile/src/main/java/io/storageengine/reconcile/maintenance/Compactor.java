@@ -322,8 +322,12 @@ final class Compactor {
               defaultOrder(table, lineage));
           // For the key index of this process's passes, while the copies are local and the
           // passes go on (they would read the new files back after the commit).
+          long reading = System.nanoTime();
           RewrittenRows keyRows = lineage && gate.wantsRows(count) && RewrittenRows.indexable(table)
               ? RewrittenRows.read(duck, table, locals) : null;
+          LOG.debug("compaction of {}: {}", table.name(), keyRows == null ? "no rows read for a key index"
+              : "read " + keyRows.rows() + " rows of its new files for the key index in "
+                  + (System.nanoTime() - reading) / 1_000_000 + " ms");
           return new Written(staged, count, out, List.copyOf(writer.writtenLocations()), locals, keyRows);
         } catch (RuntimeException e) {
           Cleanup.deleteQuietly(table.io(), writer.writtenLocations());
