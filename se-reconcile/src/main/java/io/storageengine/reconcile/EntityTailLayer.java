@@ -340,17 +340,18 @@ final class EntityTailLayer {
 
   /**
    * The snapshot's current rows of the keys in {@code keysTable} into {@link BatchCurrentRows#TABLE}:
-   * from the reconciler's key index when one describes the snapshot's files (an unsliced table),
-   * else read from the {@code planned} candidate files.
+   * from the reconciler's key index when one describes the snapshot's files (a sliced table's:
+   * one a slice, each describing the slice's files), else read from the {@code planned}
+   * candidate files.
    */
   private void currentRows(Snapshot snapshot, List<FileScanTask> planned, String keysTable, long firstNewSeq) {
-    if (slices == null && keyIndexes != null) {
+    if (keyIndexes != null) {
       Supplier<List<FileScanTask>> files = () -> candidates.plan(duck.scope(), table, snapshot, Expressions.alwaysTrue());
       Snapshot newer = firstNewSeq < 0 ? null : newerWithSameRows(snapshot, firstNewSeq);
       Supplier<List<FileScanTask>> newerFiles = newer == null ? null
           : () -> candidates.plan(duck.scope(), table, newer, Expressions.alwaysTrue());
-      if (KeyIndexReads.shared(duck, table, columns, keyIndexes, files, newerFiles, !planned.isEmpty(),
-          keysTable) != null) {
+      if (KeyIndexReads.shared(duck, table, columns, keyIndexes, slices == null ? null : slices.ids(), files,
+          newerFiles, !planned.isEmpty(), keysTable) != null) {
         return;
       }
     }
@@ -365,8 +366,9 @@ final class EntityTailLayer {
    * {@code snapshot}'s. That holds when every commit after {@code snapshot} up to it is a
    * reconcile pass (it carries {@code se.wal.seq} and rewrote no file: passes only add files and
    * deletion vectors) and it reconciled only WAL before {@code firstNewSeq}: the earlier layers
-   * hold every segment after {@code snapshot}'s, so a key those passes touched is in them. Null
-   * otherwise.
+   * hold every segment after {@code snapshot}'s, so a key those passes touched is in them. On a
+   * sliced table every slice's progress must be before {@code firstNewSeq} (and the slices the
+   * same: a split or merge is a rewrite). Null otherwise.
    */
   private Snapshot newerWithSameRows(Snapshot snapshot, long firstNewSeq) {
     Snapshot current = table.currentSnapshot();
@@ -375,6 +377,10 @@ final class EntityTailLayer {
     }
     Long currentSeq = WalHighWaterMark.seqOf(current);
     if (currentSeq == null || currentSeq >= firstNewSeq) {
+      return null;
+    }
+    if (slices != null && io.storageengine.catalog.TableSlices.marks(table, current).values().stream()
+        .anyMatch(mark -> mark >= firstNewSeq)) {
       return null;
     }
     return WalHighWaterMark.descendsThrough(table, current, snapshot.snapshotId(), MAX_PASSES_SPANNED,

@@ -114,46 +114,62 @@ final class KeyIndexReads {
   }
 
   /**
-   * For a fold of an unsliced entity table's WAL tail onto a snapshot (a query's read of its own
-   * writes): fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in
-   * {@code keysTable} from the table's key index, and returns the files they are in; null (read
-   * the files) when no index describes the snapshot's files, a pass holds it for longer than
-   * {@link #READER_WAIT_NANOS}, or a background sync holds it. A reader never
-   * builds, brings along or drops an index: that is the passes' work.
+   * For a fold of an entity table's WAL tail onto a snapshot (a query's read of its own writes):
+   * fills {@link BatchCurrentRows#TABLE} with the current rows of the keys in {@code keysTable}
+   * from the table's key index (a sliced table's: the index of each of its slices, each
+   * describing that slice's files), and returns the files they are in; null (read the files)
+   * when an index is missing or describes other files, a pass holds one for longer than
+   * {@link #READER_WAIT_NANOS} in all, or a background sync holds one. A reader never builds,
+   * brings along or drops an index: that is the passes' work.
    *
-   * @param snapshotFiles plans every data file of the snapshot; called only once an index is held
-   * @param newerFiles null when the index must describe the snapshot's files; else plans the
+   * @param sliceIds the snapshot's slices (null: the table is not sliced)
+   * @param snapshotFiles plans every data file of the snapshot; called only once the indexes are held
+   * @param newerFiles null when the indexes must describe the snapshot's files; else plans the
    *     files of a newer snapshot whose rows of these keys are the snapshot's, in the same files
-   *     at the same positions (the caller's proof), which the index must describe instead and
+   *     at the same positions (the caller's proof), which the indexes must describe instead and
    *     which must hold every file of the snapshot
    * @param anyCandidates whether a data file's key bounds overlap the keys (else none is looked up)
    */
   static CurrentRows shared(DuckSession duck, Table table, EntityColumns columns, KeyIndexes indexes,
-      Supplier<List<FileScanTask>> snapshotFiles, Supplier<List<FileScanTask>> newerFiles,
+      List<Integer> sliceIds, Supplier<List<FileScanTask>> snapshotFiles, Supplier<List<FileScanTask>> newerFiles,
       boolean anyCandidates, String keysTable) {
     if (indexes == null || indexes.budgetBytes() == 0 || !supported(columns)) {
       return null;
     }
     KeyIndexReads reads = new KeyIndexReads(duck, table, columns, indexes, -1);
     long started = System.nanoTime();
-    KeyIndex index = indexes.tryTake(reads.cacheKey, READER_WAIT_NANOS);
-    if (index == null) {
-      LOG.debug("{}: WAL tail fold without a key index: none kept, or a pass or sync held it", table.name());
-      return null; // none, or a pass holds it
-    }
+    Map<KeyIndexes.Key, KeyIndex> held = new LinkedHashMap<>();
+    KeyIndexes.Key unusable = null;
     try {
-      List<FileScanTask> all = snapshotFiles.get();
-      Map<String, String> fileSet = KeyIndex.fileSet(all);
-      boolean newer = newerFiles != null;
-      Map<String, String> described = newer ? KeyIndex.fileSet(newerFiles.get()) : fileSet;
-      if (!described.keySet().containsAll(fileSet.keySet()) || !index.describes(described)) {
-        LOG.debug("{}: WAL tail fold without a key index: it describes other files", table.name());
-        return null;
+      for (int slice : sliceIds == null ? List.of(-1) : sliceIds) {
+        KeyIndexes.Key key = new KeyIndexes.Key(duck.scope(), table.uuid(), slice);
+        KeyIndex index = indexes.tryTake(key, Math.max(0, started + READER_WAIT_NANOS - System.nanoTime()));
+        if (index == null) {
+          LOG.debug("{}: WAL tail fold without a key index: none kept{}, or a pass or sync held it", table.name(),
+              slice < 0 ? "" : " of slice " + slice);
+          return null;
+        }
+        held.put(key, index);
       }
-      reads.index = index;
+      List<FileScanTask> all = snapshotFiles.get();
+      boolean newer = newerFiles != null;
+      List<FileScanTask> newerAll = newer ? newerFiles.get() : null;
+      for (Map.Entry<KeyIndexes.Key, KeyIndex> e : held.entrySet()) {
+        int slice = e.getKey().slice();
+        Map<String, String> fileSet = KeyIndex.fileSet(slice < 0 ? all : SliceFiles.of(all, slice));
+        Map<String, String> described = !newer ? fileSet
+            : KeyIndex.fileSet(slice < 0 ? newerAll : SliceFiles.of(newerAll, slice));
+        unusable = e.getKey(); // applying a pending change may outgrow the budget
+        boolean describes = described.keySet().containsAll(fileSet.keySet()) && e.getValue().describes(described);
+        unusable = null;
+        if (!describes) {
+          LOG.debug("{}: WAL tail fold without a key index: it describes other files", table.name());
+          return null;
+        }
+      }
       CurrentRows rows;
       try {
-        rows = reads.lookup(all, anyCandidates ? keysTable : null);
+        rows = reads.lookup(new ArrayList<>(held.values()), all, anyCandidates ? keysTable : null);
       } catch (UnplannedFile e) {
         if (!newer) {
           throw e;
@@ -162,18 +178,19 @@ final class KeyIndexReads {
         return null; // not the snapshot's row after all: read the files
       }
       indexes.read();
-      LOG.debug("{}: WAL tail fold looked its keys up in the key index{} in {} ms", table.name(),
+      LOG.debug("{}: WAL tail fold looked its keys up in the key {}{} in {} ms", table.name(),
+          sliceIds == null ? "index" : "indexes of " + sliceIds.size() + " slices",
           newer ? " of a newer snapshot" : "", (System.nanoTime() - started) / 1_000_000);
       return rows;
     } catch (KeyIndex.Unusable e) {
-      index = null; // a pending change outgrew the budget
-      return null;
+      return null; // a pending change outgrew the budget: that index is dropped
     } finally {
-      reads.index = null;
-      if (index != null) {
-        indexes.give(reads.cacheKey, index);
-      } else {
-        indexes.giveUp(reads.cacheKey);
+      for (Map.Entry<KeyIndexes.Key, KeyIndex> e : held.entrySet()) {
+        if (e.getKey().equals(unusable)) {
+          indexes.giveUp(e.getKey());
+        } else {
+          indexes.give(e.getKey(), e.getValue());
+        }
       }
     }
   }
@@ -407,19 +424,59 @@ final class KeyIndexReads {
    * returns the files they are in.
    */
   private CurrentRows lookup(List<FileScanTask> all, String keysTable) {
+    return lookup(List.of(index), all, keysTable);
+  }
+
+  /**
+   * As {@link #lookup(List, String)}, in several indexes (a sliced table's, one a slice: each
+   * key has its row in one of them at most).
+   */
+  private CurrentRows lookup(List<KeyIndex> from, List<FileScanTask> all, String keysTable) {
     long[] keys = keysTable == null ? new long[0]
         : column(duck, "SELECT " + asLong(key, SqlQuoting.identifier(key.name())) + " FROM " + keysTable);
-    KeyIndex.Hits hits = index.lookup(keys, keys.length);
+    List<KeyIndex.Hits> found = new ArrayList<>();
+    int count = 0;
+    for (KeyIndex ix : from) {
+      KeyIndex.Hits h = ix.lookup(keys, keys.length);
+      found.add(h);
+      count += h.count;
+    }
 
     Map<String, FileScanTask> byLocation = new HashMap<>();
     for (FileScanTask t : all) {
       byLocation.put(t.file().location(), t);
     }
+    // The hits of all indexes in one set of arrays, their files numbered across the indexes.
+    long[] hitKeys = new long[count];
+    long[] ordinals = new long[count];
+    long[] positions = new long[count];
+    long[] versions = new long[count];
+    long[] rowIds = new long[count];
+    Map<String, Integer> numbers = new HashMap<>();
     Map<Integer, FileScanTask> matched = new LinkedHashMap<>();
-    for (int i = 0; i < hits.count; i++) {
-      FileScanTask task = matched.computeIfAbsent(hits.ordinals[i], o -> byLocation.get(index.location(o)));
-      if (task == null) {
-        throw new UnplannedFile("the key index names a file that is not planned: " + index.location(hits.ordinals[i]));
+    int n = 0;
+    for (int x = 0; x < from.size(); x++) {
+      KeyIndex ix = from.get(x);
+      KeyIndex.Hits hits = found.get(x);
+      Map<Integer, Integer> numberOf = new HashMap<>();
+      for (int i = 0; i < hits.count; i++) {
+        int number = numberOf.computeIfAbsent(hits.ordinals[i], o -> {
+          String location = ix.location(o);
+          FileScanTask task = byLocation.get(location);
+          if (task == null) {
+            throw new UnplannedFile("the key index names a file that is not planned: " + location);
+          }
+          return numbers.computeIfAbsent(location, l -> {
+            matched.put(numbers.size(), task);
+            return numbers.size();
+          });
+        });
+        hitKeys[n] = hits.keys[i];
+        ordinals[n] = number;
+        positions[n] = hits.positions[i];
+        versions[n] = hits.versions[i];
+        rowIds[n] = hits.rowIds[i];
+        n++;
       }
     }
     CurrentRows files = new CurrentRows(duck, table, new ArrayList<>(matched.values()));
@@ -447,12 +504,8 @@ final class KeyIndexReads {
         select.add("CAST(NULL AS " + DuckSql.type(c.type()) + ")");
       }
     }
-    long[] ordinals = new long[hits.count];
-    for (int i = 0; i < hits.count; i++) {
-      ordinals[i] = hits.ordinals[i];
-    }
     duck.withLongColumns(HITS, new String[] {"k", "o", "p", "v", "r"},
-        new long[][] {hits.keys, ordinals, hits.positions, hits.versions, hits.rowIds}, KeyIndex.NONE, hits.count,
+        new long[][] {hitKeys, ordinals, positions, versions, rowIds}, KeyIndex.NONE, count,
         () -> duck.execute("INSERT INTO " + BatchCurrentRows.TABLE + " SELECT " + String.join(", ", select)
             + ", f.filename, h.p, coalesce(h.r, f.first_row_id + h.p) FROM " + HITS + " h JOIN " + HIT_FILES
             + " f ON h.o = f.o"));

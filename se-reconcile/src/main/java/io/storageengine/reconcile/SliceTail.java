@@ -41,6 +41,11 @@ final class SliceTail {
     SliceSql.dropReconciled(duck, columns, slices, marks);
   }
 
+  /** The ids of the tail's slices. */
+  List<Integer> ids() {
+    return slices.stream().map(TableSlices.Slice::id).toList();
+  }
+
   /** The furthest progress of any slice. */
   long mostProgress() {
     long most = 0;

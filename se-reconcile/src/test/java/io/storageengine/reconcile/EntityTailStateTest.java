@@ -109,6 +109,48 @@ class EntityTailStateTest {
   }
 
   /**
+   * On a sliced table each slice's pass keeps a key index of its own files: a fold looks its
+   * keys up in all of them at once (each key's row is in its slice's index) and finds the same
+   * rows as a fold that reads the files; the passes after it still reuse their indexes.
+   */
+  @Test
+  void aFoldOfASlicedTableLooksItsKeysUpInTheIndexesOfItsSlices() throws Exception {
+    try (TestEnvironment env = new TestEnvironment(dir)) {
+      Table table = env.createTable("sliced", EntityModelTest.SCHEMA, PartitionSpec.unpartitioned(),
+          SortOrder.unsorted(), Map.of(TableProperties.MODE, TableProperties.MODE_ENTITY,
+              TableProperties.VERSION_COLUMN, "ver", TableProperties.SLICE_COUNT, "4"));
+      TableWal tw = env.walOf(table, "sliced");
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(0, 200, 1));
+      Reconciler reconciler = env.reconciler(TestEnvironment.options());
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(env.keyIndexes.held()[0]).as("one index a slice").isEqualTo(4);
+      SlicedTableTest.append(env, tw, SlicedTableTest.upserts(120, 260, 2)); // 80 snapshot keys, 60 new
+      table.refresh();
+      Snapshot snapshot = table.currentSnapshot();
+      WalSegment second = env.wal.read(tw, 2).orElseThrow();
+
+      WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options());
+      WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+          TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
+      String readState = reading.newEntityState();
+      String sharedState = sharing.newEntityState();
+      WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(),
+          0, List.of(second), dir.resolve("read.parquet"), readState).orElseThrow();
+      WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
+          List.of(), 0, List.of(second), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+      assertThat(env.keyIndexes.reads()).as("the fold used the slices' indexes").isEqualTo(1);
+      assertSameLayer(shared, read, 80);
+      assertThat(read.replacedPositions().size()).as("rows in the files of several slices").isGreaterThan(1);
+      reading.dropEntityStates(List.of(readState));
+      sharing.dropEntityStates(List.of(sharedState));
+
+      assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
+      assertThat(env.keyIndexes.uses()).as("built once a slice, then reused").containsExactly(4, 4);
+    }
+  }
+
+  /**
    * A layer onto a fold kept on an older snapshot, after a pass committed the WAL that fold
    * holds: the keys new to the fold have the same rows in both snapshots, so they are looked up
    * in the index of the newer one and the layer equals one that reads the older snapshot's files;
