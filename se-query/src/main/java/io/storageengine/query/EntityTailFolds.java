@@ -1,5 +1,6 @@
 package io.storageengine.query;
 
+import io.storageengine.catalog.TableSlices;
 import io.storageengine.common.Cancel;
 import io.storageengine.common.Threads;
 import io.storageengine.duckdb.DataFileCache;
@@ -529,14 +530,28 @@ final class EntityTailFolds {
    *   <li>every commit after the fold's snapshot up to the current one reconciled WAL (it carries
    *       {@code se.wal.seq}) or only rewrote files ({@code replace}: compaction, slice changes),
    *       so none changed the table's rows other than by the WAL the fold holds; at most
-   *       {@value #MAX_CARRIED_COMMITS} of them;</li>
+   *       {@value #MAX_CARRIED_COMMITS} of them a slice (a sliced table's slices commit apart);</li>
    *   <li>the kept fold's states hold at most {@value #MAX_CARRIED_STATE_ROWS} rows;</li>
    *   <li>the fold's snapshot is still in the table's metadata, at most
-   *       {@value #MAX_CARRIED_MILLIS} ms old, and within the snapshots the table's maintenance
-   *       keeps ({@code se.maintenance.min-snapshots} by its properties), so its files are not
-   *       expired under the query.</li>
+   *       {@value #MAX_CARRIED_MILLIS} ms old, and kept by the table's maintenance: younger than
+   *       half its {@code se.maintenance.snapshot-retention}, or else within its
+   *       {@code se.maintenance.min-snapshots}, so its files are not expired under the query.</li>
    * </ul>
    */
+  /**
+   * How many commits a carried fold's snapshot may be behind the current one ({@link
+   * #carriedBase}) on a table with {@code slices} slices (0: not sliced) whose maintenance is
+   * {@code policy}: {@value #MAX_CARRIED_COMMITS} a slice (a sliced table's slices commit apart,
+   * one commit each for a round of segments). Snapshot expiry keeps every snapshot younger than
+   * the retention; only a retention shorter than twice the age a carried fold's snapshot may
+   * have leaves the snapshots it keeps by count ({@code min-snapshots}) as the bound.
+   */
+  static int carriedCommits(MaintenancePolicy policy, int slices) {
+    int commits = MAX_CARRIED_COMMITS * Math.max(1, slices);
+    return policy.snapshotRetention().toMillis() > 2 * MAX_CARRIED_MILLIS ? commits
+        : Math.min(commits, policy.minSnapshots() - 1);
+  }
+
   Snapshot carriedBase(String catalogId, Table table, Snapshot current, long currentSeq, long nowMillis) {
     Fold known = fold(new TableWal(catalogId, table.uuid()));
     if (known == null || current == null || known.base().snapshotId() == null || known.layers().isEmpty()
@@ -550,8 +565,8 @@ final class EntityTailFolds {
     }
     int keep;
     try {
-      keep = Math.min(MAX_CARRIED_COMMITS,
-          MaintenancePolicy.forTable(table, MaintenancePolicy.defaults()).minSnapshots() - 1);
+      keep = carriedCommits(MaintenancePolicy.forTable(table, MaintenancePolicy.defaults()),
+          TableSlices.marksIn(current).size());
     } catch (RuntimeException e) {
       return null; // a property maintenance refuses: its report names it
     }
