@@ -66,6 +66,8 @@ public final class Logging {
       context.getLogger(noisy).setLevel(Level.WARN);
     }
     context.getLogger("org.apache.iceberg.BaseMetastoreCatalog").setLevel(Level.WARN);
+    // Hadoop warns on first use that it has no native library; its Java code serves (Parquet, S3).
+    context.getLogger("org.apache.hadoop.util.NativeCodeLoader").setLevel(Level.ERROR);
     // The azure-kv secret store's HTTP client warns on every write that the JDK sets Content-Length itself.
     context.getLogger("com.azure.core.http.jdk.httpclient.JdkHttpClient").setLevel(Level.ERROR);
     if (levels == null || levels.isBlank()) {

@@ -31,8 +31,19 @@ class TableSlicesCommandTest {
       Cli.ok("ingest", "--server-address", address, "--catalog-id", "warehouse", "--table", "crm.users",
           file.toString());
 
+      // Describing a sliced table scans its files through the REST client, whose scan metrics
+      // report (sent in the background) once found the client closed and logged a stack trace.
+      ch.qos.logback.classic.Logger reporter = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+          "org.apache.iceberg.rest.RESTMetricsReporter");
+      ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> reported =
+          new ch.qos.logback.core.read.ListAppender<>();
+      reported.start();
+      reporter.addAppender(reported);
       String described = Cli.await(out -> out.matches("(?s).*\n  0 +00000000-7fffffff +1 .*\n  1 +80000000-ffffffff +1 .*"),
           "table", "describe", "--server-address", address, "--catalog-id", "warehouse", "--table", "crm.users");
+      Thread.sleep(1_000);
+      reporter.detachAppender(reported);
+      assertThat(reported.list).as("scan metrics reports of a closed client").isEmpty();
       assertThat(described).contains("slices:         2 (by hash of the primary key)\n")
           .contains("  id   hash range          wal seq    files    rows\n");
       long rows = 0;
