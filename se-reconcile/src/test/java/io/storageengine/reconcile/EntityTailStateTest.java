@@ -79,28 +79,15 @@ class EntityTailStateTest {
       Reconciler reconciler = env.reconciler(TestEnvironment.options());
       assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
       SlicedTableTest.append(env, tw, SlicedTableTest.upserts(60, 130, 2)); // 40 snapshot keys, 30 new
-      table.refresh();
-      Snapshot snapshot = table.currentSnapshot();
-      WalSegment second = env.wal.read(tw, 2).orElseThrow();
-
-      WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
-          TestEnvironment.options());
-      WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
-          TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
-      String readState = reading.newEntityState();
-      String sharedState = sharing.newEntityState();
-      WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(),
-          0, List.of(second), dir.resolve("read.parquet"), readState).orElseThrow();
-      WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
-          List.of(), 0, List.of(second), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+      WalTailRows.EntityLayer[] folds = foldReadingAndSharing(env, reconciler, table, tw);
+      WalTailRows.EntityLayer read = folds[0];
+      WalTailRows.EntityLayer shared = folds[1];
       assertThat(env.keyIndexes.reads()).as("the shared fold used the index").isEqualTo(1);
       assertThat(shared.rows()).isEqualTo(read.rows()).isEqualTo(70);
       assertThat(shared.replacedPositions()).hasSameSizeAs(read.replacedPositions());
       read.replacedPositions().forEach((file, positions) ->
           assertThat(shared.replacedPositions().get(file)).as(file).containsExactly(positions));
       assertThat(read.replacedPositions().values().stream().mapToInt(p -> p.length).sum()).isEqualTo(40);
-      reading.dropEntityStates(List.of(readState));
-      sharing.dropEntityStates(List.of(sharedState));
 
       // The next pass still finds its index describing the files (the reader applied its change).
       assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
@@ -125,25 +112,12 @@ class EntityTailStateTest {
       assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
       assertThat(env.keyIndexes.held()[0]).as("one index a slice").isEqualTo(4);
       SlicedTableTest.append(env, tw, SlicedTableTest.upserts(120, 260, 2)); // 80 snapshot keys, 60 new
-      table.refresh();
-      Snapshot snapshot = table.currentSnapshot();
-      WalSegment second = env.wal.read(tw, 2).orElseThrow();
-
-      WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
-          TestEnvironment.options());
-      WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
-          TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
-      String readState = reading.newEntityState();
-      String sharedState = sharing.newEntityState();
-      WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(),
-          0, List.of(second), dir.resolve("read.parquet"), readState).orElseThrow();
-      WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
-          List.of(), 0, List.of(second), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+      WalTailRows.EntityLayer[] folds = foldReadingAndSharing(env, reconciler, table, tw);
+      WalTailRows.EntityLayer read = folds[0];
+      WalTailRows.EntityLayer shared = folds[1];
       assertThat(env.keyIndexes.reads()).as("the fold used the slices' indexes").isEqualTo(1);
       assertSameLayer(shared, read, 80);
       assertThat(read.replacedPositions().size()).as("rows in the files of several slices").isGreaterThan(1);
-      reading.dropEntityStates(List.of(readState));
-      sharing.dropEntityStates(List.of(sharedState));
 
       assertThat(reconciler.reconcile(tw).outcome()).isEqualTo(ReconcileResult.Outcome.COMMITTED);
       assertThat(env.keyIndexes.uses()).as("built once a slice, then reused").containsExactly(4, 4);
@@ -209,6 +183,30 @@ class EntityTailStateTest {
       reading.dropEntityStates(List.of(first, readState));
       sharing.dropEntityStates(List.of(sharedState, again));
     }
+  }
+
+  /**
+   * The first layer of the WAL tail after {@code table}'s current snapshot (segment 2) folded
+   * twice: reading the files, and sharing {@code reconciler}'s key indexes.
+   */
+  private WalTailRows.EntityLayer[] foldReadingAndSharing(TestEnvironment env, Reconciler reconciler, Table table,
+      TableWal tw) {
+    table.refresh();
+    Snapshot snapshot = table.currentSnapshot();
+    WalSegment second = env.wal.read(tw, 2).orElseThrow();
+    WalTailRows reading = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+        TestEnvironment.options());
+    WalTailRows sharing = new WalTailRows(env.duckdb, env.allocator, env.store, env.tombstones,
+        TestEnvironment.options()).sharingKeyIndexesOf(reconciler);
+    String readState = reading.newEntityState();
+    String sharedState = sharing.newEntityState();
+    WalTailRows.EntityLayer read = reading.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1, List.of(),
+        0, List.of(second), dir.resolve("read.parquet"), readState).orElseThrow();
+    WalTailRows.EntityLayer shared = sharing.foldEntityLayer(TestEnvironment.CATALOG, table, snapshot, 1,
+        List.of(), 0, List.of(second), dir.resolve("shared.parquet"), sharedState).orElseThrow();
+    reading.dropEntityStates(List.of(readState));
+    sharing.dropEntityStates(List.of(sharedState));
+    return new WalTailRows.EntityLayer[] {read, shared};
   }
 
   private static void assertSameLayer(WalTailRows.EntityLayer actual, WalTailRows.EntityLayer expected,
