@@ -152,6 +152,10 @@ final class KeyIndexReads {
         held.put(key, index);
       }
       List<FileScanTask> all = snapshotFiles.get();
+      if (sliceIds != null && !ofSlices(all, sliceIds)) {
+        LOG.debug("{}: WAL tail fold without a key index: a data file of no slice of the snapshot", table.name());
+        return null;
+      }
       boolean newer = newerFiles != null;
       List<FileScanTask> newerAll = newer ? newerFiles.get() : null;
       for (Map.Entry<KeyIndexes.Key, KeyIndex> e : held.entrySet()) {
@@ -193,6 +197,17 @@ final class KeyIndexReads {
         }
       }
     }
+  }
+
+  /** Whether every file of {@code tasks} belongs to one of the slices {@code sliceIds} (their indexes hold it). */
+  private static boolean ofSlices(List<FileScanTask> tasks, List<Integer> sliceIds) {
+    for (FileScanTask t : tasks) {
+      java.util.OptionalInt slice = io.storageengine.catalog.TableSlices.sliceOfFile(t.file().location());
+      if (slice.isEmpty() || !sliceIds.contains(slice.getAsInt())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** A key index's row in a file the lookup's snapshot does not have. */
